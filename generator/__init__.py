@@ -1,0 +1,1 @@
+"""kvtriage: turns YAML records about LLM-serving memory errors into a static site."""
