@@ -1,0 +1,212 @@
+"""Attention geometry shared by every engine: what one token costs in one layer.
+
+Everything here is derived from config.json keys (the Hugging Face names), so a model
+record in data/ and a raw config.json pasted into `kvtriage kv --hf-config` go through
+the same function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+FULL = "full"
+SLIDING = "sliding"
+CHUNKED = "chunked"
+LAYER_KINDS = (FULL, SLIDING, CHUNKED)
+
+# config.json `torch_dtype` -> bytes per element of the model's own tensors.
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+# Qwen-style configs carry a `sliding_window` value that is switched off by
+# `use_sliding_window: false`; for these, the window only counts when switched on.
+_HF_LAYER_TYPE = {
+    "full_attention": FULL,
+    "sliding_attention": SLIDING,
+    "chunked_attention": CHUNKED,
+}
+
+
+class GeometryError(ValueError):
+    """A config.json that cannot describe an attention geometry."""
+
+
+@dataclass(frozen=True)
+class MlaRanks:
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+
+
+@dataclass(frozen=True)
+class Geometry:
+    model_type: str
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    intermediate_size: int | None
+    vocab_size: int
+    dtype: str
+    max_position_embeddings: int
+    rope_scaling: tuple[tuple[str, Any], ...] | None
+    layer_kinds: tuple[str, ...]
+    sliding_window: int | None
+    attention_chunk_size: int | None
+    mla: MlaRanks | None
+    tie_word_embeddings: bool
+
+    @property
+    def dtype_bytes(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    @property
+    def is_hybrid(self) -> bool:
+        return len(set(self.layer_kinds)) > 1
+
+    def count(self, kind: str) -> int:
+        return sum(1 for k in self.layer_kinds if k == kind)
+
+    def rope_scaling_dict(self) -> dict[str, Any] | None:
+        return dict(self.rope_scaling) if self.rope_scaling is not None else None
+
+
+def _int(cfg: Mapping[str, Any], key: str, *, required: bool = True, minimum: int = 1) -> int | None:
+    value = cfg.get(key)
+    if value is None:
+        if required:
+            raise GeometryError(f"config.json lacks `{key}`")
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise GeometryError(f"`{key}` must be an integer, got {value!r}")
+    if value < minimum:
+        raise GeometryError(f"`{key}` must be at least {minimum}, got {value}")
+    return value
+
+
+def _text_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    # Multimodal checkpoints (Gemma 3 4B+, Llama 4, Mistral 3) nest the language model;
+    # the KV cache belongs to it, while torch_dtype often stays at the top level.
+    inner = cfg.get("text_config")
+    if isinstance(inner, Mapping):
+        merged = dict(inner)
+        for key in ("torch_dtype", "dtype"):
+            if key not in merged and key in cfg:
+                merged[key] = cfg[key]
+        if "model_type" not in merged and "model_type" in cfg:
+            merged["model_type"] = cfg["model_type"]
+        return merged
+    return cfg
+
+
+def _layer_kinds(cfg: Mapping[str, Any], model_type: str, num_layers: int, sliding_window: int | None) -> tuple[str, ...]:
+    layer_types = cfg.get("layer_types")
+    if layer_types is not None:
+        if not isinstance(layer_types, list) or len(layer_types) != num_layers:
+            raise GeometryError(f"`layer_types` must list {num_layers} entries, one per layer")
+        kinds = []
+        for entry in layer_types:
+            if entry not in _HF_LAYER_TYPE:
+                raise GeometryError(f"`layer_types` entry {entry!r} is not one of {', '.join(_HF_LAYER_TYPE)}")
+            kinds.append(_HF_LAYER_TYPE[entry])
+        return tuple(kinds)
+
+    if model_type.startswith("llama4") and cfg.get("attention_chunk_size"):
+        # Llama 4 keeps full KV only on its NoPE layers (no_rope_layers[i] == 0).
+        no_rope = cfg.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(num_layers)]
+        if len(no_rope) != num_layers:
+            raise GeometryError(f"`no_rope_layers` must list {num_layers} entries")
+        return tuple(CHUNKED if flag else FULL for flag in no_rope)
+
+    if sliding_window is None:
+        return (FULL,) * num_layers
+
+    pattern = cfg.get("sliding_window_pattern")
+    if model_type.startswith("gemma2") and pattern is None:
+        pattern = 2
+    if isinstance(pattern, int) and pattern > 1:
+        # Gemma: every `pattern`-th layer (1-based) is global, the rest slide.
+        return tuple(SLIDING if (i + 1) % pattern else FULL for i in range(num_layers))
+
+    return (SLIDING,) * num_layers
+
+
+def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
+    if not isinstance(config, Mapping):
+        raise GeometryError("config.json must be a JSON object")
+    cfg = _text_config(config)
+    model_type = str(cfg.get("model_type") or "")
+    num_layers = _int(cfg, "num_hidden_layers")
+    num_heads = _int(cfg, "num_attention_heads")
+    num_kv_heads = _int(cfg, "num_key_value_heads", required=False) or num_heads
+    hidden_size = _int(cfg, "hidden_size")
+    head_dim = _int(cfg, "head_dim", required=False) or hidden_size // num_heads
+    vocab_size = _int(cfg, "vocab_size")
+    max_pos = _int(cfg, "max_position_embeddings")
+
+    dtype = cfg.get("torch_dtype") or cfg.get("dtype") or "bfloat16"
+    if dtype not in DTYPE_BYTES:
+        raise GeometryError(f"`torch_dtype` {dtype!r} is not one of {', '.join(DTYPE_BYTES)}")
+    # vLLM loads a float32 config in half precision unless told otherwise.
+    if dtype == "float32":
+        dtype = "bfloat16"
+
+    sliding_window = _int(cfg, "sliding_window", required=False)
+    if cfg.get("use_sliding_window") is False:
+        sliding_window = None
+    if sliding_window is not None and sliding_window >= max_pos and cfg.get("layer_types") is None:
+        # A window at least as long as the context slides over nothing.
+        sliding_window = None
+
+    mla = None
+    if cfg.get("kv_lora_rank") is not None:
+        mla = MlaRanks(
+            kv_lora_rank=_int(cfg, "kv_lora_rank"),
+            qk_rope_head_dim=_int(cfg, "qk_rope_head_dim"),
+        )
+
+    rope = cfg.get("rope_scaling")
+    if rope is not None and not isinstance(rope, Mapping):
+        raise GeometryError("`rope_scaling` must be an object or null")
+
+    kinds = _layer_kinds(cfg, model_type, num_layers, sliding_window)
+    if SLIDING in kinds and sliding_window is None:
+        raise GeometryError("`layer_types` names sliding layers but `sliding_window` is not set")
+
+    return Geometry(
+        model_type=model_type,
+        num_layers=num_layers,
+        num_attention_heads=num_heads,
+        num_kv_heads=num_kv_heads,
+        head_dim=head_dim,
+        hidden_size=hidden_size,
+        intermediate_size=_int(cfg, "intermediate_size", required=False),
+        vocab_size=vocab_size,
+        dtype=dtype,
+        max_position_embeddings=max_pos,
+        rope_scaling=tuple(sorted(rope.items())) if rope else None,
+        layer_kinds=kinds,
+        sliding_window=sliding_window if SLIDING in kinds else None,
+        attention_chunk_size=_int(cfg, "attention_chunk_size", required=False) if CHUNKED in kinds else None,
+        mla=mla,
+        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+    )
+
+
+def kv_heads_per_rank(geometry: Geometry, tensor_parallel_size: int = 1) -> int:
+    """KV heads one tensor-parallel rank stores; heads replicate once TP exceeds them."""
+    if geometry.mla is not None:
+        return 1
+    return max(1, geometry.num_kv_heads // tensor_parallel_size)
+
+
+def kv_bytes_per_token_per_layer(geometry: Geometry, dtype_bytes: int, tensor_parallel_size: int = 1) -> int:
+    if geometry.mla is not None:
+        # MLA caches one latent (plus its RoPE key) per token, whole on every TP rank.
+        return (geometry.mla.kv_lora_rank + geometry.mla.qk_rope_head_dim) * dtype_bytes
+    return 2 * kv_heads_per_rank(geometry, tensor_parallel_size) * geometry.head_dim * dtype_bytes
+
+
+def kv_bytes_per_token(geometry: Geometry, dtype_bytes: int, tensor_parallel_size: int = 1) -> int:
+    """Bytes one token adds across every layer of one rank when each layer keeps it."""
+    return kv_bytes_per_token_per_layer(geometry, dtype_bytes, tensor_parallel_size) * geometry.num_layers
