@@ -1,0 +1,418 @@
+"""The only reader of content/ and data/: YAML with line marks in, a validated Dataset out.
+
+Every problem in every file is collected first and raised once as a ContentError, so an
+editor sees the whole list in one pass.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from generator.errors import ContentError, Issue
+from generator.schema import (
+    PLACEHOLDER,
+    QUANTITY_NAMES,
+    AffiliateCatalog,
+    AffiliateProgram,
+    EngineCatalog,
+    EngineInfo,
+    ErrorSignature,
+    Gpu,
+    GpuCatalog,
+    Model,
+    ModelCatalog,
+    Pair,
+    SiteConfig,
+)
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_DEPTH = 40
+_STANDARD_TAGS = frozenset(
+    "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
+)
+
+Location = tuple[int, int]  # 1-based line, column
+Loc = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Where each value of one YAML file starts, keyed by its path of keys and indexes."""
+
+    path: str
+    marks: Mapping[Loc, Location]
+
+    def at(self, loc: Loc) -> Location:
+        # Missing keys point at their parent mapping: the closest thing an editor can open.
+        loc = tuple(loc)
+        while loc and loc not in self.marks:
+            loc = loc[:-1]
+        return self.marks.get(loc, (1, 1))
+
+
+@dataclass(frozen=True)
+class Source:
+    """A record and where it came from, for messages that point back into the file."""
+
+    path: str
+    positions: Positions
+    loc: Loc = ()
+
+    def issue(self, sub_loc: Loc, field_name: str, message: str, fix: str = "") -> Issue:
+        line, col = self.positions.at(self.loc + tuple(sub_loc))
+        return Issue(self.path, line, col, field_name, message, fix)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    site: SiteConfig
+    gpus: Mapping[str, Gpu]
+    models: Mapping[str, Model]
+    engines: Mapping[str, EngineInfo]
+    affiliates: Mapping[str, AffiliateProgram]
+    errors: Mapping[str, ErrorSignature]
+    pairs: tuple[Pair, ...]
+    # Relative path of the file each record came from, for dateModified and incremental builds.
+    origins: Mapping[str, str] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors, aliases and custom tags: content needs none of them,
+    and aliases are how a small file expands into gigabytes."""
+
+    def compose_node(self, parent, index):  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.MarkedYAMLError(
+                "while reading content", None, "YAML aliases (*name) are not allowed; write the value out", event.start_mark
+            )
+        event = self.peek_event()
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise yaml.MarkedYAMLError(
+                "while reading content", None, f"YAML anchors (&{anchor}) are not allowed; write the value out", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+class _YamlProblem(Exception):
+    def __init__(self, line: int, col: int, message: str, fix: str = ""):
+        super().__init__(message)
+        self.line, self.col, self.message, self.fix = line, col, message, fix
+
+
+def _to_python(node: yaml.Node, loader: _StrictLoader, loc: Loc, marks: dict[Loc, Location], depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise _YamlProblem(node.start_mark.line + 1, node.start_mark.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
+    marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if node.tag not in _STANDARD_TAGS:
+        raise _YamlProblem(
+            node.start_mark.line + 1, node.start_mark.column + 1, f"tag {node.tag!r} is not allowed", "Remove the tag"
+        )
+    if isinstance(node, yaml.MappingNode):
+        result: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _YamlProblem(key_node.start_mark.line + 1, key_node.start_mark.column + 1, "keys must be plain text")
+            key = loader.construct_scalar(key_node)
+            if key in result:
+                raise _YamlProblem(
+                    key_node.start_mark.line + 1, key_node.start_mark.column + 1, f"key {key!r} appears twice", "Keep one"
+                )
+            result[key] = _to_python(value_node, loader, loc + (key,), marks, depth + 1)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_to_python(item, loader, loc + (i,), marks, depth + 1) for i, item in enumerate(node.value)]
+    if node.tag == "tag:yaml.org,2002:timestamp":
+        # Dates stay text: pydantic and templates should see what the editor typed.
+        return node.value
+    return loader.construct_object(node, deep=True)
+
+
+def parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
+    """Parse one YAML document into plain Python values and their line marks."""
+    if len(data) > MAX_FILE_BYTES:
+        raise _YamlProblem(1, 1, f"file is {len(data):,} bytes, more than the {MAX_FILE_BYTES:,} allowed", "Split it")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _YamlProblem(1, 1, f"not UTF-8 (byte {exc.start} is 0x{data[exc.start]:02x})", "Save the file as UTF-8") from None
+    if "\x00" in text:
+        raise _YamlProblem(1, 1, "contains a NUL character", "Remove it")
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        marks: dict[Loc, Location] = {}
+        value = _to_python(node, loader, (), marks, 0) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise _YamlProblem(line, col, f"YAML: {exc.problem or exc.context}") from None
+    except yaml.YAMLError as exc:
+        raise _YamlProblem(1, 1, f"YAML: {exc}") from None
+    except RecursionError:
+        raise _YamlProblem(1, 1, f"nesting deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+    return value, Positions(path, marks)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _field_name(loc: Loc) -> str:
+    name = ""
+    for part in loc:
+        name += f"[{part}]" if isinstance(part, int) else (f".{part}" if name else str(part))
+    return name
+
+
+def _fix_for(error: Mapping[str, Any], model: type[BaseModel], loc: Loc) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        owner = _model_at(model, loc[:-1])
+        if owner is not None:
+            close = difflib.get_close_matches(str(loc[-1]), list(owner.model_fields), n=1, cutoff=0.6)
+            if close:
+                return f"Did you mean {close[0]!r}?"
+            return f"Allowed keys: {', '.join(owner.model_fields)}"
+        return "Remove the key"
+    if kind == "missing":
+        return "Add it"
+    if kind == "literal_error":
+        return "Use one of the listed values"
+    return ""
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """Follow a pydantic loc through nested models to the model that owns its last key."""
+    import typing
+
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)) or part not in current.model_fields:
+            return None
+        annotation = current.model_fields[part].annotation
+        current = _inner_model(annotation, typing)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any, typing: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _inner_model(arg, typing)
+        if found is not None:
+            return found
+    return None
+
+
+def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseModel | None, list[Issue]]:
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        issues = []
+        for error in exc.errors(include_url=False):
+            # Pydantic adds the union member or validator name to the loc; editors never see those.
+            loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and ("[" in part or part.startswith("function-"))))
+            message = error["msg"]
+            if message.startswith("Value error, "):
+                message = message[len("Value error, ") :]
+            if error["type"] == "extra_forbidden":
+                message = f"unknown key {loc[-1]!r}"
+            elif error["type"] == "missing":
+                message = "is required"
+            issues.append(source.issue(loc, _field_name(loc) or model.__name__, message, _fix_for(error, model, loc)))
+        return None, issues
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _read(root: Path, relative: str, issues: list[Issue]) -> tuple[Any, Positions] | None:
+    path = root / relative
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        issues.append(Issue(relative, 1, 0, "", f"cannot read file: {exc.strerror or exc}", "Check that it exists"))
+        return None
+    try:
+        return parse_yaml(relative, data)
+    except _YamlProblem as problem:
+        issues.append(Issue(relative, problem.line, problem.col, "", problem.message, problem.fix))
+        return None
+
+
+def _content_files(root: Path, folder: str) -> list[str]:
+    directory = root / folder
+    if not directory.is_dir():
+        return []
+    names = sorted(p.name for p in directory.iterdir() if p.is_file() and p.suffix in (".yaml", ".yml"))
+    return [f"{folder}/{name}" for name in names]
+
+
+def _catalog(root: Path, relative: str, model: type[BaseModel], issues: list[Issue]) -> tuple[Any, Positions] | None:
+    parsed = _read(root, relative, issues)
+    if parsed is None:
+        return None
+    data, positions = parsed
+    record, problems = validate(model, data, Source(relative, positions))
+    issues.extend(problems)
+    return (record, positions) if record is not None else None
+
+
+def _unique(records: Iterable[tuple[str, Source]], what: str, issues: list[Issue]) -> None:
+    seen: dict[str, Source] = {}
+    for slug, source in records:
+        if slug in seen:
+            first = seen[slug]
+            line, _ = first.positions.at(first.loc)
+            issues.append(source.issue(("id",), "id", f"{what} {slug!r} is already used at {first.path}:{line}", "Pick another id"))
+        else:
+            seen[slug] = source
+
+
+def load_dataset(root: Path) -> Dataset:
+    """Read and validate every record under root, or raise ContentError with all problems."""
+    root = Path(root)
+    issues: list[Issue] = []
+
+    site = _catalog(root, "data/site.yaml", SiteConfig, issues)
+    gpus = _catalog(root, "data/gpus.yaml", GpuCatalog, issues)
+    models = _catalog(root, "data/models.yaml", ModelCatalog, issues)
+    engines = _catalog(root, "data/engines.yaml", EngineCatalog, issues)
+    affiliates = _catalog(root, "data/affiliates.yaml", AffiliateCatalog, issues)
+
+    errors: dict[str, tuple[ErrorSignature, Source]] = {}
+    error_sources: list[tuple[str, Source]] = []
+    for relative in _content_files(root, "content/errors"):
+        parsed = _read(root, relative, issues)
+        if parsed is None:
+            continue
+        source = Source(relative, parsed[1])
+        record, problems = validate(ErrorSignature, parsed[0], source)
+        issues.extend(problems)
+        if record is None:
+            continue
+        stem = Path(relative).stem
+        if record.id != stem:
+            issues.append(source.issue(("id",), "id", f"{record.id!r} differs from the file name {stem!r}", f"Rename the file to {record.id}.yaml or set id: {stem}"))
+        error_sources.append((record.id, source))
+        errors.setdefault(record.id, (record, source))
+
+    pairs: list[tuple[Pair, Source]] = []
+    for relative in _content_files(root, "content/pairs"):
+        parsed = _read(root, relative, issues)
+        if parsed is None:
+            continue
+        source = Source(relative, parsed[1])
+        record, problems = validate(Pair, parsed[0], source)
+        issues.extend(problems)
+        if record is not None:
+            expected = f"{record.gpu}--{record.model}-{record.variant}"
+            if Path(relative).stem != expected:
+                issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
+            pairs.append((record, source))
+
+    if None in (site, gpus, models, engines, affiliates):
+        raise ContentError(issues)
+
+    gpu_records = {g.id: (g, Source("data/gpus.yaml", gpus[1], ("gpus", i))) for i, g in enumerate(gpus[0].gpus)}
+    model_records = {m.id: (m, Source("data/models.yaml", models[1], ("models", i))) for i, m in enumerate(models[0].models)}
+    program_records = {p.id: (p, Source("data/affiliates.yaml", affiliates[1], ("programs", i))) for i, p in enumerate(affiliates[0].programs)}
+    _unique(((g.id, Source("data/gpus.yaml", gpus[1], ("gpus", i))) for i, g in enumerate(gpus[0].gpus)), "GPU id", issues)
+    _unique(((m.id, Source("data/models.yaml", models[1], ("models", i))) for i, m in enumerate(models[0].models)), "model id", issues)
+    _unique(((p.id, Source("data/affiliates.yaml", affiliates[1], ("programs", i))) for i, p in enumerate(affiliates[0].programs)), "program id", issues)
+    _unique(error_sources, "error id", issues)
+
+    issues.extend(_cross_references(gpu_records, model_records, program_records, errors, pairs))
+
+    if issues:
+        raise ContentError(issues)
+
+    origins = {f"gpu:{g}": "data/gpus.yaml" for g in gpu_records}
+    origins.update({f"model:{m}": "data/models.yaml" for m in model_records})
+    origins.update({f"error:{e}": src.path for e, (_, src) in errors.items()})
+    origins.update({f"pair:{p.gpu}--{p.model}-{p.variant}": src.path for p, src in pairs})
+    return Dataset(
+        site=site[0],
+        gpus={k: v[0] for k, v in sorted(gpu_records.items())},
+        models={k: v[0] for k, v in sorted(model_records.items())},
+        engines={e.id: e for e in engines[0].engines},
+        affiliates={k: v[0] for k, v in sorted(program_records.items())},
+        errors={k: v[0] for k, v in sorted(errors.items())},
+        pairs=tuple(sorted((p for p, _ in pairs), key=lambda p: (p.gpu, p.model, p.variant))),
+        origins=origins,
+    )
+
+
+def _did_you_mean(value: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+    return f"Did you mean {close[0]!r}?" if close else f"Known ids: {', '.join(sorted(choices)[:8])}"
+
+
+def _cross_references(gpus, models, programs, errors, pairs) -> list[Issue]:
+    issues: list[Issue] = []
+    for gpu, source in gpus.values():
+        for i, program in enumerate(gpu.rent):
+            if program not in programs or programs[program][0].kind != "rent":
+                issues.append(source.issue(("rent", i), "rent", f"{program!r} is not a rent program in data/affiliates.yaml", _did_you_mean(program, programs)))
+    for error, source in errors.values():
+        ex = error.example
+        if ex.gpu not in gpus:
+            issues.append(source.issue(("example", "gpu"), "example.gpu", f"GPU {ex.gpu!r} does not exist", _did_you_mean(ex.gpu, gpus)))
+        if ex.model not in models:
+            issues.append(source.issue(("example", "model"), "example.model", f"model {ex.model!r} does not exist", _did_you_mean(ex.model, models)))
+        elif ex.variant not in {v.id for v in models[ex.model][0].variants}:
+            variants = [v.id for v in models[ex.model][0].variants]
+            issues.append(source.issue(("example", "variant"), "example.variant", f"model {ex.model!r} has no variant {ex.variant!r}", _did_you_mean(ex.variant, variants)))
+        for i, other in enumerate(error.related):
+            if other not in errors:
+                issues.append(source.issue(("related", i), f"related[{i}]", f"error {other!r} does not exist", _did_you_mean(other, errors)))
+        for i, text in enumerate(error.texts):
+            if not _pattern_matches(error.pattern, text.text):
+                issues.append(source.issue(("texts", i, "text"), f"texts[{i}].text", "pattern does not match this text", "Widen pattern so readers who paste this version land here"))
+        issues.extend(_placeholder_issues(error, source))
+    for pair, source in pairs:
+        if pair.gpu not in gpus:
+            issues.append(source.issue(("gpu",), "gpu", f"GPU {pair.gpu!r} does not exist", _did_you_mean(pair.gpu, gpus)))
+        if pair.model not in models:
+            issues.append(source.issue(("model",), "model", f"model {pair.model!r} does not exist", _did_you_mean(pair.model, models)))
+        elif pair.variant not in {v.id for v in models[pair.model][0].variants}:
+            variants = [v.id for v in models[pair.model][0].variants]
+            issues.append(source.issue(("variant",), "variant", f"model {pair.model!r} has no variant {pair.variant!r}", _did_you_mean(pair.variant, variants)))
+        for i, error_id in enumerate(pair.errors):
+            if error_id not in errors:
+                issues.append(source.issue(("errors", i), f"errors[{i}]", f"error {error_id!r} does not exist", _did_you_mean(error_id, errors)))
+    return issues
+
+
+def _pattern_matches(pattern: str, text: str) -> bool:
+    import re
+
+    # Texts carry {name} slots where numbers go; readers paste numbers, so test with digits.
+    sample = re.sub(r"\{[a-z_]+(?::[^}]*)?\}", "123", text)
+    return re.search(pattern, sample) is not None
+
+
+def _placeholder_issues(error: ErrorSignature, source: Source) -> list[Issue]:
+    issues = []
+    prose = [(("triage",), "triage", error.triage), (("cause",), "cause", error.cause)]
+    prose += [(("fixes", i, "note"), f"fixes[{i}].note", f.note) for i, f in enumerate(error.fixes)]
+    prose += [(("faq", i, "answer"), f"faq[{i}].answer", f.answer) for i, f in enumerate(error.faq)]
+    for loc, name, text in prose:
+        for match in PLACEHOLDER.finditer(text):
+            if match.group(1) not in QUANTITY_NAMES:
+                issues.append(source.issue(loc, name, f"{{{{ {match.group(1)} }}}} is not a quantity the engine provides", _did_you_mean(match.group(1), QUANTITY_NAMES)))
+    return issues
