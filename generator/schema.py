@@ -195,7 +195,9 @@ class ModelVariant(Record):
     gguf_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+\.gguf$")] | None = None
     gguf_type: Annotated[str, Field(pattern=r"^[A-Z0-9_]+$")] | None = None
     ollama_tag: Annotated[str, Field(pattern=r"^[a-z0-9._-]+(?::[A-Za-z0-9._-]+)?$")] | None = None
-    checkpoint_bytes: Annotated[int, Field(gt=0)] = Field(description="Bytes on disk of the weights, as the host lists them.")
+    checkpoint_bytes: Annotated[int, Field(gt=0)] | None = Field(
+        None, description="Bytes on disk of the weights, as the host lists them; null when not confirmed (the engine then estimates from parameters x bits and says so)."
+    )
     source: Source
 
     @model_validator(mode="after")
