@@ -18,13 +18,26 @@ LAYER_KINDS = (FULL, SLIDING, CHUNKED)
 # config.json `torch_dtype` -> bytes per element of the model's own tensors.
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 
-# Qwen-style configs carry a `sliding_window` value that is switched off by
-# `use_sliding_window: false`; for these, the window only counts when switched on.
 _HF_LAYER_TYPE = {
     "full_attention": FULL,
     "sliding_attention": SLIDING,
     "chunked_attention": CHUNKED,
 }
+
+
+# Qwen-style configs carry a `sliding_window` value that `use_sliding_window: false`
+# (the transformers default) switches off; when on, `max_window_layers` picks the layers.
+_QWEN_STYLE = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"})
+
+# transformers 5.x config-class defaults for `sliding_window` when config.json omits the
+# key (an explicit null means "no window"): MistralConfig, Gemma2Config, Gemma3TextConfig,
+# GptOssConfig (transformers 5.20.2 models/*/configuration_*.py).
+_DEFAULT_WINDOW = {"mistral": 4096, "gemma2": 4096, "gemma3": 4096, "gemma3_text": 4096, "gpt_oss": 128}
+
+# Default layer pattern when config.json has neither `layer_types` nor
+# `sliding_window_pattern`: Gemma2Config and GptOssConfig alternate (pattern 2),
+# Gemma3TextConfig uses 6 (five sliding layers, then one global).
+_DEFAULT_PATTERN = {"gemma2": 2, "gemma3": 6, "gemma3_text": 6, "gpt_oss": 2}
 
 
 class GeometryError(ValueError):
@@ -121,13 +134,27 @@ def _layer_kinds(cfg: Mapping[str, Any], model_type: str, num_layers: int, slidi
     if sliding_window is None:
         return (FULL,) * num_layers
 
-    pattern = cfg.get("sliding_window_pattern")
-    if model_type.startswith("gemma2") and pattern is None:
-        pattern = 2
-    if isinstance(pattern, int) and pattern > 1:
-        # Gemma: every `pattern`-th layer (1-based) is global, the rest slide.
+    if model_type in _QWEN_STYLE:
+        # transformers' Qwen2Config: layers from index `max_window_layers` on slide.
+        first_sliding = cfg.get("max_window_layers", 28)
+        if not isinstance(first_sliding, int) or isinstance(first_sliding, bool):
+            raise GeometryError("`max_window_layers` must be an integer")
+        kinds = tuple(SLIDING if i >= first_sliding else FULL for i in range(num_layers))
+        if len(set(kinds)) > 1:
+            # vllm/model_executor/models/qwen2.py asserts max_window_layers == num_hidden_layers.
+            raise GeometryError(
+                "vLLM does not support sliding window on only some layers of a Qwen2-style model "
+                f"(max_window_layers={first_sliding}, num_hidden_layers={num_layers})"
+            )
+        return kinds
+
+    pattern = cfg.get("sliding_window_pattern", _DEFAULT_PATTERN.get(model_type))
+    if isinstance(pattern, int) and not isinstance(pattern, bool) and pattern > 1:
+        # Gemma-style: every `pattern`-th layer (1-based) is global, the rest slide.
         return tuple(SLIDING if (i + 1) % pattern else FULL for i in range(num_layers))
 
+    # No per-layer list: vLLM sets the model-wide CacheConfig.sliding_window
+    # (vllm/engine/arg_utils.py) and every attention layer slides (Mistral v0.1, Phi-3).
     return (SLIDING,) * num_layers
 
 
@@ -151,12 +178,17 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
     if dtype == "float32":
         dtype = "bfloat16"
 
-    sliding_window = _int(cfg, "sliding_window", required=False)
-    if cfg.get("use_sliding_window") is False:
+    if "sliding_window" in cfg:
+        sliding_window = _int(cfg, "sliding_window", required=False, minimum=0)
+    else:
+        sliding_window = _DEFAULT_WINDOW.get(model_type)
+    if sliding_window == 0:
+        # vllm/config/model.py: some checkpoints write 0 for "no sliding window".
         sliding_window = None
-    if sliding_window is not None and sliding_window >= max_pos and cfg.get("layer_types") is None:
-        # A window at least as long as the context slides over nothing.
+    if model_type in _QWEN_STYLE and not cfg.get("use_sliding_window", False):
         sliding_window = None
+    # A window as long as the context still slides in vLLM: a SlidingWindowSpec layer
+    # needs one block more per request than a full-attention one.
 
     mla = None
     if cfg.get("kv_lora_rank") is not None:

@@ -1,0 +1,1005 @@
+"""vLLM's KV-cache capacity at engine start, reproduced block for block (vLLM 0.33.0).
+
+What vLLM does (shared/reference/vllm-kv-spec.md, checked against the vllm-0.33.0 wheel):
+
+1. Each worker (one per TP rank and PP stage) gets `available` bytes for its KV cache:
+   `ceil(total * gpu_memory_utilization)` minus weights, non-torch growth, the activation
+   peak of a dummy batch and (0.20+, unless eager) a CUDA-graph estimate; or exactly
+   `--kv-cache-memory-bytes`. Only this step is a model (BudgetAssumptions below); the
+   rest is vLLM's own arithmetic.
+2. Layers are grouped (`vllm/v1/core/kv_cache_planning.py`); a block holds `block_size`
+   tokens of every layer of one group, so `bytes_per_block` is the largest group's pages.
+3. `num_blocks = available // bytes_per_block`, the smallest over workers.
+4. One block is the null block. A request of `max_model_len` tokens must fit in the rest,
+   or vLLM raises the "To serve at least one request ..." ValueError.
+
+Arithmetic stays in plain integer functions so it ports line by line to JavaScript.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Mapping
+
+from generator.engine.geometry import (
+    CHUNKED,
+    FULL,
+    SLIDING,
+    Geometry,
+    GeometryError,
+    geometry_from_hf_config,
+    kv_heads_per_rank,
+)
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+LATEST_VERSION = (0, 33, 0)
+DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE (FlashAttention/Triton keep it)
+
+
+class VllmInputError(ValueError):
+    """A setting vLLM itself would reject, or one this engine cannot model."""
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def parse_version(text: str | None) -> tuple[int, int, int]:
+    if text is None:
+        return LATEST_VERSION
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?", str(text).strip())
+    if not match:
+        raise VllmInputError(f"vllm_version {text!r} is not a version like 0.33.0")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def format_version(version: tuple[int, int, int]) -> str:
+    return ".".join(str(part) for part in version)
+
+
+def uses_v0_engine(version: tuple[int, int, int]) -> bool:
+    # V1 became the default in 0.8.0 (VLLM_USE_V1=1); V0 was removed in 0.11.0.
+    return version < (0, 8, 0)
+
+
+def default_gpu_memory_utilization(version: tuple[int, int, int]) -> float:
+    # vllm/config/cache.py: Field(default=0.92) since 0.20.0; 0.90 before.
+    return 0.92 if version >= (0, 20, 0) else 0.90
+
+
+def subtracts_cudagraph_estimate(version: tuple[int, int, int], enforce_eager: bool) -> bool:
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" from 0.20.0 (opt-in in 0.18/0.19).
+    return version >= (0, 20, 0) and not enforce_eager
+
+
+def reserves_null_block_in_check(version: tuple[int, int, int]) -> bool:
+    # get_kv_cache_configs subtracts one block before the fit check since 0.29.0.
+    return version >= (0, 29, 0)
+
+
+# --------------------------------------------------------------------------- KV dtype
+
+# vllm/config/cache.py CacheDType (0.33.0), in vLLM's order: the invalid-dtype error lists it.
+KV_CACHE_DTYPES = (
+    "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+    "nvfp4_ds_mla", "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc",
+    "turboquant_3bit_nc", "octave_k3v4", "octave_k3v3", "octave_k3v3_compact", "ultraquant_4bit",
+    "int4_per_token_head", "int8_per_token_head", "fp8_per_token_head", "nvfp4", "nvfp4_4over6",
+)
+ONE_BYTE_KV_DTYPES = ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
+# MLAAttentionSpec state_content_bytes: a fixed packed size per token per MLA layer.
+MLA_PACKED_BYTES_PER_TOKEN = {"fp8_ds_mla": 656, "nvfp4_ds_mla": 352}
+
+
+def invalid_kv_cache_dtype_text(value: str) -> str:
+    # vllm/config/cache.py CacheConfig._validate_cache_dtype
+    return f"Invalid kv_cache_dtype: {value!r}. Valid values are: {list(KV_CACHE_DTYPES)}"
+
+
+def kv_bytes_per_token_per_layer(geometry: Geometry, kv_cache_dtype: str, tensor_parallel_size: int) -> int:
+    """Bytes one token adds to one attention layer on one TP rank."""
+    if kv_cache_dtype not in KV_CACHE_DTYPES:
+        raise VllmInputError(invalid_kv_cache_dtype_text(kv_cache_dtype))
+    if kv_cache_dtype in ("float16", "bfloat16") and kv_cache_dtype != geometry.dtype:
+        # vllm/config/vllm.py VllmConfig._reject_mismatched_float_kv_cache
+        raise VllmInputError(
+            f'kv_cache_dtype="{kv_cache_dtype}" is incompatible with dtype="{geometry.dtype}". '
+            f"Please set `--kv-cache-dtype` to `auto` or `{geometry.dtype}`."
+        )
+    if kv_cache_dtype in MLA_PACKED_BYTES_PER_TOKEN:
+        if geometry.mla is None:
+            raise VllmInputError(f"kv_cache_dtype {kv_cache_dtype} exists only for MLA models (DeepSeek V3.2)")
+        return MLA_PACKED_BYTES_PER_TOKEN[kv_cache_dtype]
+    if kv_cache_dtype == "auto" or kv_cache_dtype in ("float16", "bfloat16"):
+        element = geometry.dtype_bytes
+    elif kv_cache_dtype in ONE_BYTE_KV_DTYPES:
+        element = 1
+    else:
+        raise VllmInputError(
+            f"kv_cache_dtype {kv_cache_dtype} is a packed format this calculator does not model; "
+            f"use one of auto, {', '.join(ONE_BYTE_KV_DTYPES)}"
+        )
+    if geometry.mla is not None:
+        # MLA caches one latent (+ RoPE key) per token; every TP rank holds all of it.
+        return (geometry.mla.kv_lora_rank + geometry.mla.qk_rope_head_dim) * element
+    return 2 * kv_heads_per_rank(geometry, tensor_parallel_size) * geometry.head_dim * element
+
+
+# --------------------------------------------------------------------------- max model len
+
+# vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key
+_MAX_LEN_KEYS = (
+    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+    "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
+)
+# vllm/config/model.py _get_and_verify_max_len: these RoPE types already scaled
+# max_position_embeddings, so their `factor` is not applied again.
+_ROPE_TYPES_ALREADY_SCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base")
+_DEFAULT_MAX_LEN = 2048  # used by vLLM when config.json names no length key
+
+
+@dataclass(frozen=True)
+class DerivedMaxLen:
+    value: int  # int(derived): vLLM's default max_model_len (LongRoPE aside)
+    default_max_model_len: int
+    key: str | None
+    printed: str  # how vLLM's f-string prints the derived length ("32768.0" after RoPE scaling)
+    model_max_length: int | None
+
+
+def _rope_parameter_sets(cfg: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    params = cfg.get("rope_parameters")
+    if params is None:
+        params = cfg.get("rope_scaling")
+    if not isinstance(params, Mapping) or not params:
+        # transformers 5 standardises every RoPE config to {"rope_type": "default", ...}.
+        return [{"rope_type": "default"}] if any(k in cfg for k in _ROPE_KEYS) else []
+    nested = [p for p in params.values() if isinstance(p, Mapping)]
+    if nested and len(nested) == len(params):
+        return [p for p in nested if p]
+    return [params]
+
+
+def derive_max_model_len(hf_config: Mapping[str, Any]) -> DerivedMaxLen:
+    """The longest max_model_len vLLM accepts for this config.json, as vLLM derives it."""
+    text = hf_config.get("text_config") if isinstance(hf_config.get("text_config"), Mapping) else hf_config
+    derived: float | int | None = None
+    key = None
+    for name in _MAX_LEN_KEYS:
+        value = text.get(name)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if derived is None or value < derived:
+                key, derived = name, value
+    if isinstance(text.get("model_max_length"), (int, float)) and text.get("model_max_length"):
+        key, derived = "model_max_length", text["model_max_length"]
+    if derived is None:
+        derived = _DEFAULT_MAX_LEN
+    model_type = str(hf_config.get("model_type") or "")
+    rope_sets = _rope_parameter_sets(hf_config)
+    if rope_sets and "gemma3" not in model_type:
+        factor: float | int = 1.0
+        for params in rope_sets:
+            rope_type = params.get("rope_type", params.get("type", "default"))
+            if rope_type not in _ROPE_TYPES_ALREADY_SCALED:
+                factor = params.get("factor", factor)
+        derived = derived * (1.0 if factor is None else factor)
+    printed = repr(float(derived)) if isinstance(derived, float) else str(derived)
+    default = int(derived)
+    if any(p.get("rope_type", p.get("type")) == "longrope" for p in rope_sets):
+        default = int(text.get("original_max_position_embeddings", derived))
+    mml = hf_config.get("model_max_length")
+    return DerivedMaxLen(int(derived), default, key, printed, mml if isinstance(mml, int) else None)
+
+
+def max_model_len_too_long_text(max_model_len: int, derived: DerivedMaxLen) -> str:
+    # vllm/config/model.py _get_and_verify_max_len (0.33.0)
+    return (
+        f"User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len "
+        f"({derived.key}={derived.printed} or model_max_length={derived.model_max_length} in model's "
+        "config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. "
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the model uses relative "
+        "position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the model "
+        "uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA "
+        "array out-of-bounds error."
+    )
+
+
+# --------------------------------------------------------------------------- layers, groups, blocks
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def pp_layer_split(num_layers: int, pipeline_parallel_size: int) -> tuple[int, ...]:
+    """Layers per PP stage, as vllm/distributed/utils.py get_pp_indices splits them:
+    an even share, the remainder one each to the stages before the last, from the back."""
+    share, remainder = divmod(num_layers, pipeline_parallel_size)
+    parts = [share] * pipeline_parallel_size
+    for i in range(2, remainder + 2):
+        parts[-i] += 1
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class KvGroup:
+    kind: str  # FULL, SLIDING or CHUNKED
+    window: int | None  # sliding window or attention chunk, in tokens
+    layers: tuple[int, ...]  # global layer indices
+
+
+def kv_cache_groups(geometry: Geometry) -> tuple[KvGroup, ...]:
+    """vLLM's KV cache groups (get_kv_cache_groups / _get_kv_cache_groups_uniform_page_size)."""
+    def window_of(kind: str) -> int | None:
+        if kind == SLIDING:
+            return geometry.sliding_window
+        if kind == CHUNKED:
+            return geometry.attention_chunk_size
+        return None
+
+    buckets: dict[str, list[int]] = {}
+    for index, kind in enumerate(geometry.layer_kinds):
+        buckets.setdefault(kind, []).append(index)
+    if len(buckets) == 1:
+        kind = geometry.layer_kinds[0]
+        return (KvGroup(kind, window_of(kind), tuple(range(geometry.num_layers))),)
+    sizes = [len(layers) for layers in buckets.values()]
+    group_size = min(sizes)
+    if max(sizes) < min(sizes) * 1.5:
+        group_size = max(sizes)
+    groups = []
+    for kind, layers in buckets.items():
+        count = cdiv(len(layers), group_size)
+        for i in range(count):
+            # layers[i::count], so every PP stage gets a share of each group.
+            groups.append(KvGroup(kind, window_of(kind), tuple(layers[i::count])))
+    return tuple(groups)
+
+
+def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, block_size: int, in_flight_tokens: int) -> int:
+    """Blocks one request of max_model_len tokens holds in a group (max_memory_usage_bytes)."""
+    if kind == SLIDING:
+        # SlidingWindowSpec: the window, plus tokens scheduled but not settled, +1 for alignment.
+        return cdiv(min(window - 1 + in_flight_tokens, max_model_len), block_size) + 1
+    if kind == CHUNKED:
+        return cdiv(min(window + in_flight_tokens, max_model_len), block_size)
+    return cdiv(max_model_len, block_size)
+
+
+def blocks_per_request(groups: tuple[KvGroup, ...], max_model_len: int, block_size: int, in_flight_tokens: int) -> int:
+    return sum(group_blocks_per_request(g.kind, g.window, max_model_len, block_size, in_flight_tokens) for g in groups)
+
+
+def in_flight_tokens(pipeline_parallel_size: int, max_num_batched_tokens: int) -> int:
+    # VllmConfig.max_in_flight_tokens: async scheduling (default) with the V2 runner
+    # (default) keeps pp + 1 batches in flight.
+    return (pipeline_parallel_size + 1) * max_num_batched_tokens
+
+
+def largest_fitting_len(check_bytes: int, bytes_per_block: int, groups: tuple[KvGroup, ...], upper: int, block_size: int, in_flight: int) -> int:
+    """_estimate_max_model_len_from_groups: binary search over [1, upper]; 0 if 1 token does not fit."""
+    def fits(length: int) -> bool:
+        return bytes_per_block * blocks_per_request(groups, length, block_size, in_flight) <= check_bytes
+
+    if upper < 1 or not fits(1):
+        return 0
+    low, high, best = 1, upper, 1
+    while low <= high:
+        mid = (low + high) // 2
+        if fits(mid):
+            best, low = mid, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+# --------------------------------------------------------------------------- the budget model
+
+@dataclass(frozen=True)
+class BudgetAssumptions:
+    """Every constant of the empirical budget model, with where it comes from.
+
+    vLLM measures these terms on the GPU; a calculator has to estimate them. The values are
+    fitted to real startup logs (tests/data/vllm_real_logs.yaml) and pages must say so.
+    """
+
+    non_torch_bytes: int = round(0.45 * GiB)
+    non_torch_source: str = (
+        "Non-torch growth after vLLM's start snapshot (kernel modules, workspaces): 0.47 GiB "
+        "on a single RTX 3090 (consumed 14.73 GiB - weights 14.26 GiB) and about 0.4 GiB behind "
+        "an A100 Llama-3.1-8B eager log; see tests/data/vllm_real_logs.yaml."
+    )
+    non_torch_bytes_v0: int = round(0.10 * GiB)
+    non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."
+    non_torch_extra_bytes_tp: int = round(0.15 * GiB)
+    non_torch_tp_source: str = "Custom all-reduce / NCCL buffers with TP>1: a TP=4 V0 log shows 0.20 GiB total."
+    activation_intermediate_factor: int = 3
+    activation_hidden_factor: int = 3
+    activation_source: str = (
+        "Activation peak of the dummy batch = max_num_batched_tokens x (3 x intermediate/TP + "
+        "3 x hidden) x 2 bytes: V0 logs of Llama-3.1-8B at 20,000 and 29,000 tokens (2.07 and "
+        "2.99 GiB, vllm issue #10517) and Qwen2.5-1.5B at 32,768 tokens (2.02 GiB) fit it within 5%."
+    )
+    sampler_bytes_per_logit: int = 8
+    sampler_source: str = (
+        "The sampler warm-up holds max_num_seqs x vocab fp32 logits and probabilities (8 B each); "
+        "it sets the peak when the token batch is small (0.22 GiB for Llama-3.1-8B, 256 seqs)."
+    )
+    cudagraph_bytes_per_size_per_layer: int = round(0.45 * MiB)
+    cudagraph_source: str = (
+        "CUDA-graph estimate = capture sizes x layers x 0.45 MiB: 'Estimated CUDA graph memory' "
+        "lines 0.37 GiB (Qwen2.5-7B, 35 sizes, 28 layers) and 0.84 GiB (Llama-3.1-8B, 51 sizes, 32 layers)."
+    )
+    quantized_scale_bits_per_weight_x1000: int = 160
+    weights_source: str = (
+        "Weights = checkpoint bytes of the variant when known; otherwise parameters from config.json "
+        "x bits (16-bit embeddings and lm_head; 4-bit group-128 formats add 0.16 bit of scales)."
+    )
+
+
+ASSUMPTIONS = BudgetAssumptions()
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    requested_bytes: int
+    weights_bytes: int
+    non_torch_bytes: int
+    activation_peak_bytes: int
+    cudagraph_bytes: int
+
+    @property
+    def available_bytes(self) -> int:
+        return (
+            self.requested_bytes - self.weights_bytes - self.non_torch_bytes
+            - self.activation_peak_bytes - self.cudagraph_bytes
+        )
+
+
+def requested_bytes(total_bytes: int, gpu_memory_utilization: float) -> int:
+    # vllm/v1/worker/utils.py request_memory
+    return math.ceil(total_bytes * gpu_memory_utilization)
+
+
+def batch_defaults(gpu_total_bytes: int, gpu_name: str = "") -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) for `vllm serve` (EngineArgs.get_batch_defaults)."""
+    if gpu_total_bytes >= 160 * GiB:
+        return 1024, 16384
+    if gpu_total_bytes >= 70 * GiB and "a100" not in gpu_name.lower() and "gb10" not in gpu_name.lower():
+        return 1024, 8192
+    return 256, 2048
+
+
+def cudagraph_capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, ...]:
+    """VllmConfig._set_cudagraph_sizes defaults (non-Blackwell, no spec decode)."""
+    largest = min(max_num_seqs * 2, 512)
+    sizes = [1, 2, 4] + list(range(8, 256, 8)) + list(range(256, largest + 1, 16))
+    sizes = [s for s in sizes if s <= largest]
+    if max_num_batched_tokens <= largest and max_num_batched_tokens not in sizes:
+        sizes.append(max_num_batched_tokens)
+    return tuple(sorted(sizes))
+
+
+def _as_int(cfg: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = cfg.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _text_config(hf_config: Mapping[str, Any]) -> Mapping[str, Any]:
+    inner = hf_config.get("text_config")
+    return inner if isinstance(inner, Mapping) else hf_config
+
+
+def _moe_shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """(experts, experts per token, expert intermediate, shared-expert intermediate); zeros if dense."""
+    experts = _as_int(cfg, "num_local_experts", "num_experts", "n_routed_experts") or 0
+    if experts <= 1:
+        return 0, 0, 0, 0
+    top_k = _as_int(cfg, "num_experts_per_tok", "moe_topk", "top_k") or 2
+    expert_inter = _as_int(cfg, "moe_intermediate_size", "intermediate_size") or 0
+    shared = _as_int(cfg, "shared_expert_intermediate_size") or 0
+    if not shared and _as_int(cfg, "n_shared_experts"):
+        shared = cfg["n_shared_experts"] * expert_inter
+    return experts, top_k, expert_inter, shared
+
+
+def _quant_millibits(hf_config: Mapping[str, Any], geometry: Geometry) -> tuple[int, int]:
+    """(millibits per dense linear weight, millibits per MoE expert weight) of the checkpoint."""
+    dense = geometry.dtype_bytes * 8000
+    qc = hf_config.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        return dense, dense
+    method = str(qc.get("quant_method") or "").lower()
+    if method in ("mxfp4", "gpt_oss_mxfp4"):
+        return dense, 4250  # experts only; 4-bit values + one 8-bit scale per 32
+    if method in ("fp8", "fbgemm_fp8", "modelopt"):
+        return 8000, 8000
+    bits = _as_int(qc, "bits", "w_bit", "num_bits")
+    if bits is None and method == "compressed-tensors":
+        for group in (qc.get("config_groups") or {}).values():
+            weights = group.get("weights") if isinstance(group, Mapping) else None
+            if isinstance(weights, Mapping) and isinstance(weights.get("num_bits"), int):
+                bits = weights["num_bits"]
+                break
+    if method == "bitsandbytes":
+        bits = 4 if qc.get("load_in_4bit") else 8
+    if bits is None:
+        return dense, dense
+    scaled = bits * 1000 + (ASSUMPTIONS.quantized_scale_bits_per_weight_x1000 if bits < 8 else 0)
+    return scaled, scaled
+
+
+@dataclass(frozen=True)
+class WeightShape:
+    """Parameters by where they live: the embedding (first stage), lm_head (last stage), layers."""
+
+    embedding_params: int
+    lm_head_params: int
+    layer_params: int  # one decoder layer, dense linears
+    layer_expert_params: int  # one decoder layer, routed + shared experts
+    dense_millibits: int
+    expert_millibits: int
+
+    def stage_bytes(self, layers: int, first: bool, last: bool) -> int:
+        millibits = layers * (self.layer_params * self.dense_millibits + self.layer_expert_params * self.expert_millibits)
+        millibits += (self.embedding_params if first else 0) * 16000 + (self.lm_head_params if last else 0) * 16000
+        return millibits // 8000
+
+    def total_bytes(self, num_layers: int) -> int:
+        return self.stage_bytes(num_layers, True, True)
+
+
+def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShape:
+    cfg = _text_config(hf_config)
+    hidden, heads, kv_heads, head_dim = geometry.hidden_size, geometry.num_attention_heads, geometry.num_kv_heads, geometry.head_dim
+    if geometry.mla is not None:
+        q_rank = _as_int(cfg, "q_lora_rank") or 0
+        nope = _as_int(cfg, "qk_nope_head_dim") or head_dim
+        v_dim = _as_int(cfg, "v_head_dim") or head_dim
+        rope = geometry.mla.qk_rope_head_dim
+        q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
+        attention = q + hidden * (geometry.mla.kv_lora_rank + rope) + geometry.mla.kv_lora_rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    else:
+        attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    experts, _top_k, expert_inter, shared = _moe_shape(cfg)
+    inter = geometry.intermediate_size or 4 * hidden
+    if experts:
+        dense_layers = _as_int(cfg, "first_k_dense_replace") or 0
+        moe_layers = geometry.num_layers - dense_layers
+        expert_params = (experts * expert_inter + shared) * 3 * hidden
+        # Spread the dense-MLP layers of DeepSeek-style models evenly; it only moves stage totals.
+        expert_avg = expert_params * moe_layers // geometry.num_layers
+        mlp = 3 * hidden * inter * dense_layers // geometry.num_layers + hidden * experts
+    else:
+        expert_avg = 0
+        mlp = 3 * hidden * inter
+    dense_mb, expert_mb = _quant_millibits(hf_config, geometry)
+    embedding = geometry.vocab_size * hidden
+    return WeightShape(
+        embedding_params=embedding,
+        lm_head_params=embedding,  # tied embeddings still load an lm_head on the last stage under PP
+        layer_params=attention + mlp,
+        layer_expert_params=expert_avg,
+        dense_millibits=dense_mb,
+        expert_millibits=expert_mb,
+    ) if not geometry.tie_word_embeddings else WeightShape(embedding, 0, attention + mlp, expert_avg, dense_mb, expert_mb)
+
+
+def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS) -> int:
+    cfg = _text_config(hf_config)
+    experts, top_k, expert_inter, shared = _moe_shape(cfg)
+    inter = top_k * expert_inter + shared if experts else (geometry.intermediate_size or 4 * geometry.hidden_size)
+    per_token = (assumptions.activation_intermediate_factor * inter // tensor_parallel_size
+                 + assumptions.activation_hidden_factor * geometry.hidden_size) * geometry.dtype_bytes
+    forward = max_num_batched_tokens * per_token
+    sampler = max_num_seqs * geometry.vocab_size * assumptions.sampler_bytes_per_logit
+    return max(forward, sampler)
+
+
+# --------------------------------------------------------------------------- error texts by version
+
+_DOCS = " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+
+
+@dataclass(frozen=True)
+class ErrorTemplate:
+    """One wording of a KV-cache startup error, for releases first..last (inclusive)."""
+
+    kind: str  # "too_long" | "no_memory"
+    engine: str  # "v0" | "v1"
+    first: tuple[int, int, int]
+    last: tuple[int, int, int]
+    template: str  # str.format fields: max_model_len, max_seq_len, needed, available, estimated_msg
+
+
+# Dated by release wheels (spec §5.2); the needed/available fields are preformatted per row.
+VLLM_ERROR_TEMPLATES: tuple[ErrorTemplate, ...] = (
+    ErrorTemplate("no_memory", "v0", (0, 2, 0), (0, 10, 2),
+                  "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),
+    ErrorTemplate("too_long", "v0", (0, 2, 0), (0, 10, 2),
+                  "The model's max seq len ({max_model_len}) is larger than the maximum number of tokens that can be stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+    ErrorTemplate("no_memory", "v1", (0, 7, 0), (0, 12, 99),
+                  "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),
+    ErrorTemplate("no_memory", "v1", (0, 13, 0), (0, 21, 99),
+                  "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine." + _DOCS),
+    ErrorTemplate("no_memory", "v1", (0, 22, 0), (9, 99, 99),
+                  "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name)." + _DOCS),
+    ErrorTemplate("too_long", "v1", (0, 7, 0), (0, 8, 2),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GB KV cache is needed, which is larger than the available KV cache memory ({available} GB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+    ErrorTemplate("too_long", "v1", (0, 8, 3), (0, 8, 3),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+    ErrorTemplate("too_long", "v1", (0, 8, 4), (0, 9, 0),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB).{estimated_msg} Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+    ErrorTemplate("too_long", "v1", (0, 9, 1), (0, 12, 99),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+    ErrorTemplate("too_long", "v1", (0, 13, 0), (0, 21, 99),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine." + _DOCS),
+    ErrorTemplate("too_long", "v1", (0, 22, 0), (9, 99, 99),
+                  "To serve at least one request with the model's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine." + _DOCS),
+)
+
+CANNOT_AUTO_FIT_TEXT = (
+    "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
+    "Try increasing `gpu_memory_utilization`."
+)
+
+
+def format_gib(num_bytes: int) -> str:
+    """vllm/utils/mem_utils.py format_gib: Python's round to 2 places, printed by str()."""
+    return f"{round(num_bytes / GiB, 2)}"
+
+
+def _gib_for(version: tuple[int, int, int], num_bytes: int) -> str:
+    # format_gib since 0.14.0; "%.2f" before.
+    return format_gib(num_bytes) if version >= (0, 14, 0) else f"{num_bytes / GiB:.2f}"
+
+
+def error_template(version: tuple[int, int, int], kind: str, engine: str | None = None) -> ErrorTemplate:
+    engine = engine or ("v0" if uses_v0_engine(version) else "v1")
+    for row in VLLM_ERROR_TEMPLATES:
+        if row.kind == kind and row.engine == engine and row.first <= version <= row.last:
+            return row
+    raise VllmInputError(f"vLLM {format_version(version)} has no {engine} engine")
+
+
+def vllm_error_text(
+    version: tuple[int, int, int],
+    kind: str,
+    *,
+    max_model_len: int = 0,
+    needed_bytes: int = 0,
+    available_bytes: int = 0,
+    estimated_max_model_len: int = 0,
+    max_seq_len: int = 0,
+    engine: str | None = None,
+) -> str:
+    """The exact ValueError text of that vLLM release. `available_bytes` is what the check
+    compares against (the null block already subtracted from 0.29 on)."""
+    row = error_template(version, kind, engine)
+    if (0, 8, 4) <= version <= (0, 9, 0):
+        estimated_msg = " Based on the available memory, " if estimated_max_model_len > 0 else ""
+    elif estimated_max_model_len > 0:
+        estimated_msg = f"Based on the available memory, the estimated maximum model length is {estimated_max_model_len}. "
+    else:
+        estimated_msg = ""
+    return row.template.format(
+        max_model_len=max_model_len,
+        max_seq_len=max_seq_len,
+        needed=_gib_for(version, needed_bytes),
+        available=_gib_for(version, available_bytes),
+        estimated_msg=estimated_msg,
+    )
+
+
+# --------------------------------------------------------------------------- inputs and result
+
+
+@dataclass(frozen=True)
+class VllmInputs:
+    """Everything `vllm serve` would be given. None means vLLM's default."""
+
+    hf_config: Mapping[str, Any]
+    gpu_total_bytes: int | None = None  # what cudaMemGetInfo reports as total
+    gpu_name: str = ""
+    gpu_count: int = 1
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    max_model_len: int | None = None  # -1 = auto-fit
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_memory_bytes: int | None = None
+    available_kv_cache_bytes: int | None = None  # test/override hook: skip the budget entirely
+    weights_bytes: int | None = None  # whole checkpoint; split over TP and PP by parameters
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    enforce_eager: bool = False
+    vllm_version: str | None = None
+    # Optional measured terms (bytes per worker) replacing the model's estimates.
+    non_torch_bytes: int | None = None
+    activation_peak_bytes: int | None = None
+    cudagraph_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    stage: int
+    num_layers: int
+    bytes_per_block: int
+    available_kv_cache_bytes: int
+    num_blocks: int
+    breakdown: Breakdown | None
+
+
+@dataclass(frozen=True)
+class VllmResult:
+    fits: bool
+    num_blocks: int
+    bytes_per_block: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    estimated_max_model_len: int
+    error: str | None
+    available_kv_cache_bytes: int
+    breakdown: Breakdown | None
+    # What pages and commands need besides the headline numbers.
+    vllm_version: str
+    max_model_len: int  # the length checked (after auto-fit)
+    requested_max_model_len: int | None
+    derived_max_model_len: int
+    kv_cache_dtype: str
+    block_size: int
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    gpu_memory_utilization: float
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    enforce_eager: bool
+    kv_bytes_per_token_per_layer: int
+    kv_bytes_per_token: int  # across the binding stage's layers, as if every layer kept every token
+    num_kv_cache_groups: int
+    blocks_per_request: int
+    needed_bytes: int  # one request at max_model_len on the binding stage
+    check_bytes: int  # available minus the null block (0.29+)
+    in_flight_tokens: int
+    binding_stage: int
+    stages: tuple[StagePlan, ...]
+    log_lines: tuple[str, ...]
+    assumptions: BudgetAssumptions | None
+    uses_budget_model: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["breakdown"] = asdict(self.breakdown) if self.breakdown else None
+        return data
+
+
+def _check_positive(name: str, value: int | None) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise VllmInputError(f"{name} must be a positive integer, got {value!r}")
+
+
+def resolve_settings(inputs: VllmInputs) -> tuple[Geometry, DerivedMaxLen, VllmInputs]:
+    """Validate like vLLM and fill vLLM's defaults; returns the completed inputs."""
+    try:
+        geometry = geometry_from_hf_config(inputs.hf_config)
+    except GeometryError as exc:
+        raise VllmInputError(f"hf_config: {exc}") from exc
+    version = parse_version(inputs.vllm_version)
+    for name in ("tensor_parallel_size", "pipeline_parallel_size", "gpu_count", "block_size",
+                 "max_num_batched_tokens", "max_num_seqs"):
+        _check_positive(name, getattr(inputs, name))
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
+    if tp * pp > inputs.gpu_count:
+        raise VllmInputError(f"tensor_parallel_size x pipeline_parallel_size = {tp * pp} needs {tp * pp} GPUs; gpu_count is {inputs.gpu_count}")
+    if geometry.num_attention_heads % tp:
+        raise VllmInputError(f"Total number of attention heads ({geometry.num_attention_heads}) must be divisible by tensor parallel size ({tp}).")
+    if geometry.mla is None and tp > geometry.num_kv_heads and tp % geometry.num_kv_heads:
+        raise VllmInputError(f"tensor_parallel_size {tp} must be a multiple of the {geometry.num_kv_heads} KV heads to replicate them")
+    if pp > geometry.num_layers:
+        raise VllmInputError(f"pipeline_parallel_size {pp} exceeds the {geometry.num_layers} layers")
+    util = inputs.gpu_memory_utilization
+    if util is None:
+        util = default_gpu_memory_utilization(version)
+    if isinstance(util, bool) or not isinstance(util, (int, float)) or not 0 < util <= 1:
+        raise VllmInputError(f"gpu_memory_utilization must be in (0, 1], got {util!r}")
+    for name in ("kv_cache_memory_bytes", "available_kv_cache_bytes", "weights_bytes", "gpu_total_bytes",
+                 "non_torch_bytes", "activation_peak_bytes", "cudagraph_bytes"):
+        value = getattr(inputs, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise VllmInputError(f"{name} must be an integer number of bytes, got {value!r}")
+    if inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None and not inputs.gpu_total_bytes:
+        raise VllmInputError("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes")
+    kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)  # validates the dtype
+    derived = derive_max_model_len(inputs.hf_config)
+    max_len = inputs.max_model_len
+    if max_len is not None and max_len != -1:
+        _check_positive("max_model_len", max_len)
+        if max_len > derived.value and (derived.model_max_length is None or max_len > derived.model_max_length):
+            raise VllmInputError(max_model_len_too_long_text(max_len, derived))
+    seqs, tokens = batch_defaults(inputs.gpu_total_bytes or 0, inputs.gpu_name)
+    max_num_seqs = inputs.max_num_seqs or seqs
+    if inputs.max_num_batched_tokens is None:
+        length = derived.default_max_model_len if max_len in (None, -1) else max_len
+        max_num_batched_tokens = min(max_num_seqs * length, tokens)
+    else:
+        max_num_batched_tokens = inputs.max_num_batched_tokens
+    completed = replace(
+        inputs,
+        gpu_memory_utilization=float(util),
+        block_size=inputs.block_size or DEFAULT_BLOCK_SIZE,
+        max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
+        vllm_version=format_version(version),
+    )
+    return geometry, derived, completed
+
+
+def _stage_budget(inputs: VllmInputs, geometry: Geometry, shape: WeightShape, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
+    version = parse_version(inputs.vllm_version)
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
+    first, last = stage == 0, stage == pp - 1
+    if inputs.weights_bytes is not None:
+        whole = shape.total_bytes(geometry.num_layers)
+        weights = inputs.weights_bytes * shape.stage_bytes(layers, first, last) // whole // tp
+    else:
+        weights = shape.stage_bytes(layers, first, last) // tp
+    if inputs.non_torch_bytes is not None:
+        non_torch = inputs.non_torch_bytes
+    else:
+        non_torch = assumptions.non_torch_bytes_v0 if uses_v0_engine(version) else assumptions.non_torch_bytes
+        if tp * pp > 1:
+            non_torch += assumptions.non_torch_extra_bytes_tp
+    activation = inputs.activation_peak_bytes
+    if activation is None:
+        activation = activation_peak_bytes(geometry, inputs.hf_config, tp, inputs.max_num_batched_tokens, inputs.max_num_seqs, assumptions)
+    cudagraph = 0
+    if subtracts_cudagraph_estimate(version, inputs.enforce_eager):
+        cudagraph = inputs.cudagraph_bytes
+        if cudagraph is None:
+            sizes = cudagraph_capture_sizes(inputs.max_num_seqs, inputs.max_num_batched_tokens)
+            cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
+    return Breakdown(
+        requested_bytes=requested_bytes(inputs.gpu_total_bytes, inputs.gpu_memory_utilization),
+        weights_bytes=weights,
+        non_torch_bytes=non_torch,
+        activation_peak_bytes=activation,
+        cudagraph_bytes=cudagraph,
+    )
+
+
+def kv_cache_tokens_logged(version: tuple[int, int, int], num_blocks: int, per_request_blocks: int, max_model_len: int, block_size: int, num_groups: int) -> int:
+    """The 'GPU KV cache size: N tokens' number of that release."""
+    if version >= (0, 21, 0):
+        return int(num_blocks / per_request_blocks * max_model_len)  # get_kv_cache_capacity
+    if version >= (0, 10, 0):
+        return num_blocks // num_groups * block_size
+    return num_blocks * block_size
+
+
+def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) -> VllmResult:
+    """What vLLM computes at startup for these settings. Raises VllmInputError for settings
+    vLLM rejects before it sizes the cache."""
+    geometry, derived, inputs = resolve_settings(inputs)
+    version = parse_version(inputs.vllm_version)
+    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, inputs.block_size
+    per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
+    page = bs * per_layer
+    groups = kv_cache_groups(geometry)
+    if uses_v0_engine(version):
+        # V0 had no hybrid allocator: every layer keeps every token in one block table.
+        groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
+    in_flight = in_flight_tokens(pp, inputs.max_num_batched_tokens)
+    shape = weight_shape(inputs.hf_config, geometry)
+    uses_budget = inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None
+
+    stages: list[StagePlan] = []
+    start = 0
+    for stage, layers in enumerate(pp_layer_split(geometry.num_layers, pp)):
+        on_stage = range(start, start + layers)
+        bytes_per_block = max(sum(1 for i in g.layers if i in on_stage) for g in groups) * page
+        start += layers
+        breakdown = None
+        if inputs.available_kv_cache_bytes is not None:
+            available = inputs.available_kv_cache_bytes
+        elif inputs.kv_cache_memory_bytes is not None:
+            available = inputs.kv_cache_memory_bytes
+        else:
+            breakdown = _stage_budget(inputs, geometry, shape, stage, layers, assumptions)
+            available = breakdown.available_bytes
+        num_blocks = max(available, 0) // bytes_per_block
+        stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
+
+    null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
+    checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
+    upper = derived.default_max_model_len if inputs.max_model_len in (None, -1) else max(inputs.max_model_len, derived.default_max_model_len)
+    estimates = [largest_fitting_len(c, s.bytes_per_block, groups, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
+    largest_fit = min(estimates)
+
+    log_lines: list[str] = []
+    error = None
+    auto_fit = inputs.max_model_len == -1
+    max_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
+    if auto_fit:
+        limiting = estimates.index(largest_fit)
+        memory = f"{format_gib(checks[limiting])} GiB GPU"
+        if largest_fit <= 0:
+            error = CANNOT_AUTO_FIT_TEXT
+        elif largest_fit >= max_len:
+            log_lines.append(f"Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({memory})")
+        else:
+            log_lines.append(f"Auto-fit max_model_len: reduced from {max_len} to {largest_fit} to fit in available KV cache memory ({memory})")
+            max_len = largest_fit
+
+    per_request = blocks_per_request(groups, max_len, bs, in_flight)
+    binding = min(range(len(stages)), key=lambda i: (stages[i].num_blocks, -stages[i].bytes_per_block, i))
+    needed = stages[binding].bytes_per_block * per_request
+    if error is None:
+        for s, check in zip(stages, checks):
+            if uses_v0_engine(version):
+                max_seq_len = s.num_blocks * bs
+                if s.num_blocks <= 0:
+                    error = vllm_error_text(version, "no_memory")
+                elif max_len > max_seq_len:
+                    error = vllm_error_text(version, "too_long", max_model_len=max_len, max_seq_len=max_seq_len)
+            elif check <= 0:
+                error = vllm_error_text(version, "no_memory")
+            elif s.bytes_per_block * per_request > check:
+                estimate = largest_fitting_len(check, s.bytes_per_block, groups, max_len, bs, in_flight)
+                error = vllm_error_text(
+                    version, "too_long", max_model_len=max_len,
+                    needed_bytes=s.bytes_per_block * per_request, available_bytes=check,
+                    estimated_max_model_len=estimate,
+                )
+            if error:
+                binding = s.stage
+                needed = s.bytes_per_block * per_request
+                break
+
+    num_blocks = stages[binding].num_blocks if error else min(s.num_blocks for s in stages)
+    concurrency = num_blocks / per_request
+    tokens = kv_cache_tokens_logged(version, num_blocks, per_request, max_len, bs, len(groups))
+    chosen = stages[binding]
+    if version >= (0, 10, 0):
+        log_lines.insert(0, f"Available KV cache memory: {_gib_for(version, chosen.available_kv_cache_bytes)} GiB")
+    if error is None:
+        if version >= (0, 30, 0):
+            log_lines.append(f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
+        else:
+            log_lines.append(f"GPU KV cache size: {tokens:,} tokens")
+            log_lines.append(f"Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
+
+    return VllmResult(
+        fits=error is None,
+        num_blocks=num_blocks,
+        bytes_per_block=chosen.bytes_per_block,
+        kv_cache_tokens=tokens,
+        max_concurrency=round(concurrency, 2),
+        estimated_max_model_len=largest_fit,
+        error=error,
+        available_kv_cache_bytes=chosen.available_kv_cache_bytes,
+        breakdown=chosen.breakdown,
+        vllm_version=inputs.vllm_version,
+        max_model_len=max_len,
+        requested_max_model_len=inputs.max_model_len,
+        derived_max_model_len=derived.value,
+        kv_cache_dtype=inputs.kv_cache_dtype,
+        block_size=bs,
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        gpu_memory_utilization=inputs.gpu_memory_utilization,
+        max_num_batched_tokens=inputs.max_num_batched_tokens,
+        max_num_seqs=inputs.max_num_seqs,
+        enforce_eager=inputs.enforce_eager,
+        kv_bytes_per_token_per_layer=per_layer,
+        kv_bytes_per_token=per_layer * chosen.num_layers,
+        num_kv_cache_groups=len(groups),
+        blocks_per_request=per_request,
+        needed_bytes=needed,
+        check_bytes=checks[chosen.stage],
+        in_flight_tokens=in_flight,
+        binding_stage=chosen.stage,
+        stages=tuple(stages),
+        log_lines=tuple(log_lines),
+        assumptions=assumptions if uses_budget else None,
+        uses_budget_model=uses_budget,
+    )
+
+
+# --------------------------------------------------------------------------- remediation
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One change to the `vllm serve` line and what it buys, computed by rerunning the plan."""
+
+    kind: str  # clamp_max_model_len, kv_cache_dtype_fp8, enforce_eager, fp8_and_eager, utilization, tensor_parallel, quantization, gpu
+    label: str
+    flags: tuple[tuple[str, str], ...]  # vllm serve flags to set, e.g. (("--kv-cache-dtype", "fp8"),)
+    fits_requested: bool  # the requested max_model_len starts with this lever
+    max_model_len_that_fits: int  # the largest length that starts (<= the model's limit)
+    num_blocks: int
+    available_kv_cache_bytes: int
+    note: str = ""
+
+
+_LEVER_ORDER = ("clamp_max_model_len", "kv_cache_dtype_fp8", "enforce_eager", "fp8_and_eager", "utilization",
+                "tensor_parallel", "quantization", "gpu")
+
+
+def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, requested_len: int, note: str = "") -> Lever | None:
+    try:
+        auto = plan_vllm(replace(inputs, max_model_len=-1))
+    except VllmInputError:
+        return None
+    fits = auto.error is None and auto.max_model_len >= requested_len
+    return Lever(kind, label, flags, fits, auto.estimated_max_model_len if auto.error is None else 0,
+                 auto.num_blocks, auto.available_kv_cache_bytes, note)
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << (value - 1).bit_length()
+
+
+def vllm_remediation(
+    inputs: VllmInputs,
+    alternative_weights: Mapping[str, tuple[int, Mapping[str, Any] | None]] | None = None,
+    candidate_gpus: Mapping[str, int] | None = None,
+) -> tuple[Lever, ...]:
+    """Rank the levers for a pair that does not start.
+
+    alternative_weights: variant name -> (checkpoint bytes, its config.json or None to keep
+    the current one), e.g. a 4-bit variant. candidate_gpus: GPU name -> total bytes.
+    Sorted: levers that start the requested length first, then by the length they allow,
+    then by a fixed kind order, then by label.
+    """
+    geometry, derived, resolved = resolve_settings(inputs)
+    requested_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
+    version = parse_version(resolved.vllm_version)
+    levers: list[Lever | None] = []
+    base = _lever("clamp_max_model_len", "", (), inputs, requested_len)
+    if base and base.max_model_len_that_fits > 0:
+        levers.append(replace(base, label=f"--max-model-len {base.max_model_len_that_fits}",
+                              flags=(("--max-model-len", str(base.max_model_len_that_fits)),), fits_requested=False,
+                              note="the largest length that starts with everything else unchanged"))
+    if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
+        levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
+                             replace(inputs, kv_cache_dtype="fp8"), requested_len, "halves bytes per token"))
+    eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager) and inputs.kv_cache_memory_bytes is None
+    if eager_helps:
+        levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
+                             replace(inputs, enforce_eager=True), requested_len, "no CUDA graphs: slower decoding"))
+        if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
+            levers.append(_lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager",
+                                 (("--kv-cache-dtype", "fp8"), ("--enforce-eager", "")),
+                                 replace(inputs, kv_cache_dtype="fp8", enforce_eager=True), requested_len))
+    if inputs.kv_cache_memory_bytes is None and resolved.gpu_memory_utilization < 0.95:
+        levers.append(_lever("utilization", "--gpu-memory-utilization 0.95", (("--gpu-memory-utilization", "0.95"),),
+                             replace(inputs, gpu_memory_utilization=0.95), requested_len,
+                             "needs that much memory free at startup"))
+    tp = _next_power_of_two(inputs.tensor_parallel_size + 1)
+    if tp * inputs.pipeline_parallel_size <= inputs.gpu_count:
+        levers.append(_lever("tensor_parallel", f"--tensor-parallel-size {tp}", (("--tensor-parallel-size", str(tp)),),
+                             replace(inputs, tensor_parallel_size=tp), requested_len))
+    for name, (weights, config) in sorted((alternative_weights or {}).items()):
+        changed = replace(inputs, weights_bytes=weights, hf_config=config if config is not None else inputs.hf_config)
+        levers.append(_lever("quantization", name, (), changed, requested_len, "a smaller checkpoint"))
+    for name, total in sorted((candidate_gpus or {}).items()):
+        levers.append(_lever("gpu", name, (), replace(inputs, gpu_total_bytes=total, gpu_name=name), requested_len))
+    found = [lever for lever in levers if lever is not None]
+    return tuple(sorted(found, key=lambda l: (not l.fits_requested, -l.max_model_len_that_fits, _LEVER_ORDER.index(l.kind), l.label)))
+
+
+def serve_command(model: str, flags: tuple[tuple[str, str], ...]) -> str:
+    """A plain `vllm serve` line."""
+    parts = ["vllm", "serve", model]
+    for flag, value in flags:
+        parts.append(flag if value == "" else f"{flag} {value}")
+    return " ".join(parts)
