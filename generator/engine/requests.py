@@ -1,0 +1,257 @@
+"""The batch API: one JSON-able request in, one JSON-able answer out, never an exception.
+
+A request is an object whose keys are the long flags of `kvtriage kv <engine>` in
+snake_case plus `"engine"`. Catalog lookups come in as plain mappings so this module
+never touches YAML or files:
+
+- `models`: model id -> ModelEntry (or a mapping with the same keys): its config.json
+  object and, when known, the checkpoint size in bytes.
+- `gpus`: GPU id -> GpuEntry (or a mapping): total bytes as CUDA reports it, and a name.
+
+A request that cannot be answered gets `{"error_input": "<why>"}`; where vLLM itself
+rejects the setting, the message is vLLM's own text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Mapping
+
+from generator.engine.vllm import GiB, VllmInputError, VllmInputs, VllmResult, plan_vllm, serve_command, vllm_remediation
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    hf_config: Mapping[str, Any]
+    weights_bytes: int | None = None  # checkpoint size of the variant, when known
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class GpuEntry:
+    total_bytes: int  # cudaMemGetInfo total, what vLLM multiplies by the utilization
+    name: str = ""
+
+
+class RequestError(ValueError):
+    """A request this API cannot answer; the message goes to `error_input`."""
+
+
+VLLM_KEYS = frozenset({
+    "engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "gpu_count", "tensor_parallel_size",
+    "pipeline_parallel_size", "max_model_len", "kv_cache_dtype", "block_size", "gpu_memory_utilization",
+    "kv_cache_memory_bytes", "weights_gib", "max_num_batched_tokens", "max_num_seqs", "enforce_eager",
+    "vllm_version", "available_kv_cache_bytes",
+})
+
+_HUMAN_INT = re.compile(r"^(\d+(?:\.\d+)?)([kKmMgGtT]?)$")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_human_int(value: Any, name: str) -> int:
+    """vLLM's human_readable_int: `8k` = 8000, `8K` = 8192; decimals only with lower-case suffixes."""
+    if isinstance(value, bool):
+        raise RequestError(f"{name} must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    match = _HUMAN_INT.match(str(value).strip()) if isinstance(value, str) else None
+    if not match:
+        raise RequestError(f"{name} must be an integer like 32768, 32k or 32K, got {value!r}")
+    number, suffix = match.groups()
+    if "." in number and suffix not in _DECIMAL:
+        raise RequestError(f"{name} {value!r}: decimals need a lower-case suffix (k, m, g, t)")
+    if suffix in _BINARY:
+        return int(number) * _BINARY[suffix]
+    return int(float(number) * _DECIMAL.get(suffix, 1))
+
+
+def _max_model_len(value: Any) -> int | None:
+    if value is None:
+        return None
+    if value == "auto" or value == -1:
+        return -1
+    return parse_human_int(value, "max_model_len")
+
+
+def _positive_float(request: Mapping[str, Any], key: str) -> float | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise RequestError(f"{key} must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _optional_int(request: Mapping[str, Any], key: str, *, human: bool = False) -> int | None:
+    value = request.get(key)
+    if value is None:
+        return None
+    if human:
+        return parse_human_int(value, key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f"{key} must be an integer, got {value!r}")
+    return value
+
+
+def _entry(catalog: Mapping[str, Any] | None, key: str, what: str) -> Any:
+    if catalog is None:
+        raise RequestError(f"{what} {key!r} cannot be looked up here; pass hf_config / gpu_memory_gib instead")
+    try:
+        return catalog[key]
+    except KeyError:
+        raise RequestError(f"unknown {what} {key!r}") from None
+
+
+def _field(entry: Any, name: str, default: Any = None) -> Any:
+    if isinstance(entry, Mapping):
+        return entry.get(name, default)
+    return getattr(entry, name, default)
+
+
+def vllm_inputs_from_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> VllmInputs:
+    unknown = sorted(set(request) - VLLM_KEYS)
+    if unknown:
+        raise RequestError(f"unknown key(s) {', '.join(map(repr, unknown))}; use the long flags of `kvtriage kv vllm` in snake_case")
+    if ("model" in request) == ("hf_config" in request):
+        raise RequestError("give exactly one of model or hf_config")
+    weights_bytes = None
+    if "model" in request:
+        entry = _entry(models, str(request["model"]), "model")
+        hf_config = _field(entry, "hf_config")
+        weights_bytes = _field(entry, "weights_bytes")
+    else:
+        hf_config = request["hf_config"]
+    if not isinstance(hf_config, Mapping):
+        raise RequestError("hf_config must be the config.json object")
+    weights_gib = _positive_float(request, "weights_gib")
+    if weights_gib is not None:
+        weights_bytes = round(weights_gib * GiB)
+
+    if "gpu" in request and "gpu_memory_gib" in request:
+        raise RequestError("give gpu or gpu_memory_gib, not both")
+    total, gpu_name = None, ""
+    if "gpu" in request:
+        entry = _entry(gpus, str(request["gpu"]), "gpu")
+        total, gpu_name = _field(entry, "total_bytes"), str(_field(entry, "name", "") or request["gpu"])
+    elif "gpu_memory_gib" in request:
+        total = round(_positive_float(request, "gpu_memory_gib") * GiB)
+
+    enforce_eager = request.get("enforce_eager", False)
+    if not isinstance(enforce_eager, bool):
+        raise RequestError(f"enforce_eager must be true or false, got {enforce_eager!r}")
+    kv_cache_dtype = request.get("kv_cache_dtype", "auto")
+    if not isinstance(kv_cache_dtype, str):
+        raise RequestError(f"kv_cache_dtype must be a string, got {kv_cache_dtype!r}")
+    version = request.get("vllm_version")
+    return VllmInputs(
+        hf_config=hf_config,
+        gpu_total_bytes=total,
+        gpu_name=gpu_name,
+        gpu_count=_optional_int(request, "gpu_count") or max(1, (_optional_int(request, "tensor_parallel_size") or 1) * (_optional_int(request, "pipeline_parallel_size") or 1)),
+        tensor_parallel_size=_optional_int(request, "tensor_parallel_size") or 1,
+        pipeline_parallel_size=_optional_int(request, "pipeline_parallel_size") or 1,
+        max_model_len=_max_model_len(request.get("max_model_len")),
+        kv_cache_dtype=kv_cache_dtype,
+        block_size=_optional_int(request, "block_size"),
+        gpu_memory_utilization=_positive_float(request, "gpu_memory_utilization"),
+        kv_cache_memory_bytes=_optional_int(request, "kv_cache_memory_bytes", human=True),
+        available_kv_cache_bytes=_optional_int(request, "available_kv_cache_bytes"),
+        weights_bytes=weights_bytes,
+        max_num_batched_tokens=_optional_int(request, "max_num_batched_tokens", human=True),
+        max_num_seqs=_optional_int(request, "max_num_seqs"),
+        enforce_eager=enforce_eager,
+        vllm_version=None if version is None else str(version),
+    )
+
+
+def vllm_result_dict(result: VllmResult) -> dict[str, Any]:
+    """The JSON shape of a vLLM answer (headline fields first, then what pages need)."""
+    return {
+        "fits": result.fits,
+        "num_blocks": result.num_blocks,
+        "bytes_per_block": result.bytes_per_block,
+        "kv_cache_tokens": result.kv_cache_tokens,
+        "max_concurrency": result.max_concurrency,
+        "estimated_max_model_len": result.estimated_max_model_len,
+        "error": result.error,
+        "available_kv_cache_bytes": result.available_kv_cache_bytes,
+        "breakdown": asdict(result.breakdown) if result.breakdown else None,
+        "vllm_version": result.vllm_version,
+        "max_model_len": result.max_model_len,
+        "derived_max_model_len": result.derived_max_model_len,
+        "kv_cache_dtype": result.kv_cache_dtype,
+        "block_size": result.block_size,
+        "tensor_parallel_size": result.tensor_parallel_size,
+        "pipeline_parallel_size": result.pipeline_parallel_size,
+        "gpu_memory_utilization": result.gpu_memory_utilization,
+        "max_num_batched_tokens": result.max_num_batched_tokens,
+        "max_num_seqs": result.max_num_seqs,
+        "enforce_eager": result.enforce_eager,
+        "kv_bytes_per_token_per_layer": result.kv_bytes_per_token_per_layer,
+        "kv_bytes_per_token": result.kv_bytes_per_token,
+        "num_kv_cache_groups": result.num_kv_cache_groups,
+        "blocks_per_request": result.blocks_per_request,
+        "needed_bytes": result.needed_bytes,
+        "check_bytes": result.check_bytes,
+        "in_flight_tokens": result.in_flight_tokens,
+        "binding_stage": result.binding_stage,
+        "log_lines": list(result.log_lines),
+        "assumptions": asdict(result.assumptions) if result.assumptions else None,
+    }
+
+
+def answer_vllm_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    inputs = vllm_inputs_from_request(request, models, gpus)
+    result = plan_vllm(inputs)
+    answer = vllm_result_dict(result)
+    if not result.fits:
+        model = str(request.get("model", "MODEL"))
+        answer["remediation"] = [
+            {**asdict(lever), "flags": [list(flag) for flag in lever.flags], "command": serve_command(model, lever.flags) if lever.flags else None}
+            for lever in vllm_remediation(inputs)
+        ]
+    return answer
+
+
+def _answer_llamacpp(request: Mapping[str, Any], models: Mapping[str, Any] | None, gpus: Mapping[str, Any] | None) -> dict[str, Any]:
+    try:
+        from generator.engine.llamacpp import answer_llamacpp_request
+    except ImportError:
+        raise RequestError("unknown engine 'llamacpp'") from None
+    hf_configs = {key: _field(entry, "hf_config") for key, entry in (models or {}).items()}
+    gpu_bytes = {key: _field(entry, "total_bytes") for key, entry in (gpus or {}).items()}
+    return answer_llamacpp_request(request, hf_configs=hf_configs, gpu_memory_bytes=gpu_bytes)
+
+
+# One entry per engine; each takes (request, models, gpus) and returns the answer dict.
+ENGINES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None], dict[str, Any]]] = {
+    "vllm": answer_vllm_request,
+    "llamacpp": _answer_llamacpp,
+}
+
+
+def answer_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Answer one request; never raises for bad input."""
+    if not isinstance(request, Mapping):
+        return {"error_input": "a request must be a JSON object"}
+    engine = request.get("engine")
+    handler = ENGINES.get(engine) if isinstance(engine, str) else None
+    echo = {"id": request["id"]} if "id" in request else {}
+    if handler is None:
+        return {**echo, "error_input": f"unknown engine {engine!r}; use one of {', '.join(sorted(ENGINES))}"}
+    try:
+        answer = handler(request, models, gpus)
+    except (RequestError, VllmInputError) as exc:
+        return {**echo, "engine": engine, "error_input": str(exc)}
+    return {**echo, "engine": engine, **answer}
+
+
+def answer_requests(requests: Any, models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    if not isinstance(requests, list):
+        return [{"error_input": "the input must be a JSON list of requests"}]
+    return [answer_request(request, models, gpus) for request in requests]
