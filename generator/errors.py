@@ -19,7 +19,7 @@ class Issue:
         text = f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
         text = text.rstrip(".") + "."
         if self.fix:
-            text += " " + self.fix.rstrip(".") + "."
+            text += " " + self.fix if self.fix.endswith(("?", "!")) else " " + self.fix.rstrip(".") + "."
         return text
 
 

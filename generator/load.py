@@ -19,9 +19,9 @@ from generator.schema import (
     PLACEHOLDER,
     QUANTITY_NAMES,
     AffiliateCatalog,
-    AffiliateProgram,
+    Dataset,
+    DateLedger,
     EngineCatalog,
-    EngineInfo,
     ErrorSignature,
     Gpu,
     GpuCatalog,
@@ -67,19 +67,6 @@ class Source:
     def issue(self, sub_loc: Loc, field_name: str, message: str, fix: str = "") -> Issue:
         line, col = self.positions.at(self.loc + tuple(sub_loc))
         return Issue(self.path, line, col, field_name, message, fix)
-
-
-@dataclass(frozen=True)
-class Dataset:
-    site: SiteConfig
-    gpus: Mapping[str, Gpu]
-    models: Mapping[str, Model]
-    engines: Mapping[str, EngineInfo]
-    affiliates: Mapping[str, AffiliateProgram]
-    errors: Mapping[str, ErrorSignature]
-    pairs: tuple[Pair, ...]
-    # Relative path of the file each record came from, for dateModified and incremental builds.
-    origins: Mapping[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- YAML
@@ -325,6 +312,10 @@ def load_dataset(root: Path) -> Dataset:
                 issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
             pairs.append((record, source))
 
+    ledger = None
+    if (root / "data/lastmod.yaml").is_file():
+        ledger = _catalog(root, "data/lastmod.yaml", DateLedger, issues)
+
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)
 
@@ -354,6 +345,7 @@ def load_dataset(root: Path) -> Dataset:
         errors={k: v[0] for k, v in sorted(errors.items())},
         pairs=tuple(sorted((p for p, _ in pairs), key=lambda p: (p.gpu, p.model, p.variant))),
         origins=origins,
+        ledger=ledger[0].records if ledger else {},
     )
 
 

@@ -7,7 +7,8 @@ does not exist, two records with one slug) live in load.py, which knows file and
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Mapping
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 
@@ -364,6 +365,9 @@ class ErrorSignature(Record):
     engine: Engine
     scenario: Scenario
     title: NonEmpty = Field(max_length=120)
+    short_name: Annotated[str, Field(min_length=3, max_length=40)] | None = Field(
+        None, description="What pair-page titles call the error, e.g. 'max seq len error'."
+    )
     description: Annotated[str, Field(min_length=50, max_length=160)]
     signature: NonEmpty = Field(description="The line readers paste, as the current release prints it.")
     texts: tuple[ErrorText, ...] = Field(min_length=1)
@@ -404,3 +408,47 @@ class Pair(Record):
     settings: PairSettings = PairSettings()
     intro: NonEmpty | None = None
     aliases: tuple[Slug, ...] = ()
+
+
+# --------------------------------------------------------------------------- dates
+
+
+class LedgerEntry(Record):
+    sha: Annotated[str, Field(pattern=r"^[0-9a-f]{16,64}$")]
+    date: Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+
+
+class DateLedger(Record):
+    """When each record's content last changed; written by `kvtriage stamp`, read for dateModified."""
+
+    records: dict[str, LedgerEntry] = {}
+
+
+# --------------------------------------------------------------------------- the whole dataset
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Every record, validated and cross-checked, keyed by id in sorted order."""
+
+    site: SiteConfig
+    gpus: Mapping[str, Gpu]
+    models: Mapping[str, Model]
+    engines: Mapping[str, EngineInfo]
+    affiliates: Mapping[str, AffiliateProgram]
+    errors: Mapping[str, ErrorSignature]
+    pairs: tuple[Pair, ...]
+    # Relative path of the file each record came from, for messages and incremental builds.
+    origins: Mapping[str, str] = field(default_factory=dict)
+    # record key -> (content sha, date it last changed), from data/lastmod.yaml.
+    ledger: Mapping[str, LedgerEntry] = field(default_factory=dict)
+
+    def record_keys(self) -> dict[str, Record]:
+        """Every dated record under its key (gpu:ID, model:ID, error:ID, pair:GPU--MODEL-VARIANT)."""
+        keys: dict[str, Record] = {}
+        keys.update({f"gpu:{k}": v for k, v in self.gpus.items()})
+        keys.update({f"model:{k}": v for k, v in self.models.items()})
+        keys.update({f"error:{k}": v for k, v in self.errors.items()})
+        keys.update({f"pair:{p.gpu}--{p.model}-{p.variant}": p for p in self.pairs})
+        keys.update({f"engine:{k}": v for k, v in self.engines.items()})
+        return keys

@@ -1,0 +1,196 @@
+"""The only writer of site/: build every file in memory or in a temp dir, then swap it in whole.
+
+A build that fails at any stage, or is interrupted, leaves the published site/ byte for
+byte as it was and no temporary directory behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+from xml.sax.saxutils import escape as xml_escape
+
+from generator.dates import record_dates
+from generator.engine.pairs import compute_results
+from generator.errors import BuildError, Issue
+from generator.load import load_dataset
+from generator.pages import Page, Plan, plan_pages
+from generator.render import RenderedFile, render_page, template_environment
+from generator.schema import Dataset
+
+
+def safe_relative(path: str) -> str:
+    """Refuse any output path that could land outside the site directory."""
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or "\\" in path
+        or "\x00" in path
+        or "%" in path
+        or any(part in ("", ".", "..") for part in parts)
+    ):
+        raise BuildError([Issue("site", 1, 0, "path", f"refusing to write {path!r} outside the site directory")])
+    return path
+
+
+@contextmanager
+def _signals_as_exceptions() -> Iterator[None]:
+    """Turn SIGTERM into KeyboardInterrupt so cleanup runs the same way for both."""
+
+    def _raise(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise)
+    except ValueError:  # not the main thread: nothing to install
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def write_site(files: Iterable[RenderedFile], out: Path) -> int:
+    """Write files into a fresh directory next to out, then swap it in. Returns the file count."""
+    out = Path(out).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    retired = out.parent / f".{out.name}.old-{staging.name.rsplit('-', 1)[-1]}"
+    count = 0
+    try:
+        with _signals_as_exceptions():
+            for rendered in files:
+                target = staging / safe_relative(rendered.path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(rendered.content)
+                count += 1
+            os.chmod(staging, 0o755)
+            if out.exists():
+                os.replace(out, retired)
+            os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if retired.exists() and not out.exists():
+            os.replace(retired, out)
+        raise
+    shutil.rmtree(retired, ignore_errors=True)
+    return count
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+@dataclass(frozen=True)
+class SiteBuild:
+    files: tuple[RenderedFile, ...]
+    plan: Plan
+
+
+def today_for_build() -> str:
+    """Date for records the ledger has not seen; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date().isoformat()
+    return datetime.now(tz=timezone.utc).date().isoformat()
+
+
+def site_context(dataset: Dataset) -> dict[str, str]:
+    return {
+        "title": dataset.site.title,
+        "tagline": dataset.site.tagline,
+        "language": dataset.site.language,
+        "base_url": str(dataset.site.base_url).rstrip("/"),
+    }
+
+
+def static_files(root: Path) -> list[RenderedFile]:
+    static = root / "templates" / "static"
+    if not static.is_dir():
+        return []
+    return [
+        RenderedFile(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
+        for path in sorted(static.rglob("*"))
+        if path.is_file()
+    ]
+
+
+def sitemap_files(pages: tuple[Page, ...], base_url: str, max_urls: int) -> list[RenderedFile]:
+    """sitemap.xml with lastmod only (search engines ignore priority and changefreq); an index past max_urls."""
+    indexable = [p for p in pages if p.indexable]
+
+    def urlset(chunk: list[Page]) -> bytes:
+        rows = "".join(
+            f"<url><loc>{xml_escape(base_url + p.url)}</loc><lastmod>{p.lastmod}</lastmod></url>\n" for p in chunk
+        )
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + rows + "</urlset>\n"
+        ).encode()
+
+    if len(indexable) <= max_urls:
+        return [RenderedFile("sitemap.xml", urlset(indexable))]
+    files, entries = [], []
+    for n, start in enumerate(range(0, len(indexable), max_urls), 1):
+        chunk = indexable[start : start + max_urls]
+        name = f"sitemap-{n}.xml"
+        files.append(RenderedFile(name, urlset(chunk)))
+        entries.append(f"<sitemap><loc>{xml_escape(base_url)}/{name}</loc><lastmod>{max(p.lastmod for p in chunk)}</lastmod></sitemap>\n")
+    index = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + "".join(entries) + "</sitemapindex>\n"
+    ).encode()
+    return [RenderedFile("sitemap.xml", index), *files]
+
+
+def robots_file(base_url: str) -> RenderedFile:
+    return RenderedFile("robots.txt", f"User-agent: *\nAllow: /\n\nSitemap: {base_url}/sitemap.xml\n".encode())
+
+
+def build_site(root: Path, today: str | None = None) -> SiteBuild:
+    """Everything a build writes, in memory: load, compute, plan, render."""
+    root = Path(root)
+    dataset = load_dataset(root)
+    results = compute_results(dataset)
+    dates = record_dates(dataset, today or today_for_build())
+    plan = plan_pages(dataset, results, dates)
+    env = template_environment(str((root / "templates").resolve()))
+    site = site_context(dataset)
+    files: list[RenderedFile] = []
+    for page in plan.pages:
+        files.extend(render_page(env, page, site))
+    files.extend(static_files(root))
+    files.extend(sitemap_files(plan.pages, site["base_url"], dataset.site.sitemap_max_urls))
+    files.append(robots_file(site["base_url"]))
+    files.sort(key=lambda f: f.path)
+    return SiteBuild(files=tuple(files), plan=plan)
+
+
+def _summary(build: SiteBuild) -> str:
+    pages = build.plan.pages
+    indexable = sum(1 for p in pages if p.indexable)
+    pairs = sum(1 for p in pages if p.kind == "pair" and p.indexable)
+    lines = [f"{len(pages)} pages ({indexable} indexable, {pairs} indexable pair pages), {len(build.files)} files"]
+    for rule, count in build.plan.thin_report.items():
+        lines.append(f"  thin-page guard: {count} kept out of the index ({rule})")
+    return "\n".join(lines)
+
+
+def check_site(root: Path) -> str:
+    build = build_site(root)
+    return "ok: " + _summary(build)
+
+
+def build_and_write(root: Path, out: Path, jobs: int = 0, progress: bool = False) -> str:
+    build = build_site(root)
+    count = write_site(build.files, out)
+    return f"wrote {count} files to {out}\n" + _summary(build)

@@ -1,0 +1,86 @@
+"""Command line: argparse, exit codes, progress, and `path:line: field: problem. fix` errors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from generator.errors import SiteError
+
+EXIT_OK = 0
+EXIT_CONTENT = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def _report(error: SiteError) -> None:
+    for issue in error.issues:
+        print(issue.format(), file=sys.stderr)
+    count = len(error.issues)
+    print(f"{count} problem{'s' if count != 1 else ''} found.", file=sys.stderr)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from generator.build import check_site
+
+    summary = check_site(Path(args.root))
+    print(summary)
+    return EXIT_OK
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from generator.build import build_and_write
+
+    root = Path(args.root)
+    out = Path(args.out) if args.out else root / "site"
+    report = build_and_write(root, out, jobs=args.jobs, progress=sys.stderr.isatty() and not args.quiet)
+    print(report)
+    return EXIT_OK
+
+
+def _cmd_kv(args: argparse.Namespace) -> int:
+    from generator.kv_command import run_kv
+    from generator.kv_catalog import catalog_lookup
+
+    return run_kv(args, catalog_lookup(Path(args.root)))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kvtriage", description="Build the kvtriage site and answer KV-capacity questions.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    build = sub.add_parser("build", help="validate, compute and write the site")
+    build.add_argument("--root", default=".", help="folder holding content/, data/ and templates/ (default: .)")
+    build.add_argument("--out", default=None, help="output folder (default: ROOT/site)")
+    build.add_argument("--jobs", type=int, default=0, help="worker processes for rendering (default: one per core; 1 = serial)")
+    build.add_argument("--quiet", action="store_true", help="no progress line")
+    build.set_defaults(handler=_cmd_build)
+
+    check = sub.add_parser("check", help="validate everything a build would, without writing")
+    check.add_argument("--root", default=".", help="folder holding content/, data/ and templates/ (default: .)")
+    check.set_defaults(handler=_cmd_check)
+
+    try:
+        from generator.kv_command import add_kv_parser
+    except ImportError:  # the calculator lands separately; the site builds without it
+        add_kv_parser = None
+    if add_kv_parser is not None:
+        add_kv_parser(sub)
+        sub.choices["kv"].add_argument("--root", default=".", help="site root whose data/ names GPUs and models")
+        sub.choices["kv"].set_defaults(handler=_cmd_kv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except SiteError as error:
+        _report(error)
+        return EXIT_CONTENT
+    except KeyboardInterrupt:
+        print("interrupted; site/ left as it was", file=sys.stderr)
+        return EXIT_INTERRUPTED

@@ -1,0 +1,407 @@
+"""The catalog through the engines: one PairNumbers per (GPU, model, variant), computed once.
+
+Pages never compute; they read these. Every figure a page prints, and every number inside
+a command, is a field here or a field of the engine results these wrap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+# Bump when any engine's arithmetic changes: it invalidates incremental builds and moves
+# the pages' dateModified, since their numbers may have changed.
+ENGINE_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class LeverOutcome:
+    lever: str  # schema Lever id
+    label: str
+    flags: tuple[str, ...]  # what to add to the engine's command line / environment
+    max_len: int  # longest context that starts with this lever
+    fits_full: bool  # whether the model's full context starts
+    gpus: int = 1
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class GridCell:
+    utilization: float
+    kv_cache_dtype: str
+    max_len: int
+
+
+@dataclass(frozen=True)
+class VllmNumbers:
+    version: str
+    utilization: float
+    total_memory_bytes: int
+    config_max_len: int
+    max_model_len: int  # the length the reader's command asks for (config max by default)
+    bytes_per_token: int
+    bytes_per_token_fp8: int
+    block_size: int
+    bytes_per_block: int
+    num_blocks: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    max_len: int  # longest --max-model-len that starts; 0 when none does
+    fits: bool
+    needed_bytes: int
+    available_bytes: int
+    requested_bytes: int
+    weights_bytes: int
+    non_torch_bytes: int
+    activation_bytes: int
+    cudagraph_bytes: int
+    error: str | None
+    levers: tuple[LeverOutcome, ...]
+    grid: tuple[GridCell, ...]
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    assumptions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LlamaNumbers:
+    ctx_size: int  # what the reader asked for; the model's training context by default
+    parallel: int
+    n_ctx: int
+    kv_cells: int
+    bytes_per_token_f16: int
+    bytes_per_token_q8_0: int
+    bytes_per_token_q4_0: int
+    kv_bytes: int
+    weights_bytes: int
+    compute_buffer_bytes: int
+    total_bytes: int
+    fits: bool
+    max_ctx_f16: int
+    max_ctx_q8_0: int
+    max_ctx_q4_0: int
+    num_layers: int
+    gpu_layers_that_fit: int
+    kv_log_lines: tuple[str, ...]
+    error: str | None
+    assumptions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OllamaNumbers:
+    version: str
+    default_num_ctx: int
+    num_ctx: int
+    num_parallel: int
+    kv_bytes: int
+    kv_bytes_q8_0: int
+    total_bytes: int
+    fits: bool
+    max_num_ctx_f16: int
+    max_num_ctx_q8_0: int
+    gpu_layers_that_fit: int
+    num_layers: int
+    error: str | None
+    assumptions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PairNumbers:
+    gpu: str
+    model: str
+    variant: str
+    weights_bytes: int
+    weights_estimated: bool
+    weights_basis: str
+    vllm: VllmNumbers | None
+    llamacpp: LlamaNumbers | None
+    ollama: OllamaNumbers | None
+    scenarios: tuple[str, ...]  # the error scenarios this pair hits under default settings
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.gpu, self.model, self.variant)
+
+
+Results = Mapping[tuple[str, str, str], PairNumbers]
+
+
+# --------------------------------------------------------------------------- computing the catalog
+
+from dataclasses import replace  # noqa: E402
+
+from generator.engine import llamacpp as llama  # noqa: E402
+from generator.engine import vllm  # noqa: E402
+from generator.engine.geometry import geometry_from_hf_config  # noqa: E402
+from generator.schema import Dataset, Gpu, Model, ModelVariant, Pair  # noqa: E402
+
+MIB = 1024**2
+VLLM_VERSION = "0.33.0"
+OLLAMA_VERSION = "0.33.0"
+GRID_UTILIZATIONS = (0.85, 0.90, 0.92, 0.95)
+GRID_DTYPES = ("auto", "fp8")
+
+# What a quantized checkpoint's config.json declares, so the engine can estimate weights when
+# the checkpoint size is not on record (vllm.weight_shape reads quantization_config).
+_QUANT_CONFIG = {
+    "fp8": {"quant_method": "fp8"},
+    "awq": {"quant_method": "awq", "bits": 4, "group_size": 128},
+    "gptq": {"quant_method": "gptq", "bits": 4, "group_size": 128},
+    "mxfp4": {"quant_method": "mxfp4"},
+}
+# GGUF bits per weight where the file size is not on record: bartowski's Llama-3.1-8B-Instruct
+# files (4.92 GB Q4_K_M and 8.54 GB Q8_0 for 8.03B parameters) give 4.90 and 8.51.
+_GGUF_MILLIBITS = {"Q4_K_M": 4900, "Q8_0": 8510}
+_LEVER_IDS = {
+    "clamp_max_model_len": "clamp-context",
+    "kv_cache_dtype_fp8": "fp8-kv",
+    "enforce_eager": "enforce-eager",
+    "fp8_and_eager": "fp8-kv",
+    "utilization": "raise-utilization",
+    "tensor_parallel": "tensor-parallel",
+    "quantization": "smaller-quant",
+    "gpu": "bigger-gpu",
+}
+
+
+def gpu_total_bytes(gpu: Gpu) -> int:
+    """What CUDA reports; nvidia-smi's total (slightly larger) only when no CUDA figure is on record."""
+    if gpu.cuda_total_bytes is not None:
+        return gpu.cuda_total_bytes
+    return (gpu.nvidia_smi_total_mib or 0) * MIB
+
+
+def variant_config(model: Model, variant: ModelVariant) -> dict:
+    config = model.config.as_config_json()
+    if variant.format in _QUANT_CONFIG:
+        config["quantization_config"] = dict(_QUANT_CONFIG[variant.format])
+    return config
+
+
+def variant_weights(model: Model, variant: ModelVariant) -> tuple[int, bool, str]:
+    """(bytes, estimated?, basis) of a variant's weights."""
+    if variant.checkpoint_bytes is not None:
+        return variant.checkpoint_bytes, False, f"{variant.checkpoint_bytes / 1e9:.2f} GB checkpoint ({variant.source})"
+    config = variant_config(model, variant)
+    geometry = geometry_from_hf_config(config)
+    if variant.format == "gguf":
+        params = vllm.weight_shape(model.config.as_config_json(), geometry).total_bytes(geometry.num_layers) // geometry.dtype_bytes
+        millibits = _GGUF_MILLIBITS.get(variant.gguf_type or "", 8510)
+        estimate = params * millibits // 8000
+        return estimate, True, (
+            f"estimated: {params / 1e9:.2f}B parameters from config.json x {millibits / 1000:.2f} bits "
+            f"({variant.gguf_type} average, from bartowski's Llama-3.1-8B-Instruct file sizes)"
+        )
+    estimate = vllm.weight_shape(config, geometry).total_bytes(geometry.num_layers)
+    return estimate, True, f"estimated from config.json parameters x {variant.format} bits; {vllm.ASSUMPTIONS.weights_source}"
+
+
+def _argv(flags: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for flag, value in flags:
+        out.append(flag)
+        if value != "":
+            out.append(value)
+    return tuple(out)
+
+
+def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings) -> VllmNumbers:
+    total = gpu_total_bytes(gpu)
+    config = variant_config(model, variant)
+    utilization = settings.gpu_memory_utilization if settings else None
+    inputs = vllm.VllmInputs(
+        hf_config=config,
+        gpu_total_bytes=total,
+        gpu_name=gpu.name,
+        gpu_count=2,  # lets the remediation price `-tp 2` on two of the same card
+        weights_bytes=variant.checkpoint_bytes,
+        vllm_version=VLLM_VERSION,
+        gpu_memory_utilization=utilization,
+    )
+    result = vllm.plan_vllm(inputs)
+    geometry = geometry_from_hf_config(config)
+    alternatives = {
+        f"{other.name} ({other.hf_repo})": (weights, variant_config(model, other))
+        for other, weights in siblings
+    }
+    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives)
+    base_flags: tuple[tuple[str, str], ...] = ()
+    if utilization is not None:
+        base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
+    outcomes = []
+    for lever in levers:
+        flags = lever.flags
+        if lever.kind != "utilization":
+            flags = base_flags + flags
+        if lever.kind not in ("clamp_max_model_len", "quantization", "gpu") and not lever.fits_requested and lever.max_model_len_that_fits > 0:
+            flags = flags + (("--max-model-len", str(lever.max_model_len_that_fits)),)
+        note = lever.note
+        if lever.kind == "clamp_max_model_len" and len(vllm.kv_cache_groups(geometry)) == 1:
+            note = (
+                f"{result.num_blocks:,} blocks of {result.block_size} tokens, less the null block: "
+                f"({result.num_blocks:,} - 1) x {result.block_size} = {lever.max_model_len_that_fits:,}"
+            )
+        outcomes.append(
+            LeverOutcome(
+                lever=_LEVER_IDS[lever.kind],
+                label=lever.label,
+                flags=_argv(flags),
+                max_len=lever.max_model_len_that_fits,
+                fits_full=lever.fits_requested,
+                gpus=2 if lever.kind == "tensor_parallel" else 1,
+                note=note,
+            )
+        )
+    grid = []
+    for util in GRID_UTILIZATIONS:
+        for dtype in GRID_DTYPES:
+            auto = vllm.plan_vllm(replace(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1))
+            grid.append(GridCell(util, dtype, auto.estimated_max_model_len if auto.error is None else 0))
+    per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
+    breakdown = result.breakdown
+    assert breakdown is not None  # the budget model always runs for catalog pairs
+    assumptions = result.assumptions or vllm.ASSUMPTIONS
+    return VllmNumbers(
+        version=result.vllm_version,
+        utilization=result.gpu_memory_utilization,
+        total_memory_bytes=total,
+        config_max_len=result.derived_max_model_len,
+        max_model_len=result.max_model_len,
+        bytes_per_token=result.kv_bytes_per_token,
+        bytes_per_token_fp8=per_layer_fp8 * geometry.num_layers,
+        block_size=result.block_size,
+        bytes_per_block=result.bytes_per_block,
+        num_blocks=result.num_blocks,
+        kv_cache_tokens=result.kv_cache_tokens,
+        max_concurrency=result.max_concurrency,
+        max_len=min(result.estimated_max_model_len, result.derived_max_model_len) if result.check_bytes > 0 else 0,
+        fits=result.fits,
+        needed_bytes=result.needed_bytes,
+        available_bytes=result.available_kv_cache_bytes,
+        requested_bytes=breakdown.requested_bytes,
+        weights_bytes=breakdown.weights_bytes,
+        non_torch_bytes=breakdown.non_torch_bytes,
+        activation_bytes=breakdown.activation_peak_bytes,
+        cudagraph_bytes=breakdown.cudagraph_bytes,
+        error=result.error,
+        levers=tuple(outcomes),
+        grid=tuple(grid),
+        max_num_seqs=result.max_num_seqs,
+        max_num_batched_tokens=result.max_num_batched_tokens,
+        assumptions=(assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source),
+    )
+
+
+def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int) -> LlamaNumbers:
+    total = gpu_total_bytes(gpu)
+    geometry = geometry_from_hf_config(model.config.as_config_json())
+    layout = llama.kv_layout_from_geometry(geometry)
+    # The reader asked for the model's whole context with one slot: `-c N -np 1`.
+    settings = llama.ServerSettings(ctx_size=layout.n_ctx_train, parallel=1)
+    result = llama.estimate_llamacpp(layout, settings, weights_bytes=weights, gpu_memory_bytes=total,
+                                     model_path=variant.gguf_file or "model.gguf")
+    budget = total - llama.FIT_TARGET_BYTES
+
+    def per_token(cache_type: str) -> int:
+        return sum(llama.row_size(cache_type, layer.k_width) + (llama.row_size(cache_type, layer.v_width) if layer.v_width else 0)
+                   for layer in layout.kv_layers)
+
+    def max_ctx(cache_type: str) -> int:
+        return llama.max_ctx_that_fits(layout, replace(settings, cache_type_k=cache_type, cache_type_v=cache_type), weights, budget)
+
+    return LlamaNumbers(
+        ctx_size=layout.n_ctx_train,
+        parallel=1,
+        n_ctx=result.n_ctx,
+        kv_cells=result.kv_cells,
+        bytes_per_token_f16=per_token("f16"),
+        bytes_per_token_q8_0=per_token("q8_0"),
+        bytes_per_token_q4_0=per_token("q4_0"),
+        kv_bytes=result.kv_bytes,
+        weights_bytes=weights,
+        compute_buffer_bytes=result.compute_buffer_bytes,
+        total_bytes=result.gpu_bytes,
+        fits=bool(result.fits),
+        max_ctx_f16=result.max_ctx_that_fits or 0,
+        max_ctx_q8_0=max_ctx("q8_0"),
+        max_ctx_q4_0=max_ctx("q4_0"),
+        num_layers=layout.n_layer,
+        gpu_layers_that_fit=result.gpu_layers_that_fit or 0,
+        kv_log_lines=result.log_lines,
+        error="\n".join(result.oom_lines) if result.oom_lines else None,
+        assumptions=tuple(b for b in result.basis if not b.startswith("KV bytes: exact")),
+    )
+
+
+def _vllm_scenario(numbers: VllmNumbers) -> str | None:
+    if numbers.weights_bytes > numbers.requested_bytes:
+        return "vllm-weights-oom"
+    if numbers.error is None:
+        return None
+    if numbers.available_bytes - numbers.bytes_per_block <= 0:
+        return "vllm-no-cache-blocks"
+    return "vllm-kv-too-small"
+
+
+def _llama_scenario(numbers: LlamaNumbers, total: int) -> str | None:
+    if numbers.fits:
+        return None
+    if numbers.weights_bytes + llama.FIT_TARGET_BYTES > total:
+        return "llamacpp-context-fail"
+    return "llamacpp-kv-alloc"
+
+
+def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -> PairNumbers:
+    weights, estimated, basis = variant_weights(model, variant)
+    vllm_numbers = llama_numbers = None
+    scenarios: list[str] = []
+    if "vllm" in variant.engines:
+        smaller = []
+        for other in model.variants:
+            if other.id != variant.id and "vllm" in other.engines:
+                other_weights = variant_weights(model, other)[0]
+                if other_weights < weights:
+                    smaller.append((other, other_weights))
+        vllm_numbers = _vllm_numbers(gpu, model, variant, settings, smaller)
+        scenario = _vllm_scenario(vllm_numbers)
+        if scenario:
+            scenarios.append(scenario)
+    else:
+        llama_numbers = _llama_numbers(gpu, model, variant, weights)
+        scenario = _llama_scenario(llama_numbers, gpu_total_bytes(gpu))
+        if scenario:
+            scenarios.append(scenario)
+    return PairNumbers(
+        gpu=gpu.id,
+        model=model.id,
+        variant=variant.id,
+        weights_bytes=weights,
+        weights_estimated=estimated,
+        weights_basis=basis,
+        vllm=vllm_numbers,
+        llamacpp=llama_numbers,
+        ollama=None,
+        scenarios=tuple(scenarios),
+    )
+
+
+def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]:
+    settings_for: dict[tuple[str, str, str], object] = {(p.gpu, p.model, p.variant): p.settings for p in dataset.pairs}
+    # An error's worked example may fix the utilization it was reported with.
+    for error in dataset.errors.values():
+        ex = error.example
+        if ex.gpu_memory_utilization is not None:
+            key = (ex.gpu, ex.model, ex.variant)
+            settings_for.setdefault(key, _ExampleSettings(ex.gpu_memory_utilization))
+    results = {}
+    for gpu in dataset.gpus.values():
+        for model in dataset.models.values():
+            for variant in model.variants:
+                key = (gpu.id, model.id, variant.id)
+                results[key] = compute_pair(gpu, model, variant, settings_for.get(key))
+    return results
+
+
+@dataclass(frozen=True)
+class _ExampleSettings:
+    gpu_memory_utilization: float

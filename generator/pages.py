@@ -1,0 +1,540 @@
+"""Routes and view models: which pages exist, what each one says, and how they link.
+
+`plan_pages(dataset, results)` is the whole of it. A Page carries everything its template
+needs, already computed and formatted, so rendering is string assembly and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+from urllib.parse import quote_plus
+
+from generator.commands import CommandBlock, llamacpp_blocks, ollama_blocks, vllm_blocks
+from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
+from generator.errors import Issue, RenderError
+from generator.schema import PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant
+
+GIB = 1024**3
+MIB = 1024**2
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}
+LEVER_NAMES = {
+    "clamp-context": "Cap the context",
+    "fp8-kv": "fp8 KV cache",
+    "quantized-kv": "Quantized KV cache",
+    "enforce-eager": "Skip CUDA graphs",
+    "raise-utilization": "Raise the memory utilization",
+    "lower-utilization": "Lower the memory utilization",
+    "tensor-parallel": "Tensor parallel",
+    "smaller-quant": "A smaller quantization",
+    "bigger-gpu": "A bigger GPU",
+    "fewer-slots": "Fewer parallel slots",
+    "fewer-gpu-layers": "Fewer layers on the GPU",
+    "free-gpu-memory": "Free GPU memory first",
+    "kv-on-cpu": "KV cache in system RAM",
+    "allow-long-max-len": "Override the derived limit",
+}
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str  # site path, '/' or '/a/b/'
+    template: str  # templates/<template>.html and .md
+    title: str
+    description: str
+    kind: str
+    lastmod: str  # YYYY-MM-DD of the newest record the page depends on
+    view: Mapping[str, Any] = field(hash=False, compare=False)
+    breadcrumbs: tuple[tuple[str, str], ...] = ()
+    indexable: bool = True
+    inputs: tuple[str, ...] = ()  # record keys the page depends on, for incremental builds
+
+    def output_path(self, suffix: str) -> str:
+        base = self.url.strip("/")
+        return f"{base}/index.{suffix}" if base else f"index.{suffix}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    pages: tuple[Page, ...]
+    # How many candidate pages each thin-page rule kept out of the index, by rule.
+    thin_report: Mapping[str, int]
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def gib(value: int, digits: int = 2) -> str:
+    return f"{value / GIB:.{digits}f} GiB"
+
+
+def kib(value: int) -> str:
+    return f"{value // 1024:,} KiB" if value % 1024 == 0 else f"{value / 1024:,.2f} KiB"
+
+
+def mib(value: int) -> str:
+    return f"{value / MIB:,.2f} MiB"
+
+
+gpu_memory_bytes = gpu_total_bytes
+
+
+def short_gpu(gpu: Gpu) -> str:
+    return gpu.name.removeprefix("GeForce ")
+
+
+def fill(text: str, quantities: Mapping[str, str]) -> str:
+    """Replace {{ name }} with the engine's figure; load() has checked every name exists."""
+    return PLACEHOLDER.sub(lambda m: quantities[m.group(1)], text)
+
+
+# --------------------------------------------------------------------------- links
+
+
+def sponsored_links(dataset: Dataset, gpu: Gpu | None) -> list[dict[str, Any]]:
+    """Buy and rent links for one GPU (or the rent programs alone), from the program records."""
+    links = []
+    for program in dataset.affiliates.values():
+        if program.kind == "buy":
+            if gpu is None or gpu.buy_query is None:
+                continue
+            url = program.url_template.replace("{query}", quote_plus(gpu.buy_query))
+            label = f"{short_gpu(gpu)} on {program.name}"
+        else:
+            if gpu is not None and program.id not in gpu.rent:
+                continue
+            url = program.url_template.replace("{query}", quote_plus(gpu.buy_query or "") if gpu else "")
+            label = f"Rent {'a ' + short_gpu(gpu) if gpu else 'a GPU'} on {program.name}"
+        links.append(
+            {
+                "program": program.id,
+                "label": label,
+                "url": url,
+                "rel": program.rel,
+                "new_tab": program.new_tab,
+                "disclosure": program.disclosure,
+            }
+        )
+    return links
+
+
+def error_url(error_id: str) -> str:
+    return f"/oom/{error_id}/"
+
+
+def pair_url(error_id: str, gpu_id: str, model_id: str, variant_id: str) -> str:
+    return f"/oom/{error_id}/{gpu_id}/{model_id}-{variant_id}/"
+
+
+# --------------------------------------------------------------------------- quantities
+
+
+def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: PairNumbers) -> dict[str, str]:
+    q = {
+        "gpu.name": gpu.name,
+        "gpu.memory_gib": gib(gpu_memory_bytes(gpu)),
+        "model.name": model.name,
+        "variant.name": variant.name,
+        "weights.gib": gib(numbers.weights_bytes),
+    }
+    v = numbers.vllm
+    if v is not None:
+        q.update(
+            {
+                "config.max_len": f"{v.config_max_len:,}",
+                "vllm.version": v.version,
+                "vllm.utilization": f"{v.utilization:.2f}",
+                "vllm.requested_gib": gib(v.requested_bytes),
+                "vllm.available_gib": gib(v.available_bytes),
+                "vllm.bytes_per_token": kib(v.bytes_per_token),
+                "vllm.bytes_per_token_fp8": kib(v.bytes_per_token_fp8),
+                "vllm.block_bytes": mib(v.bytes_per_block),
+                "vllm.num_blocks": f"{v.num_blocks:,}",
+                "vllm.kv_tokens": f"{v.kv_cache_tokens:,}",
+                "vllm.max_len": f"{v.max_len:,}",
+                "vllm.needed_gib": gib(v.needed_bytes),
+            }
+        )
+    l = numbers.llamacpp
+    if l is not None:
+        q.update(
+            {
+                "config.max_len": f"{l.ctx_size:,}",
+                "llamacpp.bytes_per_token": kib(l.bytes_per_token_f16),
+                "llamacpp.kv_mib": mib(l.kv_bytes),
+                "llamacpp.n_ctx": f"{l.n_ctx:,}",
+                "llamacpp.max_ctx": f"{l.max_ctx_f16:,}",
+            }
+        )
+    o = numbers.ollama
+    if o is not None:
+        q.update({"ollama.num_ctx": f"{o.num_ctx:,}", "ollama.kv_mib": mib(o.kv_bytes)})
+    return q
+
+
+# --------------------------------------------------------------------------- page planning
+
+
+class _Planner:
+    def __init__(self, dataset: Dataset, results: Results, dates: Mapping[str, str]):
+        self.d = dataset
+        self.results = results
+        self.dates = dates
+        self.base = str(dataset.site.base_url).rstrip("/")
+        self.pages: list[Page] = []
+        self.thin: dict[str, int] = defaultdict(int)
+        # error id -> gpu id -> [(model, variant)] of the pair pages that exist
+        self.pair_index: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
+        self.indexable_pairs: set[str] = set()
+
+    # ---- shared pieces
+
+    def canonical(self, url: str) -> str:
+        return self.base + url
+
+    def lastmod(self, inputs: Iterable[str]) -> str:
+        return max((self.dates.get(key, self.dates.get("*", "1970-01-01")) for key in inputs), default=self.dates.get("*", "1970-01-01"))
+
+    def json_ld(self, url: str, title: str, description: str, lastmod: str, crumbs: tuple[tuple[str, str], ...]) -> list[dict[str, Any]]:
+        data: list[dict[str, Any]] = [
+            {
+                "@context": "https://schema.org",
+                "@type": "TechArticle",
+                "headline": title[:110],
+                "description": description,
+                "dateModified": lastmod,
+                "author": {"@type": "Organization", "name": self.d.site.default_author},
+                "publisher": {"@type": "Organization", "name": self.d.site.title},
+                "mainEntityOfPage": self.canonical(url),
+                "inLanguage": self.d.site.language,
+            }
+        ]
+        if crumbs:
+            data.append(
+                {
+                    "@context": "https://schema.org",
+                    "@type": "BreadcrumbList",
+                    "itemListElement": [
+                        {"@type": "ListItem", "position": i + 1, "name": name, "item": self.canonical(link)}
+                        for i, (name, link) in enumerate(crumbs)
+                    ],
+                }
+            )
+        return data
+
+    def add(self, *, url: str, template: str, title: str, description: str, kind: str, view: dict[str, Any],
+            inputs: tuple[str, ...], crumbs: tuple[tuple[str, str], ...] = (), indexable: bool = True) -> None:
+        lastmod = self.lastmod(inputs)
+        view = dict(view)
+        view["canonical"] = self.canonical(url)
+        view["json_ld"] = self.json_ld(url, title, description, lastmod, crumbs)
+        self.pages.append(
+            Page(url=url, template=template, title=title, description=description, kind=kind, lastmod=lastmod,
+                 view=view, breadcrumbs=crumbs, indexable=indexable, inputs=inputs)
+        )
+
+    def records(self, key: tuple[str, str, str]) -> tuple[Gpu, Model, ModelVariant]:
+        gpu = self.d.gpus[key[0]]
+        model = self.d.models[key[1]]
+        variant = next(v for v in model.variants if v.id == key[2])
+        return gpu, model, variant
+
+    def commands(self, model: Model, variant: ModelVariant, numbers: PairNumbers) -> dict[str, list[CommandBlock]]:
+        blocks: dict[str, list[CommandBlock]] = {}
+        if numbers.vllm is not None:
+            blocks["vllm"] = vllm_blocks(model, variant, numbers.vllm)
+        if numbers.llamacpp is not None:
+            blocks["llamacpp"] = llamacpp_blocks(model, variant, numbers.llamacpp)
+        if numbers.ollama is not None:
+            blocks["ollama"] = ollama_blocks(model, variant, numbers.ollama)
+        return blocks
+
+    def pair_view(self, error: ErrorSignature, numbers: PairNumbers) -> dict[str, Any]:
+        gpu, model, variant = self.records(numbers.key)
+        q = pair_quantities(gpu, model, variant, numbers)
+        fits_elsewhere = self.gpus_that_fit(numbers)
+        return {
+            "error": error,
+            "engine_name": ENGINE_NAMES[error.engine],
+            "gpu": gpu,
+            "model": model,
+            "variant": variant,
+            "numbers": numbers,
+            "memory_bytes": gpu_memory_bytes(gpu),
+            "memory_from_smi": gpu.cuda_total_bytes is None,
+            "triage": fill(error.triage, q),
+            "cause": fill(error.cause, q),
+            "fixes": [{"lever": f.lever, "note": fill(f.note, q)} for f in error.fixes],
+            "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
+            "commands": self.commands(model, variant, numbers),
+            "links": sponsored_links(self.d, gpu),
+            "fits_elsewhere": fits_elsewhere,
+            "error_text": self.error_text(error, numbers),
+            "lever_names": LEVER_NAMES,
+            "assumptions": _assumptions(numbers),
+        }
+
+    def error_text(self, error: ErrorSignature, numbers: PairNumbers) -> str:
+        """What this engine prints for this pair, or the record's signature when it starts fine."""
+        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
+        if engine_numbers is not None and engine_numbers.error:
+            return engine_numbers.error
+        return error.signature
+
+    def gpus_that_fit(self, numbers: PairNumbers) -> list[dict[str, Any]]:
+        """Catalog GPUs on which this variant starts at its full context, smallest first."""
+        fits = []
+        for gpu_id, gpu in self.d.gpus.items():
+            other = self.results.get((gpu_id, numbers.model, numbers.variant))
+            if other is None:
+                continue
+            ok = (other.vllm.fits if other.vllm is not None else False) or (other.llamacpp.fits if other.llamacpp is not None else False)
+            if ok:
+                fits.append({"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "links": sponsored_links(self.d, gpu)})
+        fits.sort(key=lambda item: (item["memory_bytes"], item["gpu"].id))
+        return fits[:6]
+
+    # ---- thin-page guard
+
+    @staticmethod
+    def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> str:
+        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
+        return hashlib.sha256(repr((numbers.model, numbers.variant, engine_numbers)).encode()).hexdigest()
+
+    # ---- the pages
+
+    def plan(self) -> Plan:
+        self.plan_pairs()
+        self.plan_errors()
+        self.plan_gpus()
+        self.plan_models()
+        self.plan_engines()
+        self.plan_home()
+        return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))
+
+    def pairs_for(self, error: ErrorSignature) -> list[PairNumbers]:
+        chosen = {n.key: n for n in self.results.values() if error.scenario in n.scenarios}
+        for pair in self.d.pairs:
+            if error.id in pair.errors:
+                key = (pair.gpu, pair.model, pair.variant)
+                if key in self.results:
+                    chosen[key] = self.results[key]
+        return [chosen[k] for k in sorted(chosen)]
+
+    def plan_pairs(self) -> None:
+        featured = {(p.gpu, p.model, p.variant): p for p in self.d.pairs}
+        for error in self.d.errors.values():
+            seen: dict[str, str] = {}
+            for numbers in self.pairs_for(error):
+                gpu, model, variant = self.records(numbers.key)
+                if error.engine not in variant.engines:
+                    self.thin["engine cannot run this variant"] += 1
+                    continue
+                url = pair_url(error.id, gpu.id, model.id, variant.id)
+                fp = self.fingerprint(error, numbers)
+                indexable = fp not in seen or numbers.key in featured
+                if not indexable:
+                    self.thin["same numbers as a sibling GPU"] += 1
+                seen.setdefault(fp, url)
+                view = self.pair_view(error, numbers)
+                view["intro"] = featured[numbers.key].intro if numbers.key in featured and featured[numbers.key].intro else None
+                view["duplicate_of"] = None if indexable else seen[fp]
+                title, description = self.pair_title(error, gpu, model, variant, numbers)
+                crumbs = (
+                    ("Home", "/"),
+                    (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"),
+                    (error.short_name or error.title, error_url(error.id)),
+                    (f"{short_gpu(gpu)} · {model.name} {variant.name}", url),
+                )
+                inputs = (f"gpu:{gpu.id}", f"model:{model.id}", f"error:{error.id}", "engine")
+                if numbers.key in featured:
+                    inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
+                self.add(url=url, template="pair", title=title, description=description, kind="pair", view=view,
+                         inputs=inputs, crumbs=crumbs, indexable=indexable)
+                if indexable:
+                    self.indexable_pairs.add(url)
+                self.pair_index[error.id][gpu.id].append((model.id, variant.id))
+            if not self.pair_index.get(error.id):
+                self.thin[f"no pair hits {error.scenario}"] += 0
+
+    def pair_title(self, error: ErrorSignature, gpu: Gpu, model: Model, variant: ModelVariant, numbers: PairNumbers) -> tuple[str, str]:
+        name = error.short_name or error.title
+        engine = ENGINE_NAMES[error.engine]
+        where = f"{short_gpu(gpu)} with {model.name} {variant.name}"
+        if error.engine == "vllm" and numbers.vllm is not None:
+            v = numbers.vllm
+            verdict = f"fits {v.max_len:,} tokens" if v.max_len else "no KV cache fits"
+            desc = (
+                f"{model.name} {variant.name} on {short_gpu(gpu)} ({gib(gpu_memory_bytes(gpu))}): "
+                f"{kib(v.bytes_per_token)}/token, {v.kv_cache_tokens:,} KV tokens, --max-model-len {v.max_len:,} starts."
+            )
+        elif error.engine == "llamacpp" and numbers.llamacpp is not None:
+            l = numbers.llamacpp
+            verdict = f"-c {l.max_ctx_f16:,} fits" if l.max_ctx_f16 else "KV cache does not fit"
+            desc = (
+                f"{model.name} {variant.name} on {short_gpu(gpu)}: KV {mib(l.kv_bytes)} at -c {l.ctx_size:,}; "
+                f"fits -c {l.max_ctx_f16:,} (f16) or {l.max_ctx_q8_0:,} (q8_0)."
+            )
+        else:
+            o = numbers.ollama
+            assert o is not None
+            verdict = f"num_ctx {o.max_num_ctx_f16:,} fits" if o.max_num_ctx_f16 else "offloads to CPU"
+            desc = (
+                f"{model.name} {variant.name} on {short_gpu(gpu)}: default num_ctx {o.num_ctx:,} needs {mib(o.kv_bytes)} KV; "
+                f"fits {o.max_num_ctx_f16:,} (f16), {o.max_num_ctx_q8_0:,} (q8_0)."
+            )
+        title = f"{engine} {name} on {where}: {verdict}"
+        if len(desc) > 160:
+            desc = desc[:157].rstrip(" ,;:") + "..."
+        return title, desc
+
+    def plan_errors(self) -> None:
+        for error in self.d.errors.values():
+            ex = error.example
+            key = (ex.gpu, ex.model, ex.variant)
+            numbers = self.results.get(key)
+            if numbers is None:
+                raise RenderError([Issue(f"content/errors/{error.id}.yaml", 1, 0, "example", f"no numbers for {key}")])
+            view = self.pair_view(error, numbers)
+            by_gpu = []
+            for gpu_id in sorted(self.pair_index.get(error.id, {}), key=lambda g: (gpu_memory_bytes(self.d.gpus[g]), g)):
+                gpu = self.d.gpus[gpu_id]
+                items = []
+                for model_id, variant_id in sorted(self.pair_index[error.id][gpu_id]):
+                    model = self.d.models[model_id]
+                    variant = next(v for v in model.variants if v.id == variant_id)
+                    items.append({"label": f"{model.name} {variant.name}", "url": pair_url(error.id, gpu_id, model_id, variant_id)})
+                by_gpu.append({"gpu": gpu, "pairs": items})
+            view["pairs_by_gpu"] = by_gpu
+            view["related"] = [self.d.errors[r] for r in error.related if r in self.d.errors]
+            view["texts"] = error.texts
+            url = error_url(error.id)
+            crumbs = (("Home", "/"), (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"), (error.short_name or error.title, url))
+            self.add(url=url, template="error", title=error.title, description=error.description, kind="error", view=view,
+                     inputs=(f"error:{error.id}", f"gpu:{ex.gpu}", f"model:{ex.model}", "engine"), crumbs=crumbs)
+
+    def variant_rows(self, gpu_id: str) -> list[dict[str, Any]]:
+        rows = []
+        for model in self.d.models.values():
+            for variant in model.variants:
+                numbers = self.results.get((gpu_id, model.id, variant.id))
+                if numbers is None:
+                    continue
+                rows.append({"model": model, "variant": variant, "numbers": numbers, "pages": self.pages_for_pair(numbers)})
+        return rows
+
+    def pages_for_pair(self, numbers: PairNumbers) -> list[dict[str, str]]:
+        out = []
+        for error_id, gpus in self.pair_index.items():
+            if (numbers.model, numbers.variant) in gpus.get(numbers.gpu, ()):
+                url = pair_url(error_id, numbers.gpu, numbers.model, numbers.variant)
+                out.append({"label": self.d.errors[error_id].short_name or self.d.errors[error_id].title, "url": url})
+        return out
+
+    def plan_gpus(self) -> None:
+        items = []
+        for gpu in self.d.gpus.values():
+            url = f"/gpus/{gpu.id}/"
+            rows = self.variant_rows(gpu.id)
+            fits_full = sum(1 for r in rows if (r["numbers"].vllm and r["numbers"].vllm.fits) or (r["numbers"].llamacpp and r["numbers"].llamacpp.fits))
+            view = {"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "rows": rows, "links": sponsored_links(self.d, gpu), "fits_full": fits_full}
+            title = f"{gpu.name} ({gpu.marketed_gb} GB) for LLM serving: which models and contexts fit"
+            description = f"{gpu.name}: {gib(gpu_memory_bytes(gpu))} usable. {fits_full} of {len(rows)} model builds start at full context in vLLM or llama.cpp."
+            crumbs = (("Home", "/"), ("GPUs", "/gpus/"), (short_gpu(gpu), url))
+            self.add(url=url, template="gpu", title=title, description=description, kind="gpu", view=view,
+                     inputs=(f"gpu:{gpu.id}", "models", "engine"), crumbs=crumbs)
+            items.append({"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "url": url, "fits_full": fits_full, "rows": len(rows)})
+        items.sort(key=lambda i: (i["memory_bytes"], i["gpu"].id))
+        self.add(url="/gpus/", template="gpus", title="GPUs: usable memory and the LLMs that fit",
+                 description="Every GPU in the catalog with the memory CUDA reports, bandwidth, FP8 support and how many model builds fit at full context.",
+                 kind="index", view={"items": items}, inputs=("gpus",), crumbs=(("Home", "/"), ("GPUs", "/gpus/")))
+
+    def plan_models(self) -> None:
+        items = []
+        for model in self.d.models.values():
+            url = f"/models/{model.id}/"
+            table = []
+            for variant in model.variants:
+                cells = []
+                for gpu in sorted(self.d.gpus.values(), key=lambda g: (gpu_memory_bytes(g), g.id)):
+                    numbers = self.results.get((gpu.id, model.id, variant.id))
+                    if numbers is not None:
+                        cells.append({"gpu": gpu, "numbers": numbers, "pages": self.pages_for_pair(numbers)})
+                table.append({"variant": variant, "weights": next((c["numbers"].weights_bytes for c in cells), 0),
+                              "weights_estimated": next((c["numbers"].weights_estimated for c in cells), True), "cells": cells})
+            any_numbers = next((c["numbers"] for row in table for c in row["cells"]), None)
+            view = {"model": model, "table": table, "sample": any_numbers}
+            title = f"{model.name}: KV cache per token and the GPUs that fit it"
+            layers = model.config.num_hidden_layers
+            description = (
+                f"{model.name} ({layers} layers, {model.config.num_key_value_heads} KV heads): weights and max context by GPU "
+                f"and quantization for vLLM, llama.cpp and Ollama."
+            )
+            if len(description) > 160:
+                description = description[:157].rstrip(" ,") + "..."
+            crumbs = (("Home", "/"), ("Models", "/models/"), (model.name, url))
+            self.add(url=url, template="model", title=title, description=description, kind="model", view=view,
+                     inputs=(f"model:{model.id}", "gpus", "engine"), crumbs=crumbs)
+            items.append({"model": model, "url": url})
+        self.add(url="/models/", template="models", title="Models: architecture, KV bytes per token and variants",
+                 description="Every model in the catalog with its layers, KV heads, head size, context limit and the quantized builds kvtriage sizes.",
+                 kind="index", view={"items": items}, inputs=("models",), crumbs=(("Home", "/"), ("Models", "/models/")))
+
+    def plan_engines(self) -> None:
+        for engine in self.d.engines.values():
+            url = f"/engines/{engine.id}/"
+            errors = [e for e in self.d.errors.values() if e.engine == engine.id]
+            view = {"engine": engine, "errors": errors}
+            title = f"{engine.name} out-of-memory and KV-cache errors, explained with exact numbers"
+            description = f"Every {engine.name} {engine.version} memory error kvtriage covers, what prints it, and the settings that fix it on your GPU."
+            crumbs = (("Home", "/"), (engine.name, url))
+            self.add(url=url, template="engine", title=title, description=description, kind="engine", view=view,
+                     inputs=("engine", *(f"error:{e.id}" for e in errors)), crumbs=crumbs)
+
+    def plan_home(self) -> None:
+        by_engine = [
+            {"engine": engine, "errors": [e for e in self.d.errors.values() if e.engine == engine.id]}
+            for engine in self.d.engines.values()
+        ]
+        featured = []
+        for pair in self.d.pairs:
+            for error_id in pair.errors:
+                featured.append({"label": f"{short_gpu(self.d.gpus[pair.gpu])} · {self.d.models[pair.model].name}",
+                                 "url": pair_url(error_id, pair.gpu, pair.model, pair.variant)})
+        view = {"by_engine": by_engine, "featured": featured, "pair_count": len(self.indexable_pairs),
+                "gpu_count": len(self.d.gpus), "model_count": len(self.d.models)}
+        self.add(url="/", template="home", title=f"{self.d.site.title}: fix vLLM, llama.cpp and Ollama out-of-memory errors",
+                 description="Paste your vLLM, llama.cpp or Ollama memory error and get the exact context, KV cache and flags that start on your GPU and model.",
+                 kind="home", view=view, inputs=("*",))
+
+
+def _assumptions(numbers: PairNumbers) -> list[str]:
+    seen: list[str] = []
+    for engine_numbers in (numbers.vllm, numbers.llamacpp, numbers.ollama):
+        for item in engine_numbers.assumptions if engine_numbers is not None else ():
+            if item not in seen:
+                seen.append(item)
+    return seen
+
+
+def plan_pages(dataset: Dataset, results: Results, dates: Mapping[str, str] | None = None) -> Plan:
+    plan = _Planner(dataset, results, dates or {}).plan()
+    check_unique_urls(plan.pages)
+    return plan
+
+
+def check_unique_urls(pages: Iterable[Page]) -> None:
+    seen: dict[str, Page] = {}
+    issues = []
+    for page in pages:
+        if page.url in seen:
+            issues.append(
+                Issue("content", 1, 0, "url", f"{page.url} is claimed by both a {seen[page.url].kind} page and a {page.kind} page", "Rename one of the slugs")
+            )
+        else:
+            seen[page.url] = page
+    if issues:
+        raise RenderError(issues)
+

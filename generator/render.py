@@ -1,0 +1,129 @@
+"""Pages in, strings out: the Jinja2 environment, its filters, and the rendering of one page."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping
+
+import jinja2
+from markupsafe import Markup
+
+from generator.errors import Issue, RenderError
+from generator.markdown import markdown_inline_html, markdown_to_html
+from generator.pages import Page
+
+GIB = 1024**3
+MIB = 1024**2
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    path: str  # relative to the site root, always forward slashes
+    content: bytes
+
+
+# --------------------------------------------------------------------------- filters
+
+
+def gib(value: int | float, digits: int = 2) -> str:
+    """Bytes as GiB the way readers compare them with vLLM's logs: 2.0 GiB, 23.64 GiB."""
+    return f"{value / GIB:.{digits}f} GiB"
+
+
+def mib(value: int | float) -> str:
+    return f"{value / MIB:,.2f} MiB"
+
+
+def tokens(value: int) -> str:
+    return f"{value:,}"
+
+
+def kib(value: int) -> str:
+    if value % 1024 == 0:
+        return f"{value // 1024:,} KiB"
+    return f"{value / 1024:,.2f} KiB"
+
+
+def percent(value: float) -> str:
+    return f"{value * 100:g}%"
+
+
+def json_script(value: Any) -> Markup:
+    """JSON safe inside <script>: '<', '>' and '&' cannot end the element or start a comment."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text)
+
+
+def md_block(text: str) -> Markup:
+    return Markup(markdown_to_html(text))
+
+
+def md_inline(text: str) -> Markup:
+    return Markup(markdown_inline_html(text))
+
+
+FILTERS = {
+    "gib": gib,
+    "mib": mib,
+    "kib": kib,
+    "tokens": tokens,
+    "percent": percent,
+    "json_script": json_script,
+    "markdown": md_block,
+    "markdown_inline": md_inline,
+    "ceil": math.ceil,
+}
+
+
+# --------------------------------------------------------------------------- environment
+
+
+@lru_cache(maxsize=8)
+def template_environment(templates_dir: str) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir),
+        undefined=jinja2.StrictUndefined,
+        # .md twins are Markdown, not HTML: escaping there would corrupt code blocks.
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "xml"), default_for_string=False, default=False),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
+    env.filters.update(FILTERS)
+    return env
+
+
+def _template_issue(exc: Exception, page: Page, template_name: str) -> Issue:
+    if isinstance(exc, jinja2.TemplateSyntaxError):
+        return Issue(f"templates/{exc.name or template_name}", exc.lineno or 1, 0, "", f"template syntax: {exc.message}")
+    line = 1
+    tb = exc.__traceback__
+    name = template_name
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.endswith((".html", ".md", ".xml", ".txt")):
+            line = tb.tb_lineno
+            name = Path(filename).name
+        tb = tb.tb_next
+    return Issue(f"templates/{name}", line, 0, "", f"while rendering {page.url}: {type(exc).__name__}: {exc}")
+
+
+def render_page(env: jinja2.Environment, page: Page, site: Mapping[str, Any]) -> list[RenderedFile]:
+    """Render a page to its index.html and its index.md twin."""
+    out = []
+    for suffix in ("html", "md"):
+        template_name = f"{page.template}.{suffix}"
+        try:
+            text = env.get_template(template_name).render(page=page, view=page.view, site=site)
+        except jinja2.TemplateError as exc:
+            raise RenderError([_template_issue(exc, page, template_name)]) from None
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise RenderError([_template_issue(exc, page, template_name)]) from None
+        out.append(RenderedFile(page.output_path(suffix), text.encode("utf-8")))
+    return out
