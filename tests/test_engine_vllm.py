@@ -122,6 +122,12 @@ def test_spec7_null_block_makes_8192_fail_and_8176_start():
     assert ok.log_lines[0] == "Available KV cache memory: 2.0 GiB"
 
 
+def test_spec7_cudagraph_info_line():
+    line = spec7().log_lines[1]
+    assert "The current --gpu-memory-utilization=0.9000 is equivalent to --gpu-memory-utilization=0.8750 without" in line
+    assert "increase --gpu-memory-utilization to 0.9250." in line
+
+
 def test_spec7_requested_bytes_and_auto_fit():
     result = spec7(max_model_len=-1)
     assert result.breakdown.requested_bytes == 23_192_823_399

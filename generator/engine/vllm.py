@@ -775,6 +775,18 @@ def _stage_budget(inputs: VllmInputs, geometry: Geometry, shape: WeightShape, st
     )
 
 
+def cudagraph_info_line(gpu_memory_utilization: float, cudagraph_bytes: int, gpu_total_bytes: int) -> str:
+    """gpu_worker.py's note when the CUDA-graph estimate is subtracted (0.20+, env on)."""
+    delta = cudagraph_bytes / gpu_total_bytes
+    return (
+        "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        f"--gpu-memory-utilization={gpu_memory_utilization:.4f} is equivalent to "
+        f"--gpu-memory-utilization={round(gpu_memory_utilization - delta, 4):.4f} without CUDA graph memory profiling. "
+        "To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to "
+        f"{min(round(gpu_memory_utilization + delta, 4), 1.0):.4f}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+    )
+
+
 def kv_cache_tokens_logged(version: tuple[int, int, int], num_blocks: int, per_request_blocks: int, max_model_len: int, block_size: int, num_groups: int) -> int:
     """The 'GPU KV cache size: N tokens' number of that release."""
     if version >= (0, 21, 0):
@@ -869,6 +881,8 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) 
     chosen = stages[binding]
     if version >= (0, 10, 0):
         log_lines.insert(0, f"Available KV cache memory: {_gib_for(version, chosen.available_kv_cache_bytes)} GiB")
+    if chosen.breakdown and chosen.breakdown.cudagraph_bytes > 0 and inputs.gpu_total_bytes:
+        log_lines.insert(1, cudagraph_info_line(inputs.gpu_memory_utilization, chosen.breakdown.cudagraph_bytes, inputs.gpu_total_bytes))
     if error is None:
         if version >= (0, 30, 0):
             log_lines.append(f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
