@@ -68,8 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
         add_kv_parser = None
     if add_kv_parser is not None:
         add_kv_parser(sub)
-        sub.choices["kv"].add_argument("--root", default=".", help="site root whose data/ names GPUs and models")
-        sub.choices["kv"].set_defaults(handler=_cmd_kv)
+        kv = sub.choices["kv"]
+        kv.add_argument("--root", default=".", help="site root whose data/ names GPUs and models (default: .)")
+        kv.set_defaults(handler=_cmd_kv)
+        # `kv vllm --root X` reads better than `kv --root X vllm`; accept both.
+        for action in kv._subparsers._group_actions if kv._subparsers else ():
+            for engine_parser in getattr(action, "choices", {}).values():
+                engine_parser.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     return parser
 
 

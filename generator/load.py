@@ -47,6 +47,11 @@ class Positions:
 
     path: str
     marks: Mapping[Loc, Location]
+    key_marks: Mapping[Loc, Location] = field(default_factory=dict)
+
+    def key_at(self, loc: Loc) -> Location:
+        """Where the key of loc is written (for unknown keys), else where its value starts."""
+        return self.key_marks.get(tuple(loc)) or self.at(loc)
 
     def at(self, loc: Loc) -> Location:
         # Missing keys point at their parent mapping: the closest thing an editor can open.
@@ -64,8 +69,9 @@ class Source:
     positions: Positions
     loc: Loc = ()
 
-    def issue(self, sub_loc: Loc, field_name: str, message: str, fix: str = "") -> Issue:
-        line, col = self.positions.at(self.loc + tuple(sub_loc))
+    def issue(self, sub_loc: Loc, field_name: str, message: str, fix: str = "", *, at_key: bool = False) -> Issue:
+        loc = self.loc + tuple(sub_loc)
+        line, col = self.positions.key_at(loc) if at_key else self.positions.at(loc)
         return Issue(self.path, line, col, field_name, message, fix)
 
 
@@ -97,7 +103,7 @@ class _YamlProblem(Exception):
         self.line, self.col, self.message, self.fix = line, col, message, fix
 
 
-def _to_python(node: yaml.Node, loader: _StrictLoader, loc: Loc, marks: dict[Loc, Location], depth: int) -> Any:
+def _to_python(node: yaml.Node, loader: _StrictLoader, loc: Loc, marks: dict[Loc, Location], depth: int, key_marks: dict[Loc, Location]) -> Any:
     if depth > MAX_DEPTH:
         raise _YamlProblem(node.start_mark.line + 1, node.start_mark.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
     marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
@@ -115,10 +121,11 @@ def _to_python(node: yaml.Node, loader: _StrictLoader, loc: Loc, marks: dict[Loc
                 raise _YamlProblem(
                     key_node.start_mark.line + 1, key_node.start_mark.column + 1, f"key {key!r} appears twice", "Keep one"
                 )
-            result[key] = _to_python(value_node, loader, loc + (key,), marks, depth + 1)
+            key_marks[loc + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            result[key] = _to_python(value_node, loader, loc + (key,), marks, depth + 1, key_marks)
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_to_python(item, loader, loc + (i,), marks, depth + 1) for i, item in enumerate(node.value)]
+        return [_to_python(item, loader, loc + (i,), marks, depth + 1, key_marks) for i, item in enumerate(node.value)]
     if node.tag == "tag:yaml.org,2002:timestamp":
         # Dates stay text: pydantic and templates should see what the editor typed.
         return node.value
@@ -139,7 +146,8 @@ def parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
     try:
         node = loader.get_single_node()
         marks: dict[Loc, Location] = {}
-        value = _to_python(node, loader, (), marks, 0) if node is not None else None
+        key_marks: dict[Loc, Location] = {}
+        value = _to_python(node, loader, (), marks, 0, key_marks) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -150,7 +158,7 @@ def parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
         raise _YamlProblem(1, 1, f"nesting deeper than {MAX_DEPTH} levels") from None
     finally:
         loader.dispose()
-    return value, Positions(path, marks)
+    return value, Positions(path, marks, key_marks)
 
 
 # --------------------------------------------------------------------------- validation
@@ -210,7 +218,11 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
         return model.model_validate(data), []
     except ValidationError as exc:
         issues = []
-        for error in exc.errors(include_url=False):
+        errors = exc.errors(include_url=False)
+        failed_locs = [tuple(e["loc"]) for e in errors if e["type"] != "too_short"]
+        for error in errors:
+            if error["type"] == "too_short" and any(l[: len(error["loc"])] == tuple(error["loc"]) and len(l) > len(error["loc"]) for l in failed_locs):
+                continue  # the list is short only because its items failed, which are reported
             # Pydantic adds the union member or validator name to the loc; editors never see those.
             loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and ("[" in part or part.startswith("function-"))))
             message = error["msg"]
@@ -220,7 +232,9 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
                 message = f"unknown key {loc[-1]!r}"
             elif error["type"] == "missing":
                 message = "is required"
-            issues.append(source.issue(loc, _field_name(loc) or model.__name__, message, _fix_for(error, model, loc)))
+            issues.append(
+                source.issue(loc, _field_name(loc) or model.__name__, message, _fix_for(error, model, loc), at_key=error["type"] == "extra_forbidden")
+            )
         return None, issues
 
 

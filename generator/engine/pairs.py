@@ -230,11 +230,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
     outcomes = []
     for lever in levers:
-        flags = lever.flags
-        if lever.kind != "utilization":
-            flags = base_flags + flags
-        if lever.kind not in ("clamp_max_model_len", "quantization", "gpu") and not lever.fits_requested and lever.max_model_len_that_fits > 0:
-            flags = flags + (("--max-model-len", str(lever.max_model_len_that_fits)),)
+        flags = lever.serve_flags(base_flags)
         note = lever.note
         if lever.kind == "clamp_max_model_len" and len(vllm.kv_cache_groups(geometry)) == 1:
             note = (

@@ -27,6 +27,7 @@ class ModelEntry:
     hf_config: Mapping[str, Any]
     weights_bytes: int | None = None  # checkpoint size of the variant, when known
     name: str = ""
+    repo: str = ""  # what `vllm serve` is given, e.g. Qwen/Qwen2.5-Coder-32B-Instruct-AWQ
 
 
 @dataclass(frozen=True)
@@ -211,8 +212,11 @@ def answer_vllm_request(request: Mapping[str, Any], models: Mapping[str, Any] | 
     answer = vllm_result_dict(result)
     if not result.fits:
         model = str(request.get("model", "MODEL"))
+        entry = models.get(model) if models is not None and "model" in request else None
+        model = getattr(entry, "repo", "") or model
+        base = (("--gpu-memory-utilization", str(inputs.gpu_memory_utilization)),) if inputs.gpu_memory_utilization is not None else ()
         answer["remediation"] = [
-            {**asdict(lever), "flags": [list(flag) for flag in lever.flags], "command": serve_command(model, lever.flags) if lever.flags else None}
+            {**asdict(lever), "flags": [list(flag) for flag in lever.flags], "command": serve_command(model, lever.serve_flags(base)) if lever.flags else None}
             for lever in vllm_remediation(inputs)
         ]
     return answer

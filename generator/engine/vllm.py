@@ -943,6 +943,15 @@ class Lever:
     available_kv_cache_bytes: int
     note: str = ""
 
+    def serve_flags(self, base: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
+        """Flags for a `vllm serve` line that starts: the reader's own flags, this lever's, and
+        --max-model-len when the lever alone does not reach the requested length."""
+        own = {flag for flag, _ in self.flags}
+        flags = tuple(f for f in base if f[0] not in own) + self.flags
+        if self.kind not in ("clamp_max_model_len", "quantization", "gpu") and not self.fits_requested and self.max_model_len_that_fits > 0:
+            flags += (("--max-model-len", str(self.max_model_len_that_fits)),)
+        return flags
+
 
 _LEVER_ORDER = ("clamp_max_model_len", "kv_cache_dtype_fp8", "enforce_eager", "fp8_and_eager", "utilization",
                 "tensor_parallel", "quantization", "gpu")

@@ -1,0 +1,96 @@
+"""Imports point one way (ARCHITECTURE.md). An arrow the wrong way fails here, not in review."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "generator"
+
+# module -> the generator modules it may import. Anything not listed may import nothing of ours.
+ALLOWED = {
+    "errors": set(),
+    "markdown": set(),
+    "commands_surface": set(),
+    "schema": {"errors"},
+    "load": {"errors", "schema"},
+    "engine": {"schema", "engine"},
+    "dates": {"schema", "engine"},
+    "commands": {"schema", "engine", "errors", "commands_surface"},
+    "pages": {"schema", "engine", "commands", "errors", "markdown"},
+    "render": {"pages", "markdown", "errors", "schema", "engine", "commands"},
+    "publish": {"pages", "render", "markdown", "errors", "schema", "engine", "commands", "commands_surface"},
+    "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator"},
+    "calculator": {"schema", "engine", "pages"},
+    "kv_catalog": {"errors", "schema", "load", "engine"},
+    "kv_command": {"errors", "schema", "load", "engine", "commands", "commands_surface", "kv_catalog"},
+    "editor": {"errors", "schema", "load", "engine", "build", "dates"},
+    "serve": {"errors", "build", "load"},
+    "cli": None,  # the top: may import anything
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+# The engine does arithmetic only: no files, environment, logging, YAML or templates.
+ENGINE_FORBIDDEN = {"os", "sys", "io", "pathlib", "logging", "subprocess", "yaml", "jinja2", "markdown_it", "shutil", "tempfile", "socket"}
+
+
+def _top(module_path: Path) -> str:
+    rel = module_path.relative_to(PACKAGE)
+    return rel.parts[0].removesuffix(".py")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(path.relative_to(PACKAGE).with_suffix("").parts[: -node.level])
+                name = f"generator.{base}.{node.module}" if base else f"generator.{node.module}"
+                found.add(name.replace("..", "."))
+            elif node.module:
+                found.add(node.module)
+    return found
+
+
+MODULES = sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_one_way(path: Path) -> None:
+    top = _top(path)
+    assert top in ALLOWED, f"{top} is a new module: give it a place in ALLOWED (and ARCHITECTURE.md)"
+    allowed = ALLOWED[top]
+    if allowed is None:
+        return
+    for name in _imports(path):
+        if not name.startswith("generator"):
+            continue
+        parts = name.split(".")
+        target = parts[1] if len(parts) > 1 else "__init__"
+        if target == top:
+            continue
+        assert target in allowed, f"generator/{path.relative_to(PACKAGE)} imports {name}; {top} may import only {sorted(allowed)}"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "engine").glob("*.py")), ids=lambda p: p.name)
+def test_engine_is_pure(path: Path) -> None:
+    for name in _imports(path):
+        assert name.split(".")[0] not in ENGINE_FORBIDDEN, f"engine/{path.name} imports {name}: the engine does no I/O"
+    source = path.read_text(encoding="utf-8")
+    assert not re.search(r"(?<![\w.])open\(|\benviron\b|\bgetenv\(", source), f"engine/{path.name} touches files or the environment"
+
+
+def test_only_build_writes_and_only_load_reads_content() -> None:
+    for path in MODULES:
+        top = _top(path)
+        source = path.read_text(encoding="utf-8")
+        if top not in ("build", "cli", "editor", "serve"):
+            assert "write_bytes(" not in source and "write_text(" not in source, f"{path.name} writes files"
+        if top not in ("load", "cli", "editor", "build", "kv_command", "serve"):
+            assert '"content' not in source and "'content" not in source or top in ("pages",), f"{path.name} reads content/"
