@@ -1,0 +1,179 @@
+"""Command blocks against the real CLI surfaces in data/surfaces/ (copies of shared/reference/)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+
+from generator.commands_surface import (
+    CACHE_TYPES,
+    LLAMA_SERVER_SHORT,
+    VLLM_SHORT,
+    check_command,
+    parse_llama_server_flags,
+    parse_ollama_env,
+    parse_vllm_flags,
+)
+from generator.engine.llamacpp import CACHE_TYPES as ENGINE_CACHE_TYPES
+
+REPO = Path(__file__).resolve().parents[1]
+SURFACES = REPO / "data" / "surfaces"
+SHARED = REPO.parent / "shared" / "reference"  # CI and the workspace keep shared/ beside the repo
+
+VLLM = parse_vllm_flags((SURFACES / "vllm-serve-flags.txt").read_text(encoding="utf-8"))
+LLAMA = parse_llama_server_flags((SURFACES / "llama-server-flags.txt").read_text(encoding="utf-8"))
+OLLAMA = parse_ollama_env((SURFACES / "ollama-env.txt").read_text(encoding="utf-8"))
+
+
+def test_surface_files_parse_to_their_stated_sizes():
+    assert len(VLLM) == 411  # the file header says 411 long flags
+    assert len(LLAMA) == 323  # spec §A2: "The full list of 323 long flags"
+    assert {"--kv-cache-dtype", "--max-model-len", "--gpu-memory-utilization", "--optimization-level"} <= VLLM
+    assert {"--ctx-size", "--cache-type-k", "--parallel", "--kv-unified", "--swa-full", "--fit"} <= LLAMA
+    assert {"OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL", "OLLAMA_CONTEXT_LENGTH",
+            "LLAMA_ARG_FIT", "LLAMA_ARG_FIT_TARGET"} <= OLLAMA
+    assert "OLLAMA_NEW_ENGINE" not in OLLAMA and "--swap-space" not in VLLM
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared/reference is not beside the repository")
+@pytest.mark.parametrize("name", ["vllm-serve-flags.txt", "llama-server-flags.txt", "ollama-env.txt"])
+def test_copies_match_shared_reference(name):
+    assert (SURFACES / name).read_bytes() == (SHARED / name).read_bytes()
+
+
+def test_short_aliases_point_at_real_long_flags():
+    for short, long in LLAMA_SERVER_SHORT.items():
+        assert long in LLAMA, short
+    for short, long in VLLM_SHORT.items():
+        assert long in VLLM, short
+
+
+def test_cache_types_agree_with_the_engine():
+    assert CACHE_TYPES == ENGINE_CACHE_TYPES
+
+
+# --- llama-server ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # spec §C cheat-sheet, verbatim
+        "llama-server -m model.gguf -c 16384 -ctk q8_0 -ctv q8_0",
+        "llama-server -m model.gguf -c 16384 -fa on -ctk q8_0 -ctv q8_0",
+        "llama-server -m model.gguf -c 16384 -np 1",
+        "llama-server -m model.gguf -c 32768 -np 4 -kvu",
+        "llama-server -m model.gguf -ngl 40",
+        "llama-server -m model.gguf -nkvo",
+        "llama-server -m model.gguf --n-cpu-moe 20",
+        "llama-server -m model.gguf --cpu-moe",
+        "llama-server -m model.gguf -ot 'ffn_.*_exps=CPU'",
+        "llama-server -m model.gguf -fitt 2048 -fitc 8192",
+        # long spellings and the '_' rewrite
+        "llama-server --model m.gguf --ctx-size 0 --cache-type-k q4_0 --cache-type-v q4_0 --flash-attn auto --parallel -1",
+        "llama-server --model m.gguf --ctx_size 8192 --n-gpu-layers all --swa-full --ubatch-size 1024 --no-kv-unified",
+        "llama-server -m m.gguf -c 8192 -ngl auto -fit off -sm layer -ts 1,1 -lv 4",
+    ],
+)
+def test_valid_llama_server_commands(line):
+    assert check_command("llamacpp", shlex.split(line), LLAMA) == []
+
+
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("llama-server -m m.gguf -ctk fp8", "-ctk fp8: must be one of f32, f16, bf16, q8_0"),
+        ("llama-server -m m.gguf -ctv q8", "-ctv q8: must be one of"),
+        ("llama-server -m m.gguf -fa yes", "-fa yes: must be one of on, enabled"),
+        ("llama-server -m m.gguf -fa -c 4096", "-fa needs a value"),
+        ("llama-server -m m.gguf -np 0", "llama-server rejects 0"),
+        ("llama-server -m m.gguf -c -5", "-c -5: must be an integer >= 0"),
+        ("llama-server -m m.gguf --ctx-size=4096", "not after '='"),
+        ("llama-server -m m.gguf --kv-cache-dtype fp8", "unknown flag --kv-cache-dtype for llama-server"),
+        ("llama-server -m m.gguf -kvq", "unknown flag -kvq"),
+        ("llama-server -m m.gguf -ngl many", "must be a number of layers, 'auto' or 'all'"),
+        ("llama-server -m m.gguf -sm rows", "-sm rows: must be one of none, layer, row, tensor"),
+        ("llama-server -m m.gguf stray", "unexpected argument 'stray'"),
+    ],
+)
+def test_bad_llama_server_commands(line, fragment):
+    problems = check_command("llamacpp", shlex.split(line), LLAMA)
+    assert any(fragment in p for p in problems), problems
+
+
+# --- vLLM ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "vllm serve Qwen/Qwen2.5-Coder-32B-Instruct-AWQ --max-model-len 8176 --gpu-memory-utilization 0.90",
+        "vllm serve m --kv-cache-dtype fp8 --max-model-len 16k -tp 2 -pp 1",
+        "vllm serve m --kv-cache-dtype=fp8_e5m2 --max-model-len=auto --kv-cache-memory-bytes 8G",
+        "vllm serve m -O0 --enforce-eager",
+        "vllm serve m -O 3",
+        "vllm serve m -O=1 -cc.cudagraph_mode=PIECEWISE",
+        "vllm serve m -cc '{\"cudagraph_mode\": \"NONE\"}' --max-num-seqs 64 --max-num-batched-tokens 2048",
+        "vllm serve m --max-model-len 25.6k --dtype half --block-size 32 -q awq_marlin",
+        "vllm serve m --no-enforce-eager --performance-mode throughput --cpu-offload-gb 4",
+    ],
+)
+def test_valid_vllm_commands(line):
+    assert check_command("vllm", shlex.split(line), VLLM) == []
+
+
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("vllm serve m --kv-cache-dtype fp9", "--kv-cache-dtype fp9: must be one of auto, float16"),
+        ("vllm serve m --kv-cache-dtype q8_0", "must be one of auto"),
+        ("vllm serve m --swap-space 4", "removed in vLLM 0.18.0"),
+        ("vllm serve m --gpu-memory-utilization 95", "must be a fraction in (0, 1]"),
+        ("vllm serve m --max-model-len 1.5K", "--max-model-len 1.5K"),
+        ("vllm serve m -O 4", "-O 4: must be one of 0, 1, 2, 3"),
+        ("vllm serve m --kv-cache-memory 8G", "unknown flag --kv-cache-memory"),  # prefix abbreviation only
+        ("vllm serve m -tp 0", "-tp 0: must be an integer >= 1"),
+        ("vllm serve m -q fbgemm_fp8", "needs --allow-deprecated-quantization"),
+        ("vllm serve m --quantization gguf", "--quantization gguf: must be one of"),
+        ("vllm serve m -cc.cudagraph_mode", "dotted -cc keys need '=value'"),
+        ("vllm serve m --max-model-len", "--max-model-len needs a value"),
+    ],
+)
+def test_bad_vllm_commands(line, fragment):
+    problems = check_command("vllm", shlex.split(line), VLLM)
+    assert any(fragment in p for p in problems), problems
+
+
+# --- Ollama ----------------------------------------------------------------------------------
+
+def test_valid_ollama_server_environment():
+    assert check_command("ollama", shlex.split("OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_CONTEXT_LENGTH=16384 OLLAMA_NUM_PARALLEL=1 ollama serve"), OLLAMA) == []
+    assert check_command("ollama", shlex.split("OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 ollama serve"), OLLAMA) == []
+    assert check_command("ollama", {"OLLAMA_KV_CACHE_TYPE": "q4_0", "OLLAMA_KEEP_ALIVE": "1h30m", "LLAMA_ARG_FIT_TARGET": "2048"}, OLLAMA) == []
+    assert check_command("ollama", ["OLLAMA_HOST=0.0.0.0:11434", "ollama", "run", "qwen2.5"], OLLAMA) == []
+    assert check_command("ollama", ["/set", "parameter", "num_ctx", "16384"], OLLAMA) == []
+    assert check_command("ollama", ["PARAMETER", "num_ctx", "16384"], OLLAMA) == []
+
+
+@pytest.mark.parametrize(
+    "argv_or_env, fragment",
+    [
+        ({"OLLAMA_KV_CACHE_TYPE": "fp8"}, "OLLAMA_KV_CACHE_TYPE=fp8: must be one of"),
+        ({"OLLAMA_FLASH_ATTENTION": "yes"}, "OLLAMA_FLASH_ATTENTION=yes"),
+        ({"OLLAMA_NEW_ENGINE": "1"}, "unknown environment variable OLLAMA_NEW_ENGINE"),
+        ({"OLLAMA_NUM_PARALLEL": "-1"}, "must be an unsigned integer"),
+        ({"LLAMA_ARG_FIT": "true"}, "LLAMA_ARG_FIT=true: must be one of on, off"),
+        (["OLLAMA_KV_CACHE_TYPE=q8_0", "ollama", "run", "qwen2.5"], "set on `ollama run`: the client ignores them"),
+        (["export", "OLLAMA_KV_CACHE_TYPE=q8_0"], "`export` in a shell"),
+        (["PARAMETER", "num_ctx", "large"], "num_ctx large: must be an integer"),
+        (["PARAMETER", "kv_cache_type", "q8_0"], "not a memory parameter"),
+    ],
+)
+def test_bad_ollama_settings(argv_or_env, fragment):
+    problems = check_command("ollama", argv_or_env, OLLAMA)
+    assert any(fragment in p for p in problems), problems
+
+
+def test_unknown_engine():
+    with pytest.raises(ValueError):
+        check_command("tgi", [], frozenset())
