@@ -330,6 +330,12 @@ def test_per_layer_kv_heads_skip_layers_without_attention():
     plan = plan_kv(layout, ServerSettings(ctx_size=1024, parallel=1))
     assert plan.kv_bytes == 1024 * (256 + 512) * 2 * 2
     assert "  2 layers" in size_lines(plan, layout, ServerSettings(ctx_size=1024, parallel=1))[0]
+    # -ngl 1 puts only the last repeating layer (index 3, 512 wide) and its KV on the GPU
+    from generator.engine.llamacpp import gpu_use
+    settings = ServerSettings(ctx_size=1024, parallel=1)
+    assert gpu_use(layout, plan, settings, 5 * MIB, 1).kv_bytes == 1024 * 512 * 2 * 2
+    assert gpu_use(layout, plan, settings, 5 * MIB, 1).weights_bytes == 1 * MIB
+    assert gpu_use(layout, plan, settings, 5 * MIB, 0).total_bytes == 0
 
 
 # --- real logs -------------------------------------------------------------------------------

@@ -58,7 +58,9 @@ FLASH_ATTN_AUTO = frozenset({"auto", "-1"})
 # with the SWA layer pattern set_swa_pattern(n) uses: is_swa(il) = il % n < n - 1.
 # src/models/gemma2.cpp (2), gemma3.cpp (6), openai-moe.cpp (2), per spec §A1.
 SWA_PATTERN_BY_GGUF_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2}
-_SWA_HF_PREFIXES = ("gemma2", "gemma3", "gpt_oss")
+# From config.json the pattern comes with the layer kinds; cohere2 (Command R7B) builds an iSWA cache too
+# (ggml-org/llama.cpp PR #13194 discussion runs c4ai-command-r7b with and without --swa-full).
+_SWA_HF_PREFIXES = ("gemma2", "gemma3", "gpt_oss", "cohere2")
 
 # Grok forces flash attention off ("flash_attn is not compatible with Grok - forcing off").
 _FA_FORCED_OFF_ARCHS = frozenset({"grok"})
@@ -140,6 +142,9 @@ class KvLayout:
 def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
     """Layout of the GGUF llama.cpp's converter writes for this config.json."""
     model_type = geometry.model_type
+    if model_type.startswith("gemma3n"):
+        # Gemma 3n reuses the KV of earlier layers in its last layers; that sharing is not modelled.
+        raise GeometryError("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled")
     if geometry.mla is not None:
         # conversion/deepseek.py: key_length = kv_lora_rank + qk_rope_head_dim (576), value_length =
         # kv_lora_rank (512), num_key_value_heads = 1; is_mla() -> K-only cache 576 wide.
@@ -480,6 +485,7 @@ class KvCache:
     v_bytes: int
     type_k: str
     type_v: str
+    layer_bytes: tuple[int, ...] = ()  # K + V bytes of each layer in layer_indices, same order
 
     @property
     def total_bytes(self) -> int:
@@ -509,11 +515,16 @@ def _layer_bytes_per_cell(layout: KvLayout, layer: LayerKv, type_k: str, type_v:
 
 def _build_cache(layout, kind, layers, cells_per_stream, n_stream, type_k, type_v, v_trans) -> KvCache:
     k_bytes = v_bytes = 0
+    per_layer = []
     for layer in layers:
         k, v = _layer_bytes_per_cell(layout, layer, type_k, type_v, v_trans)
         k_bytes += k * cells_per_stream * n_stream
         v_bytes += v * cells_per_stream * n_stream
-    return KvCache(kind, cells_per_stream, n_stream, tuple(layer.index for layer in layers), k_bytes, v_bytes, type_k, type_v)
+        per_layer.append((k + v) * cells_per_stream * n_stream)
+    return KvCache(
+        kind, cells_per_stream, n_stream, tuple(layer.index for layer in layers), k_bytes, v_bytes, type_k, type_v,
+        tuple(per_layer),
+    )
 
 
 @dataclass(frozen=True)
@@ -541,12 +552,8 @@ class KvPlan:
         """KV bytes each layer owns, across every cache it sits in (for -ngl placement)."""
         out: dict[int, int] = {}
         for cache in self.caches:
-            if not cache.layer_indices:
-                continue
-            share_k = cache.k_bytes // len(cache.layer_indices)
-            share_v = cache.v_bytes // len(cache.layer_indices)
-            for il in cache.layer_indices:
-                out[il] = out.get(il, 0) + share_k + share_v
+            for il, n_bytes in zip(cache.layer_indices, cache.layer_bytes):
+                out[il] = out.get(il, 0) + n_bytes
         return out
 
 
@@ -674,8 +681,6 @@ def gpu_use(layout: KvLayout, plan: KvPlan, settings: ServerSettings, weights_by
     if settings.kv_offload and repeating:
         first_gpu_layer = layout.n_layer - repeating
         kv_gpu = sum(b for il, b in plan.bytes_by_layer().items() if il >= first_gpu_layer)
-        if repeating == layout.n_layer:
-            kv_gpu = plan.kv_bytes  # no rounding loss from the per-layer split
     compute = compute_buffer_bytes(layout, plan, settings.ubatch_size, attention_on_gpu=settings.kv_offload) if units else 0
     return GpuUse(weights_gpu, kv_gpu, compute)
 
