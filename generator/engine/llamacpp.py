@@ -1070,7 +1070,7 @@ def layout_from_request(request: Mapping[str, Any], hf_configs: Mapping[str, Map
     if sources == ["hf_config"]:
         return kv_layout_from_geometry(geometry_from_hf_config(request["hf_config"]))
     model = request.get("model")
-    if isinstance(model, str) and hf_configs and model in hf_configs:
+    if isinstance(model, str) and hf_configs and hf_configs.get(model):
         return kv_layout_from_geometry(geometry_from_hf_config(hf_configs[model]))
     if model is not None:
         raise LlamaCppInputError(f"unknown model {model!r}; pass `hf_config` or `gguf_metadata`")
