@@ -7,9 +7,8 @@ old formats from c392e50, 2025-02-20). Function and file names in comments are u
 
 from __future__ import annotations
 
-import math
 import struct
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
