@@ -19,7 +19,8 @@ from xml.sax.saxutils import escape as xml_escape
 
 from generator.dates import record_dates
 from generator.engine.pairs import compute_results
-from generator.errors import BuildError, Issue
+from generator.commands import parse_surfaces, verify_commands
+from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
 from generator.pages import Page, Plan, plan_pages
 from generator.render import RenderedFile, render_page, template_environment
@@ -163,6 +164,12 @@ def build_site(root: Path, today: str | None = None) -> SiteBuild:
     results = compute_results(dataset)
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates)
+    problems = verify_commands(
+        ((page.url, (block for blocks in page.view.get("commands", {}).values() for block in blocks)) for page in plan.pages),
+        parse_surfaces(dataset.surfaces),
+    )
+    if problems:
+        raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
     site = site_context(dataset)
     files: list[RenderedFile] = []

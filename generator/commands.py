@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import Iterable, Mapping
 
+from generator.commands_surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
 from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, VllmNumbers
+from generator.errors import Issue
 from generator.schema import Model, ModelVariant
 
 
@@ -177,3 +180,39 @@ def lever_by_id(levers: tuple[LeverOutcome, ...], lever_id: str) -> LeverOutcome
         if lever.lever == lever_id:
             return lever
     return None
+
+
+# --------------------------------------------------------------------------- the surface check
+
+_PARSERS = {"vllm": parse_vllm_flags, "llamacpp": parse_llama_server_flags, "ollama": parse_ollama_env}
+
+
+def parse_surfaces(texts: dict[str, str] | Mapping[str, str]) -> dict[str, frozenset[str]]:
+    return {engine: _PARSERS[engine](text) for engine, text in texts.items()}
+
+
+def command_problems(block: CommandBlock, surfaces: Mapping[str, frozenset[str]]) -> list[str]:
+    """What the real CLI would reject in this block; empty when every flag, variable and value exists."""
+    if block.engine == "vllm":
+        return check_command("vllm", block.argv[3:], surfaces["vllm"])
+    if block.engine == "llamacpp":
+        return check_command("llamacpp", block.argv, surfaces["llamacpp"])
+    if block.engine == "ollama":
+        problems = check_command("ollama", [f"{k}={v}" for k, v in block.env] + list(block.argv), surfaces["ollama"]) if block.argv[:2] == ("ollama", "serve") else []
+        if block.env:
+            problems += check_command("ollama", dict(block.env), surfaces["ollama"])
+        return problems
+    return []
+
+
+def verify_commands(blocks_by_page: Iterable[tuple[str, Iterable[CommandBlock]]], surfaces: Mapping[str, frozenset[str]]) -> list[Issue]:
+    """Every block on every page against the CLI surfaces; one Issue per problem, naming the page."""
+    issues = []
+    checked: dict[CommandBlock, list[str]] = {}
+    for url, blocks in blocks_by_page:
+        for block in blocks:
+            if block not in checked:
+                checked[block] = command_problems(block, surfaces)
+            for problem in checked[block]:
+                issues.append(Issue(f"site{url}", 1, 0, f"command {block.title!r}", problem, "Fix the command builder in generator/commands.py"))
+    return issues

@@ -32,6 +32,8 @@ from generator.schema import (
 )
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
+# The real CLIs' flag and environment lists every command block is checked against.
+SURFACE_FILES = {"vllm": "vllm-serve-flags.txt", "llamacpp": "llama-server-flags.txt", "ollama": "ollama-env.txt"}
 MAX_DEPTH = 40
 _STANDARD_TAGS = frozenset(
     "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
@@ -330,6 +332,14 @@ def load_dataset(root: Path) -> Dataset:
     if (root / "data/lastmod.yaml").is_file():
         ledger = _catalog(root, "data/lastmod.yaml", DateLedger, issues)
 
+    surfaces: dict[str, str] = {}
+    for engine, name in SURFACE_FILES.items():
+        path = root / "data" / "surfaces" / name
+        try:
+            surfaces[engine] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", "Restore it from shared/reference/"))
+
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)
 
@@ -360,6 +370,7 @@ def load_dataset(root: Path) -> Dataset:
         pairs=tuple(sorted((p for p, _ in pairs), key=lambda p: (p.gpu, p.model, p.variant))),
         origins=origins,
         ledger=ledger[0].records if ledger else {},
+        surfaces=surfaces,
     )
 
 

@@ -442,6 +442,8 @@ class Dataset:
     origins: Mapping[str, str] = field(default_factory=dict)
     # record key -> (content sha, date it last changed), from data/lastmod.yaml.
     ledger: Mapping[str, LedgerEntry] = field(default_factory=dict)
+    # engine -> text of the real CLI surface it is checked against (data/surfaces/).
+    surfaces: Mapping[str, str] = field(default_factory=dict)
 
     def record_keys(self) -> dict[str, Record]:
         """Every dated record under its key (gpu:ID, model:ID, error:ID, pair:GPU--MODEL-VARIANT)."""

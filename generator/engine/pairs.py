@@ -131,6 +131,7 @@ Results = Mapping[tuple[str, str, str], PairNumbers]
 from dataclasses import replace  # noqa: E402
 
 from generator.engine import llamacpp as llama  # noqa: E402
+from generator.engine import ollama  # noqa: E402
 from generator.engine import vllm  # noqa: E402
 from generator.engine.geometry import geometry_from_hf_config  # noqa: E402
 from generator.schema import Dataset, Gpu, Model, ModelVariant, Pair  # noqa: E402
@@ -329,6 +330,42 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int) 
     )
 
 
+def _ollama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, llama_numbers: LlamaNumbers) -> OllamaNumbers:
+    total = gpu_total_bytes(gpu)
+    layout = llama.kv_layout_from_geometry(geometry_from_hf_config(model.config.as_config_json()))
+    common = dict(version=OLLAMA_VERSION, weights_bytes=weights, gpu_total_bytes=total,
+                  compute_capability=gpu.compute_capability, gpu_library="rocm" if gpu.vendor == "amd" else "cuda",
+                  model_name=variant.ollama_tag or model.id)
+    result = ollama.estimate_ollama(layout, **common)
+    q8 = ollama.estimate_ollama(layout, env=ollama.OllamaEnv(kv_cache_type="q8_0"), **common)
+    error = result.error
+    if error is None and result.fits is False and result.processor:
+        error = f"ollama ps: PROCESSOR {result.processor}"
+    return OllamaNumbers(
+        version=OLLAMA_VERSION,
+        default_num_ctx=ollama.default_num_ctx(ollama.parse_version(OLLAMA_VERSION), total),
+        num_ctx=result.num_ctx,
+        num_parallel=result.num_parallel,
+        kv_bytes=result.kv_bytes,
+        kv_bytes_q8_0=q8.kv_bytes,
+        total_bytes=result.weights_bytes + result.kv_bytes + result.compute_buffer_bytes,
+        fits=bool(result.fits),
+        # Ollama with OLLAMA_NUM_PARALLEL=1 launches `llama-server -c num_ctx -np 1`: the same cache as llama.cpp's one slot.
+        max_num_ctx_f16=min(llama_numbers.max_ctx_f16, layout.n_ctx_train),
+        max_num_ctx_q8_0=min(llama_numbers.max_ctx_q8_0, layout.n_ctx_train),
+        gpu_layers_that_fit=result.gpu_layers or 0,
+        num_layers=layout.n_layer,
+        error=error,
+        assumptions=result.notes,
+    )
+
+
+def _ollama_scenario(numbers: OllamaNumbers) -> str | None:
+    if numbers.fits:
+        return None
+    return "ollama-partial-offload" if numbers.gpu_layers_that_fit > 0 else "ollama-system-memory"
+
+
 def _vllm_scenario(numbers: VllmNumbers) -> str | None:
     if numbers.weights_bytes > numbers.requested_bytes:
         return "vllm-weights-oom"
@@ -349,7 +386,7 @@ def _llama_scenario(numbers: LlamaNumbers, total: int) -> str | None:
 
 def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -> PairNumbers:
     weights, estimated, basis = variant_weights(model, variant)
-    vllm_numbers = llama_numbers = None
+    vllm_numbers = llama_numbers = ollama_numbers = None
     scenarios: list[str] = []
     if "vllm" in variant.engines:
         smaller = []
@@ -367,6 +404,11 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         scenario = _llama_scenario(llama_numbers, gpu_total_bytes(gpu))
         if scenario:
             scenarios.append(scenario)
+        if variant.ollama_tag:
+            ollama_numbers = _ollama_numbers(gpu, model, variant, weights, llama_numbers)
+            scenario = _ollama_scenario(ollama_numbers)
+            if scenario:
+                scenarios.append(scenario)
     return PairNumbers(
         gpu=gpu.id,
         model=model.id,
@@ -376,7 +418,7 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         weights_basis=basis,
         vllm=vllm_numbers,
         llamacpp=llama_numbers,
-        ollama=None,
+        ollama=ollama_numbers,
         scenarios=tuple(scenarios),
     )
 
