@@ -401,6 +401,13 @@ def _cross_references(gpus, models, programs, errors, pairs) -> list[Issue]:
             if not _pattern_matches(error.pattern, text.text):
                 issues.append(source.issue(("texts", i, "text"), f"texts[{i}].text", "pattern does not match this text", "Widen pattern so readers who paste this version land here"))
         issues.extend(_placeholder_issues(error, source))
+    primary: dict[str, str] = {}
+    for error, source in errors.values():
+        if error.pair_pages:
+            if error.scenario in primary:
+                issues.append(source.issue(("pair_pages",), "pair_pages", f"error {primary[error.scenario]!r} already generates the {error.scenario} pair pages", "Set pair_pages: false here; two errors would repeat the same numbers"))
+            else:
+                primary[error.scenario] = error.id
     for pair, source in pairs:
         if pair.gpu not in gpus:
             issues.append(source.issue(("gpu",), "gpu", f"GPU {pair.gpu!r} does not exist", _did_you_mean(pair.gpu, gpus)))

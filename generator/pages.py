@@ -7,6 +7,7 @@ needs, already computed and formatted, so rendering is string assembly and nothi
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -174,6 +175,31 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
     return q
 
 
+def slot_values(records: tuple[Gpu, Model, ModelVariant], numbers: PairNumbers) -> dict[str, str]:
+    """Values for the {slots} of error texts, as the engines would print them."""
+    gpu, model, variant = records
+    values = {"model_path": variant.gguf_file or variant.hf_repo or model.hf_repo, "total_gib": f"{gpu_memory_bytes(gpu) / GIB:.2f}"}
+    v = numbers.vllm
+    if v is not None:
+        values.update(
+            {
+                "max_model_len": str(v.max_model_len),
+                "derived_max_model_len": str(v.config_max_len),
+                "estimated_max_len": str(v.max_len),
+                "utilization": str(v.utilization),
+                "requested_gib": f"{v.requested_bytes / GIB:.2f}",
+                "max_num_seqs": str(v.max_num_seqs),
+                "num_reqs": str(v.max_num_seqs),
+            }
+        )
+    return values
+
+
+def fill_slots(text: str, values: Mapping[str, str]) -> str:
+    """Fill {name} slots we know; mark the rest <name> so they read as placeholders, not numbers."""
+    return re.sub(r"\{([a-z_]+)\}", lambda m: values.get(m.group(1), f"<{m.group(1)}>"), text)
+
+
 # --------------------------------------------------------------------------- page planning
 
 
@@ -277,11 +303,12 @@ class _Planner:
         }
 
     def error_text(self, error: ErrorSignature, numbers: PairNumbers) -> str:
-        """What this engine prints for this pair, or the record's signature when it starts fine."""
+        """What the engine prints for this pair when the pair hits this error; else the record's
+        signature with the slots this pair can fill filled in."""
         engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
-        if engine_numbers is not None and engine_numbers.error:
+        if engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
             return engine_numbers.error
-        return error.signature
+        return fill_slots(error.signature, slot_values(self.records(numbers.key), numbers))
 
     def gpus_that_fit(self, numbers: PairNumbers) -> list[dict[str, Any]]:
         """Catalog GPUs on which this variant starts at its full context, smallest first."""
@@ -315,7 +342,7 @@ class _Planner:
         return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))
 
     def pairs_for(self, error: ErrorSignature) -> list[PairNumbers]:
-        chosen = {n.key: n for n in self.results.values() if error.scenario in n.scenarios}
+        chosen = {n.key: n for n in self.results.values() if error.pair_pages and error.scenario in n.scenarios}
         for pair in self.d.pairs:
             if error.id in pair.errors:
                 key = (pair.gpu, pair.model, pair.variant)
@@ -327,12 +354,14 @@ class _Planner:
         featured = {(p.gpu, p.model, p.variant): p for p in self.d.pairs}
         for error in self.d.errors.values():
             seen: dict[str, str] = {}
+            seen_urls: set[str] = set()
             for numbers in self.pairs_for(error):
                 gpu, model, variant = self.records(numbers.key)
                 if error.engine not in variant.engines:
                     self.thin["engine cannot run this variant"] += 1
                     continue
                 url = pair_url(error.id, gpu.id, model.id, variant.id)
+                seen_urls.add(url)
                 fp = self.fingerprint(error, numbers)
                 indexable = fp not in seen or numbers.key in featured
                 if not indexable:
@@ -356,8 +385,10 @@ class _Planner:
                 if indexable:
                     self.indexable_pairs.add(url)
                 self.pair_index[error.id][gpu.id].append((model.id, variant.id))
-            if not self.pair_index.get(error.id):
-                self.thin[f"no pair hits {error.scenario}"] += 0
+            if error.pair_pages:
+                # Pairs this engine can run that start fine or fail some other way: no page, nothing to say.
+                runnable = sum(1 for n in self.results.values() if error.engine in self.records(n.key)[2].engines)
+                self.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
 
     def pair_title(self, error: ErrorSignature, gpu: Gpu, model: Model, variant: ModelVariant, numbers: PairNumbers) -> tuple[str, str]:
         name = error.short_name or error.title

@@ -377,6 +377,10 @@ class ErrorSignature(Record):
     fixes: tuple[Fix, ...] = Field(min_length=1)
     faq: tuple[Faq, ...] = ()
     example: ExamplePair
+    pair_pages: bool = Field(
+        False,
+        description="Generate a page for every GPU and model that hits this scenario. One error per scenario at most, so no two errors repeat the same numbers.",
+    )
     related: tuple[Slug, ...] = ()
     aliases: tuple[Slug, ...] = ()
 

@@ -165,6 +165,12 @@ _LEVER_IDS = {
 }
 
 
+_LEVER_NOTES = {
+    "fp8_and_eager": "one byte per KV element and no CUDA-graph reserve, at some cost in decode speed",
+    "tensor_parallel": "each GPU holds half the KV heads and half the weights",
+}
+
+
 def gpu_total_bytes(gpu: Gpu) -> int:
     """What CUDA reports; nvidia-smi's total (slightly larger) only when no CUDA figure is on record."""
     if gpu.cuda_total_bytes is not None:
@@ -232,7 +238,10 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     outcomes = []
     for lever in levers:
         flags = lever.serve_flags(base_flags)
-        note = lever.note
+        note = lever.note or _LEVER_NOTES.get(lever.kind, "")
+        label = lever.label
+        if lever.kind == "tensor_parallel":
+            label = f"{lever.label} on two {gpu.name} cards"
         if lever.kind == "clamp_max_model_len" and len(vllm.kv_cache_groups(geometry)) == 1:
             note = (
                 f"{result.num_blocks:,} blocks of {result.block_size} tokens, less the null block: "
@@ -241,7 +250,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         outcomes.append(
             LeverOutcome(
                 lever=_LEVER_IDS[lever.kind],
-                label=lever.label,
+                label=label,
                 flags=_argv(flags),
                 max_len=lever.max_model_len_that_fits,
                 fits_full=lever.fits_requested,
