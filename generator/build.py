@@ -165,7 +165,7 @@ def build_site(root: Path, today: str | None = None) -> SiteBuild:
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates)
     problems = verify_commands(
-        ((page.url, (block for blocks in page.view.get("commands", {}).values() for block in blocks)) for page in plan.pages),
+        ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
         parse_surfaces(dataset.surfaces),
     )
     if problems:

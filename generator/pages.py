@@ -267,15 +267,43 @@ class _Planner:
         variant = next(v for v in model.variants if v.id == key[2])
         return gpu, model, variant
 
-    def commands(self, model: Model, variant: ModelVariant, numbers: PairNumbers) -> dict[str, list[CommandBlock]]:
-        blocks: dict[str, list[CommandBlock]] = {}
-        if numbers.vllm is not None:
-            blocks["vllm"] = vllm_blocks(model, variant, numbers.vllm)
-        if numbers.llamacpp is not None:
-            blocks["llamacpp"] = llamacpp_blocks(model, variant, numbers.llamacpp)
-        if numbers.ollama is not None:
-            blocks["ollama"] = ollama_blocks(model, variant, numbers.ollama)
-        return blocks
+    def sibling(self, model: Model, variant: ModelVariant, engine: str) -> ModelVariant | None:
+        """The build of the same model a reader of another engine would run: Q4_K_M GGUF for
+        llama.cpp and Ollama, the smallest checkpoint for vLLM."""
+        candidates = [v for v in model.variants if engine in v.engines and v.id != variant.id]
+        if engine == "vllm":
+            return min(candidates, key=lambda v: (v.checkpoint_bytes or 0, v.id), default=None) if candidates else None
+        preferred = [v for v in candidates if v.gguf_type == "Q4_K_M"] or candidates
+        if engine == "ollama":
+            preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
+        return preferred[0] if preferred else None
+
+    def commands(self, error: ErrorSignature, model: Model, variant: ModelVariant, numbers: PairNumbers) -> list[dict[str, Any]]:
+        """Command sections, the error's engine first, then the others as the seed orders them
+        (Ollama, llama.cpp, vLLM), each for the build of this model that engine runs."""
+        order = [error.engine] + [e for e in ("ollama", "llamacpp", "vllm") if e != error.engine]
+        sections = []
+        for engine in order:
+            use_variant, use_numbers = variant, numbers
+            if engine not in variant.engines or getattr(numbers, engine) is None:
+                other = self.sibling(model, variant, engine)
+                if other is None or (numbers.gpu, model.id, other.id) not in self.results:
+                    continue
+                use_variant, use_numbers = other, self.results[(numbers.gpu, model.id, other.id)]
+            engine_numbers = getattr(use_numbers, engine)
+            if engine_numbers is None:
+                continue
+            builder = {"vllm": vllm_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
+            blocks = builder(model, use_variant, engine_numbers)
+            if blocks:
+                sections.append({
+                    "engine": engine,
+                    "name": ENGINE_NAMES[engine],
+                    "variant": use_variant,
+                    "other_build": use_variant.id != variant.id,
+                    "blocks": blocks,
+                })
+        return sections
 
     def pair_view(self, error: ErrorSignature, numbers: PairNumbers) -> dict[str, Any]:
         gpu, model, variant = self.records(numbers.key)
@@ -294,7 +322,7 @@ class _Planner:
             "cause": fill(error.cause, q),
             "fixes": [{"lever": f.lever, "note": fill(f.note, q)} for f in error.fixes],
             "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
-            "commands": self.commands(model, variant, numbers),
+            "commands": self.commands(error, model, variant, numbers),
             "links": sponsored_links(self.d, gpu),
             "fits_elsewhere": fits_elsewhere,
             "error_text": self.error_text(error, numbers),
