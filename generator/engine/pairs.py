@@ -241,7 +241,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         note = lever.note or _LEVER_NOTES.get(lever.kind, "")
         label = lever.label
         if lever.kind == "tensor_parallel":
-            label = f"{lever.label} on two {gpu.name} cards"
+            label = f"{lever.label} (two {gpu.name} cards)"
         if lever.kind == "clamp_max_model_len" and len(vllm.kv_cache_groups(geometry)) == 1:
             note = (
                 f"{result.num_blocks:,} blocks of {result.block_size} tokens, less the null block: "
