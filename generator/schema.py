@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Mapping
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
+from pydantic.json_schema import WithJsonSchema
 
 # Slugs become directory names under site/: lowercase words joined by '-' or '.', never
 # '..', '/', '\\', '%' or NUL, so no slug can climb out of the output directory.
@@ -60,7 +61,8 @@ def _check_slug(value: str) -> str:
     return value
 
 
-Slug = Annotated[str, AfterValidator(_check_slug)]
+# The pattern is repeated for JSON Schema so editors see bad slugs before `kvtriage check`.
+Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": 80})]
 NonEmpty = Annotated[str, Field(min_length=1, max_length=20_000)]
 Source = Annotated[str, Field(min_length=8, max_length=2_000, description="Where the fact comes from: a URL or repo path@commit.")]
 
@@ -74,8 +76,29 @@ def _check_https(value: HttpUrl) -> HttpUrl:
 HttpsUrl = Annotated[HttpUrl, AfterValidator(_check_https)]
 
 
+# `kvtriage new` writes "FILL IN: what goes here" where only an editor knows the value; no
+# field accepts it, so a skeleton passes `check` except for exactly those fields.
+FILL_IN = "FILL IN"
+
+
+def _fill_in_hint(value: Any) -> str | None:
+    items = value if isinstance(value, (list, tuple)) else (value,)
+    for item in items:
+        if isinstance(item, str) and item.startswith(FILL_IN):
+            return item[len(FILL_IN) :].lstrip(" :").strip()
+    return None
+
+
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _filled_in(cls, value: Any) -> Any:
+        hint = _fill_in_hint(value)
+        if hint is not None:
+            raise ValueError(f"fill this in ({hint})" if hint else "fill this in")
+        return value
 
 
 # --------------------------------------------------------------------------- site
