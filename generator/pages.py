@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 from urllib.parse import quote_plus
 
@@ -355,8 +355,10 @@ class _Planner:
 
     @staticmethod
     def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> str:
+        """The figures a reader compares, without names: equal fingerprints mean a page says nothing its sibling does not."""
         engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
-        return hashlib.sha256(repr((numbers.model, numbers.variant, engine_numbers)).encode()).hexdigest()
+        figures = _strip_words(asdict(engine_numbers)) if engine_numbers is not None else None
+        return hashlib.sha256(repr((numbers.model, numbers.variant, figures)).encode()).hexdigest()
 
     # ---- the pages
 
@@ -567,6 +569,17 @@ class _Planner:
         self.add(url="/", template="home", title=f"{self.d.site.title}: fix vLLM, llama.cpp and Ollama out-of-memory errors",
                  description="Paste your vLLM, llama.cpp or Ollama memory error and get the exact context, KV cache and flags that start on your GPU and model.",
                  kind="home", view=view, inputs=("*",))
+
+
+_WORDS = frozenset({"label", "note", "flags", "kv_log_lines", "error", "assumptions"})
+
+
+def _strip_words(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple((k, _strip_words(v)) for k, v in sorted(value.items()) if k not in _WORDS)
+    if isinstance(value, (list, tuple)):
+        return tuple(_strip_words(v) for v in value)
+    return value
 
 
 def _assumptions(numbers: PairNumbers) -> list[str]:

@@ -1,0 +1,80 @@
+"""plan_pages: one page per URL, titles and descriptions that say the specific thing, no thin twins."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from generator.engine.pairs import compute_results
+from generator.errors import RenderError
+from generator.load import load_dataset
+from generator.pages import check_unique_urls, fill, fill_slots, plan_pages
+
+from .conftest import FIXTURE_SITE
+
+
+@pytest.fixture(scope="module")
+def fixture_plan():
+    dataset = load_dataset(FIXTURE_SITE)
+    return dataset, plan_pages(dataset, compute_results(dataset), {"*": "2026-11-29"})
+
+
+def test_the_seed_pages_exist(fixture_plan) -> None:
+    _, plan = fixture_plan
+    urls = {p.url for p in plan.pages}
+    assert "/oom/vllm-max-model-len-error/" in urls
+    assert "/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/" in urls
+    assert {"/", "/gpus/rtx-4090/", "/models/qwen2.5-coder-32b-instruct/", "/engines/vllm/"} <= urls
+
+
+def test_pair_title_states_the_engines_number(fixture_plan) -> None:
+    _, plan = fixture_plan
+    pair = next(p for p in plan.pages if p.kind == "pair")
+    numbers = pair.view["numbers"].vllm
+    assert f"fits {numbers.max_len:,} tokens" in pair.title
+    assert "RTX 4090" in pair.title and "Qwen2.5-Coder-32B" in pair.title
+    assert 50 <= len(pair.description) <= 160
+
+
+def test_titles_and_descriptions_are_unique(fixture_plan) -> None:
+    _, plan = fixture_plan
+    indexable = [p for p in plan.pages if p.indexable]
+    assert len({p.title for p in indexable}) == len(indexable)
+    assert len({p.description for p in indexable}) == len(indexable)
+
+
+def test_prose_quantities_come_from_the_engine(fixture_plan) -> None:
+    _, plan = fixture_plan
+    pair = next(p for p in plan.pages if p.kind == "pair")
+    numbers = pair.view["numbers"].vllm
+    assert f"{numbers.max_len:,}" in pair.view["triage"]
+    assert "{{" not in pair.view["triage"] + pair.view["cause"]
+
+
+def test_same_numbers_on_two_gpus_is_thin(fixture_plan) -> None:
+    dataset, _ = fixture_plan
+    base = dataset.gpus["rtx-4090"]
+    twins = {
+        gid: base.model_copy(update={"id": gid, "name": name})
+        for gid, name in (("rtx-4090-a", "GeForce RTX 4090 A"), ("rtx-4090-b", "GeForce RTX 4090 B"))
+    }
+    dataset = replace(dataset, gpus=dict(dataset.gpus, **twins))
+    plan = plan_pages(dataset, compute_results(dataset), {"*": "2026-11-29"})
+    pairs = {p.url.split("/")[3]: p for p in plan.pages if p.kind == "pair"}
+    # The featured RTX 4090 page runs at its own utilization, so its numbers differ; the twins match each other.
+    assert set(pairs) == {"rtx-4090", "rtx-4090-a", "rtx-4090-b"}
+    assert pairs["rtx-4090-a"].indexable and not pairs["rtx-4090-b"].indexable
+    assert plan.thin_report["same numbers as a sibling GPU"] == 1
+
+
+def test_two_pages_cannot_claim_one_url(fixture_plan) -> None:
+    _, plan = fixture_plan
+    with pytest.raises(RenderError) as raised:
+        check_unique_urls([plan.pages[0], plan.pages[0]])
+    assert plan.pages[0].url in str(raised.value)
+
+
+def test_fill_and_slots() -> None:
+    assert fill("holds {{ vllm.kv_tokens }} tokens", {"vllm.kv_tokens": "8,192"}) == "holds 8,192 tokens"
+    assert fill_slots("len ({max_model_len}) on {device}", {"max_model_len": "32768"}) == "len (32768) on <device>"
