@@ -31,18 +31,22 @@ def markdown_inline_html(text: str) -> str:
     return markdown_renderer().renderInline(text)
 
 
+@lru_cache(maxsize=1)
+def _permissive_parser() -> MarkdownIt:
+    # Same grammar, but keeps every link so check can name the ones the renderer would drop.
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md
+
+
 def unsafe_links(text: str) -> list[str]:
-    """Link targets in text that the renderer would drop, so check can name them."""
-    tokens = markdown_renderer().parse(text)
+    """Link and image targets in text that the renderer would drop (inline, reference and
+    autolinks alike), so check can name them."""
     bad: list[str] = []
-    for token in tokens:
+    for token in _permissive_parser().parse(text):
         for child in token.children or ():
-            if child.type == "link_open":
-                href = str(child.attrGet("href") or "")
-                if not is_safe_link(href):
-                    bad.append(href)
-    # markdown-it already refused unsafe links while parsing, so look for their text too.
-    for match in re.finditer(r"\]\(\s*<?([^)\s>]+)", text):
-        if not is_safe_link(match.group(1)) and match.group(1) not in bad:
-            bad.append(match.group(1))
+            if child.type in ("link_open", "image"):
+                target = str(child.attrGet("href") or child.attrGet("src") or "")
+                if not is_safe_link(target) and target not in bad:
+                    bad.append(target)
     return bad
