@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from generator.errors import ContentError, Issue
 from generator.markdown import unsafe_links
 from generator.schema import (
+    FILL_IN,
     PLACEHOLDER,
     QUANTITY_NAMES,
     AffiliateCatalog,
@@ -239,6 +240,14 @@ def _fix_for(error: Mapping[str, Any], model: type[BaseModel], loc: Loc) -> str:
         return "Add it"
     if kind == "literal_error":
         return "Use one of the listed values"
+    if kind == "value_error" and str(error.get("msg", "")).startswith("Value error, fill this in"):
+        return f"Replace the {FILL_IN} placeholder"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return "Write a whole number without quotes or units"
+    if kind in ("float_parsing", "float_type"):
+        return "Write a number without quotes or units"
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        return "Check the value against its source"
     return ""
 
 
@@ -298,15 +307,45 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
 def _read(root: Path, relative: str, issues: list[Issue]) -> tuple[Any, Positions] | None:
     path = root / relative
     try:
+        if not path.resolve().is_relative_to(root.resolve()):
+            # A symlink to /etc/... would publish whatever it points at.
+            issues.append(Issue(relative, 1, 0, "", "is a link to a file outside the site root", "Copy the file in instead"))
+            return None
         data = path.read_bytes()
     except OSError as exc:
         issues.append(Issue(relative, 1, 0, "", f"cannot read file: {exc.strerror or exc}", "Check that it exists"))
         return None
     try:
-        return parse_yaml(relative, data)
+        parsed = parse_yaml(relative, data)
     except _YamlProblem as problem:
         issues.append(Issue(relative, problem.line, problem.col, "", problem.message, problem.fix))
         return None
+    issues.extend(_link_issues(parsed[0], Source(relative, parsed[1])))
+    return parsed
+
+
+def _strings(value: Any, loc: Loc = ()) -> Iterable[tuple[Loc, str]]:
+    if isinstance(value, str):
+        yield loc, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, loc + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, loc + (i,))
+
+
+def _link_issues(data: Any, source: Source) -> list[Issue]:
+    """Any text may reach a page as Markdown, so every string is held to the renderer's link rule."""
+    issues = []
+    for loc, text in _strings(data):
+        if "](" not in text and "]:" not in text and "<" not in text:
+            continue  # no inline, reference or autolink: skip the parse
+        for target in unsafe_links(text):
+            issues.append(
+                source.issue(loc, _field_name(loc), f"link to {target[:80]!r} is not allowed", "Link to an https:// or http:// address, a site path (/...) or an #anchor")
+            )
+    return issues
 
 
 def _content_files(root: Path, folder: str) -> list[str]:
@@ -402,6 +441,11 @@ def load_dataset(root: Path) -> Dataset:
     _unique(((m.id, Source("data/models.yaml", models[1], ("models", i))) for i, m in enumerate(models[0].models)), "model id", issues)
     _unique(((p.id, Source("data/affiliates.yaml", affiliates[1], ("programs", i))) for i, p in enumerate(affiliates[0].programs)), "program id", issues)
     _unique(error_sources, "error id", issues)
+    _unique(((e.id, Source("data/engines.yaml", engines[1], ("engines", i))) for i, e in enumerate(engines[0].engines)), "engine id", issues)
+    issues.extend(_url_collisions(model_records))
+    issues.extend(_alias_issues("GPU", gpu_records))
+    issues.extend(_alias_issues("model", model_records))
+    issues.extend(_alias_issues("error", errors))
 
     issues.extend(_cross_references(gpu_records, model_records, program_records, errors, pairs))
 
@@ -424,6 +468,46 @@ def load_dataset(root: Path) -> Dataset:
         ledger=ledger[0].records if ledger else {},
         surfaces=surfaces,
     )
+
+
+def _url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:
+    """Pair pages end in <model>-<variant>/, so model 'a-b' variant 'c' and model 'a' variant
+    'b-c' would claim one URL; catch it here, where both records have a line."""
+    issues: list[Issue] = []
+    seen: dict[str, tuple[str, str, Source, int]] = {}
+    for model_id, (model, source) in models.items():
+        for i, variant in enumerate(model.variants):
+            tail = f"{model_id}-{variant.id}"
+            if tail in seen and seen[tail][0] != model_id:
+                other_model, other_variant, other_source, other_i = seen[tail]
+                line, _ = other_source.positions.at(other_source.loc + ("variants", other_i, "id"))
+                issues.append(
+                    source.issue(
+                        ("variants", i, "id"),
+                        f"variants[{i}].id",
+                        f"model {model_id!r} variant {variant.id!r} and model {other_model!r} variant {other_variant!r} "
+                        f"({other_source.path}:{line}) both make pair pages ending in /{tail}/",
+                        "Rename one of the variants",
+                    )
+                )
+            else:
+                seen.setdefault(tail, (model_id, variant.id, source, i))
+    return issues
+
+
+def _alias_issues(what: str, records: Mapping[str, tuple[Any, Source]]) -> list[Issue]:
+    """An alias becomes a redirect from an old URL; it may not shadow a live id or another alias."""
+    issues: list[Issue] = []
+    claimed: dict[str, str] = {}
+    for record_id, (record, source) in records.items():
+        for i, alias in enumerate(getattr(record, "aliases", ())):
+            if alias in records:
+                issues.append(source.issue(("aliases", i), f"aliases[{i}]", f"{alias!r} is the id of {'this' if alias == record_id else 'another'} {what}", "Remove the alias; that page exists"))
+            elif alias in claimed and claimed[alias] != record_id:
+                issues.append(source.issue(("aliases", i), f"aliases[{i}]", f"{alias!r} is already an alias of {what} {claimed[alias]!r}", "Keep it on one record"))
+            else:
+                claimed[alias] = record_id
+    return issues
 
 
 def _did_you_mean(value: str, choices: Iterable[str]) -> str:
