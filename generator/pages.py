@@ -593,17 +593,29 @@ def _assumptions(numbers: PairNumbers) -> list[str]:
 
 def plan_pages(dataset: Dataset, results: Results, dates: Mapping[str, str] | None = None) -> Plan:
     plan = _Planner(dataset, results, dates or {}).plan()
-    check_unique_urls(plan.pages)
+    check_unique_urls(plan.pages, dataset.origins)
     return plan
 
 
-def check_unique_urls(pages: Iterable[Page]) -> None:
+def check_unique_urls(pages: Iterable[Page], origins: Mapping[str, str] | None = None) -> None:
+    """Two pages with one URL would overwrite each other; name the files whose records made them."""
+    origins = origins or {}
+
+    def files(page: Page, other: Page) -> list[str]:
+        # The records that differ between the two pages are the ones that collided.
+        keys = [k for k in page.inputs if k not in other.inputs] or list(page.inputs)
+        found = [f"{k} in {origins[k]}" for k in keys if k in origins]
+        return found or [f"the {page.kind} page"]
+
     seen: dict[str, Page] = {}
     issues = []
     for page in pages:
         if page.url in seen:
+            first = seen[page.url]
+            mine, theirs = files(page, first), files(first, page)
+            path = next((origins[k] for k in page.inputs if k in origins and k not in first.inputs), "content")
             issues.append(
-                Issue("content", 1, 0, "url", f"{page.url} is claimed by both a {seen[page.url].kind} page and a {page.kind} page", "Rename one of the slugs")
+                Issue(path, 1, 0, "url", f"{page.url} is claimed by both a {first.kind} page ({', '.join(theirs)}) and a {page.kind} page ({', '.join(mine)})", "Rename one of the slugs")
             )
         else:
             seen[page.url] = page
