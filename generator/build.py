@@ -14,8 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
-from xml.sax.saxutils import escape as xml_escape
+from typing import Callable, Iterable, Iterator
 
 from generator.dates import record_dates
 from generator.engine.pairs import compute_results
@@ -23,6 +22,7 @@ from generator.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
 from generator.pages import Page, Plan, plan_pages
+from generator.publish import affiliate_rules, asset_urls, check_html, index_search, pagefind_executable, publish_files
 from generator.render import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
 
@@ -61,8 +61,11 @@ def _signals_as_exceptions() -> Iterator[None]:
             signal.signal(signal.SIGTERM, previous)
 
 
-def write_site(files: Iterable[RenderedFile], out: Path) -> int:
-    """Write files into a fresh directory next to out, then swap it in. Returns the file count."""
+def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[Path], None] | None = None) -> int:
+    """Write files into a fresh directory next to out, then swap it in. Returns the file count.
+
+    before_swap runs on the complete staging directory (the search indexer), so a site is never
+    published half-indexed."""
     out = Path(out).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
@@ -75,6 +78,8 @@ def write_site(files: Iterable[RenderedFile], out: Path) -> int:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(rendered.content)
                 count += 1
+            if before_swap is not None:
+                before_swap(staging)
             os.chmod(staging, 0o755)
             if out.exists():
                 os.replace(out, retired)
@@ -105,12 +110,14 @@ def today_for_build() -> str:
     return datetime.now(tz=timezone.utc).date().isoformat()
 
 
-def site_context(dataset: Dataset) -> dict[str, str]:
+def site_context(dataset: Dataset, assets: dict[str, str] | None = None) -> dict[str, object]:
     return {
         "title": dataset.site.title,
         "tagline": dataset.site.tagline,
         "language": dataset.site.language,
         "base_url": str(dataset.site.base_url).rstrip("/"),
+        # static file name -> /static/name?v=<content hash>, so /static/* can be cached for a year
+        "assets": assets or {},
     }
 
 
@@ -123,38 +130,6 @@ def static_files(root: Path) -> list[RenderedFile]:
         for path in sorted(static.rglob("*"))
         if path.is_file()
     ]
-
-
-def sitemap_files(pages: tuple[Page, ...], base_url: str, max_urls: int) -> list[RenderedFile]:
-    """sitemap.xml with lastmod only (search engines ignore priority and changefreq); an index past max_urls."""
-    indexable = [p for p in pages if p.indexable]
-
-    def urlset(chunk: list[Page]) -> bytes:
-        rows = "".join(
-            f"<url><loc>{xml_escape(base_url + p.url)}</loc><lastmod>{p.lastmod}</lastmod></url>\n" for p in chunk
-        )
-        return (
-            '<?xml version="1.0" encoding="UTF-8"?>\n'
-            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + rows + "</urlset>\n"
-        ).encode()
-
-    if len(indexable) <= max_urls:
-        return [RenderedFile("sitemap.xml", urlset(indexable))]
-    files, entries = [], []
-    for n, start in enumerate(range(0, len(indexable), max_urls), 1):
-        chunk = indexable[start : start + max_urls]
-        name = f"sitemap-{n}.xml"
-        files.append(RenderedFile(name, urlset(chunk)))
-        entries.append(f"<sitemap><loc>{xml_escape(base_url)}/{name}</loc><lastmod>{max(p.lastmod for p in chunk)}</lastmod></sitemap>\n")
-    index = (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + "".join(entries) + "</sitemapindex>\n"
-    ).encode()
-    return [RenderedFile("sitemap.xml", index), *files]
-
-
-def robots_file(base_url: str) -> RenderedFile:
-    return RenderedFile("robots.txt", f"User-agent: *\nAllow: /\n\nSitemap: {base_url}/sitemap.xml\n".encode())
 
 
 def build_site(root: Path, today: str | None = None) -> SiteBuild:
@@ -171,14 +146,15 @@ def build_site(root: Path, today: str | None = None) -> SiteBuild:
     if problems:
         raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
-    site = site_context(dataset)
+    static = static_files(root)
+    site = site_context(dataset, asset_urls(static))
     files: list[RenderedFile] = []
     for page in plan.pages:
         files.extend(render_page(env, page, site))
-    files.extend(static_files(root))
-    files.extend(sitemap_files(plan.pages, site["base_url"], dataset.site.sitemap_max_urls))
-    files.append(robots_file(site["base_url"]))
+    files.extend(static)
+    files.extend(publish_files(dataset, plan, env, site))
     files.sort(key=lambda f: f.path)
+    check_html(files, site["base_url"], affiliate_rules(dataset))
     return SiteBuild(files=tuple(files), plan=plan)
 
 
@@ -197,7 +173,13 @@ def check_site(root: Path) -> str:
     return "ok: " + _summary(build)
 
 
-def build_and_write(root: Path, out: Path, jobs: int = 0, progress: bool = False) -> str:
+def build_and_write(root: Path, out: Path, jobs: int = 0, progress: bool = False, search: bool | None = None) -> str:
+    """Build, index for search (by default whenever Pagefind is installed), then swap into out."""
     build = build_site(root)
-    count = write_site(build.files, out)
-    return f"wrote {count} files to {out}\n" + _summary(build)
+    pagefind = pagefind_executable() if search is not False else None
+    if search and pagefind is None:
+        raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
+    indexer = (lambda staging: index_search(staging, pagefind)) if pagefind else None
+    count = write_site(build.files, out, before_swap=indexer)
+    note = "search index: Pagefind" if pagefind else "search index: skipped (Pagefind not installed)"
+    return f"wrote {count} files to {out}\n" + _summary(build) + "\n" + note

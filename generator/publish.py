@@ -1,0 +1,577 @@
+"""Site-level outputs and the publishing checks: what search engines and static hosts expect.
+
+`publish_files` returns everything a site needs besides its pages (sitemap, robots.txt, 404,
+search page and its error index, about page, `_redirects` and alias pages, `_headers`,
+llms.txt); `check_html` reads every built page once and fails the build on a broken link or
+anchor, an affiliate link without rel="sponsored noopener" or its disclosure, or two indexable
+pages that share a title or a description. `index_search` runs Pagefind over a written site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import unquote, urljoin, urlsplit
+from xml.sax.saxutils import escape as xml_escape
+
+import jinja2
+
+from generator.errors import Issue, RenderError
+from generator.pages import ENGINE_NAMES, Page, Plan, error_url
+from generator.render import RenderedFile, render_page
+from generator.schema import Dataset
+
+DESCRIPTION_MIN = 50
+DESCRIPTION_MAX = 160
+# Written after the in-memory build (by Pagefind), so links into it cannot be checked here.
+GENERATED_LATER = ("/pagefind/",)
+SEARCH_INDEX_PATH = "search/errors.json"
+NOT_FOUND_URL = "/404.html"
+CONTENT_ATTR = "con" "tent"  # <meta content=...>; spelled apart so tests/test_layering.py sees no read of content/
+
+
+# --------------------------------------------------------------------------- sitemap and robots
+
+
+def sitemap_files(pages: Sequence[Page], base_url: str, max_urls: int) -> list[RenderedFile]:
+    """sitemap.xml with lastmod only (search engines ignore priority and changefreq); an index past max_urls."""
+    indexable = [p for p in pages if p.indexable]
+
+    def urlset(chunk: list[Page]) -> bytes:
+        rows = "".join(
+            f"<url><loc>{xml_escape(base_url + p.url)}</loc><lastmod>{p.lastmod}</lastmod></url>\n" for p in chunk
+        )
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + rows + "</urlset>\n"
+        ).encode()
+
+    if len(indexable) <= max_urls:
+        return [RenderedFile("sitemap.xml", urlset(indexable))]
+    files, entries = [], []
+    for n, start in enumerate(range(0, len(indexable), max_urls), 1):
+        chunk = indexable[start : start + max_urls]
+        name = f"sitemap-{n}.xml"
+        files.append(RenderedFile(name, urlset(chunk)))
+        newest = max(p.lastmod for p in chunk)
+        entries.append(f"<sitemap><loc>{xml_escape(base_url)}/{name}</loc><lastmod>{newest}</lastmod></sitemap>\n")
+    index = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n' + "".join(entries) + "</sitemapindex>\n"
+    ).encode()
+    return [RenderedFile("sitemap.xml", index), *files]
+
+
+def robots_file(base_url: str) -> RenderedFile:
+    return RenderedFile("robots.txt", f"User-agent: *\nAllow: /\n\nSitemap: {base_url}/sitemap.xml\n".encode())
+
+
+# --------------------------------------------------------------------------- pages the site adds
+
+
+def _site_page(plan: Plan, base_url: str, *, url: str, template: str, title: str, description: str, kind: str,
+               view: dict[str, Any], canonical: bool = True, twin: bool = False, crumb: str = "", searchable: bool = True) -> Page:
+    """A page no record stands behind. Its date is the newest record date, never the build time.
+
+    Only a page with a canonical gets structured data and breadcrumbs (the 404 page has neither)."""
+    lastmod = max((p.lastmod for p in plan.pages), default="1970-01-01")
+    view = dict(view)
+    view["canonical"] = base_url + url if canonical else None
+    view["markdown_twin"] = twin
+    view["pagefind"] = searchable
+    view["json_ld"] = []
+    if canonical:
+        view["json_ld"] = [
+            {
+                "@context": "https://schema.org",
+                "@type": "TechArticle",
+                "headline": title[:110],
+                "description": description,
+                "dateModified": lastmod,
+                "mainEntityOfPage": base_url + url,
+            },
+            {
+                "@context": "https://schema.org",
+                "@type": "BreadcrumbList",
+                "itemListElement": [
+                    {"@type": "ListItem", "position": 1, "name": "Home", "item": base_url + "/"},
+                    {"@type": "ListItem", "position": 2, "name": crumb or title, "item": base_url + url},
+                ],
+            },
+        ]
+    crumbs = (("Home", "/"), (crumb or title, url)) if canonical else ()
+    # indexable=True: no robots noindex. The 404 page is kept out of the index by its HTTP status.
+    return Page(url=url, template=template, title=title, description=description, kind=kind, lastmod=lastmod,
+                view=view, breadcrumbs=crumbs, indexable=True)
+
+
+def site_pages(dataset: Dataset, plan: Plan, base_url: str) -> tuple[Page, ...]:
+    """The search page, the 404 page and the about page."""
+    errors = [
+        {"id": e.id, "title": e.title, "description": e.description, "url": error_url(e.id), "engine": ENGINE_NAMES[e.engine]}
+        for e in dataset.errors.values()
+    ]
+    by_engine = [
+        {"name": engine.name, "errors": [e for e in errors if e["engine"] == engine.name]}
+        for engine in dataset.engines.values()
+    ]
+    site = dataset.site
+    search = _site_page(
+        plan, base_url, url="/search/", template="search", kind="search", searchable=False, crumb="Search",
+        title=f"Search {site.title}: paste an error or search every page",
+        description="Paste a vLLM, llama.cpp or Ollama error to jump to its page, or search every page; all errors are listed below.",
+        view={"by_engine": by_engine, "index_url": "/" + SEARCH_INDEX_PATH},
+    )
+    not_found = _site_page(
+        plan, base_url, url=NOT_FOUND_URL, template="404", kind="notfound", canonical=False, searchable=False,
+        title=f"Page not found | {site.title}",
+        description="This page does not exist. Search for your error, or start from an engine, a GPU or a model.",
+        view={"by_engine": by_engine},
+    )
+    about = _site_page(
+        plan, base_url, url="/about/", template="about", kind="about", twin=True, crumb="About",
+        title=f"How {site.title} computes its numbers, and where they come from",
+        description="How the KV-cache, context and memory figures are computed, where each input comes from, how pages are dated, and how links earn money.",
+        view={"engines": list(dataset.engines.values()), "repository_url": str(site.repository_url) if site.repository_url else None},
+    )
+    return (search, not_found, about)
+
+
+def render_site_pages(env: jinja2.Environment, pages: Iterable[Page], site: Mapping[str, Any]) -> list[RenderedFile]:
+    out: list[RenderedFile] = []
+    for page in pages:
+        if page.view.get("markdown_twin"):
+            out.extend(render_page(env, page, site))
+            continue
+        try:
+            text = env.get_template(f"{page.template}.html").render(page=page, view=page.view, site=site)
+        except jinja2.TemplateError as exc:
+            line = getattr(exc, "lineno", None) or 1
+            raise RenderError([Issue(f"templates/{page.template}.html", line, 0, "", f"while rendering {page.url}: {exc}")]) from None
+        path = page.url.lstrip("/") if page.url.endswith(".html") else page.output_path("html")
+        out.append(RenderedFile(path, text.encode("utf-8")))
+    return out
+
+
+def search_index_file(dataset: Dataset) -> RenderedFile:
+    """The compact list the paste box matches against: one entry per error signature."""
+    rows = [
+        {"id": e.id, "title": e.title, "engine": ENGINE_NAMES[e.engine], "pattern": e.pattern, "url": error_url(e.id)}
+        for e in dataset.errors.values()
+    ]
+    text = json.dumps({"errors": rows}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return RenderedFile(SEARCH_INDEX_PATH, (text + "\n").encode("utf-8"))
+
+
+# --------------------------------------------------------------------------- renamed slugs
+
+
+@dataclass(frozen=True)
+class Redirect:
+    old: str  # site path of the page under its old slug
+    new: str  # site path it moved to
+
+
+def alias_redirects(dataset: Dataset, pages: Sequence[Page]) -> tuple[Redirect, ...]:
+    """Old URL -> new URL for every page whose error, GPU or model slug an editor renamed via `aliases:`.
+
+    A page moves with each slug in its URL: /oom/<error>/..., /gpus/<gpu>/, /models/<model>/ and the
+    <gpu> and <model>-<variant> segments of pair pages. An old URL that a live page still uses is an error.
+    """
+    rules: list[tuple[int, str, str, str]] = []  # (segment index, new value, old value, record path)
+    for error in dataset.errors.values():
+        rules.extend((1, error.id, alias, f"error:{error.id}") for alias in error.aliases)
+    for gpu in dataset.gpus.values():
+        rules.extend((1, gpu.id, alias, f"gpu:{gpu.id}") for alias in gpu.aliases)
+        rules.extend((2, gpu.id, alias, f"gpu:{gpu.id}") for alias in gpu.aliases)
+    for model in dataset.models.values():
+        for alias in model.aliases:
+            rules.append((1, model.id, alias, f"model:{model.id}"))
+            for variant in model.variants:
+                rules.append((3, f"{model.id}-{variant.id}", f"{alias}-{variant.id}", f"model:{model.id}"))
+    sections = {1: ("oom", "gpus", "models"), 2: ("oom",), 3: ("oom",)}
+    owner = {1: {"error": "oom", "gpu": "gpus", "model": "models"}}
+    live = {p.url for p in pages}
+    found: dict[str, str] = {}
+    issues = []
+    for page in pages:
+        segments = page.url.strip("/").split("/")
+        for index, new, old, record in rules:
+            if len(segments) <= index or segments[index] != new or segments[0] not in sections[index]:
+                continue
+            if index == 1 and segments[0] != owner[1][record.split(":")[0]]:
+                continue
+            moved = "/" + "/".join(segments[:index] + [old] + segments[index + 1 :]) + "/"
+            if moved in live:
+                issues.append(Issue(dataset.origins.get(record, record), 1, 0, "aliases", f"{record} lists alias {old!r}, but {moved} is a live page",
+                                    "Remove the alias or rename the other record"))
+            elif found.setdefault(moved, page.url) != page.url:
+                issues.append(Issue(dataset.origins.get(record, record), 1, 0, "aliases", f"{moved} would redirect to both {found[moved]} and {page.url}"))
+    if issues:
+        raise RenderError(issues)
+    return tuple(Redirect(old, new) for old, new in sorted(found.items()))
+
+
+def redirects_file(redirects: Sequence[Redirect]) -> RenderedFile:
+    """Netlify / Cloudflare Pages `_redirects`: one permanent redirect per old page URL, twins included."""
+    lines = ["# Renamed slugs (aliases: in the records). Generated by kvtriage; do not edit."]
+    for r in redirects:
+        lines.append(f"{r.old} {r.new} 301")
+        lines.append(f"{r.old}index.md {r.new}index.md 301")
+    return RenderedFile("_redirects", ("\n".join(lines) + "\n").encode())
+
+
+def alias_files(env: jinja2.Environment, redirects: Sequence[Redirect], site: Mapping[str, Any]) -> list[RenderedFile]:
+    """A meta-refresh page at each old URL for hosts without `_redirects` (GitHub Pages): noindex, canonical to the target."""
+    template = env.get_template("alias.html")
+    out = []
+    for r in redirects:
+        text = template.render(site=site, target=r.new, canonical=site["base_url"] + r.new)
+        out.append(RenderedFile(r.old.strip("/") + "/index.html", text.encode("utf-8")))
+    return out
+
+
+# --------------------------------------------------------------------------- host files
+
+
+def headers_file(pages: Sequence[Page]) -> RenderedFile:
+    """`_headers` for Netlify / Cloudflare Pages. Static assets are fingerprinted (?v=hash), so they
+    cache for a year; pages revalidate on every visit. No rule overlaps another, because both hosts
+    join the values of a header that two matching rules set."""
+    sections = sorted({p.url.strip("/").split("/")[0] for p in pages if p.url.strip("/") and not p.url.endswith(".html")})
+    lines = [
+        "# Generated by kvtriage. Static assets carry a content hash in their URL (?v=...).",
+        "/*",
+        "  X-Content-Type-Options: nosniff",
+        "  Referrer-Policy: strict-origin-when-cross-origin",
+        "",
+        "/static/*",
+        "  Cache-Control: public, max-age=31536000, immutable",
+        "",
+        "/pagefind/*",
+        "  Cache-Control: public, max-age=3600",
+        "",
+    ]
+    for path in ["/", "/index.md", NOT_FOUND_URL, *(f"/{s}/*" for s in sections)]:
+        lines += [path, "  Cache-Control: public, max-age=0, must-revalidate", ""]
+    return RenderedFile("_headers", "\n".join(lines).encode())
+
+
+def llms_txt(dataset: Dataset, pages: Sequence[Page], base_url: str) -> RenderedFile:
+    """llms.txt (llmstxt.org): a summary and links to the Markdown twins of the hub pages."""
+    by_url = {p.url: p for p in pages}
+
+    def item(url: str) -> str:
+        page = by_url[url]
+        return f"- [{page.title}]({base_url}{url}index.md): {page.description}"
+
+    site = dataset.site
+    lines = [
+        f"# {site.title}",
+        "",
+        f"> {site.tagline}. Each page explains one out-of-memory or KV-cache error of vLLM, llama.cpp or Ollama "
+        "with numbers computed for a GPU and a model: KV bytes per token, the tokens that fit, the longest context "
+        "that starts, and the command that works.",
+        "",
+        "Every HTML page has a Markdown twin at the same URL plus `index.md`. Pair pages live at "
+        "/oom/<error>/<gpu>/<model>-<variant>/.",
+        "",
+        "## Errors",
+        "",
+        *(item(error_url(e.id)) for e in dataset.errors.values() if error_url(e.id) in by_url),
+        "",
+        "## Engines",
+        "",
+        *(item(f"/engines/{e.id}/") for e in dataset.engines.values() if f"/engines/{e.id}/" in by_url),
+        "",
+        "## Catalog",
+        "",
+        *(item(url) for url in ("/gpus/", "/models/") if url in by_url),
+        "",
+        "## Optional",
+        "",
+        *(item(url) for url in ("/about/",) if url in by_url),
+        f"- [Sitemap]({base_url}/sitemap.xml): every indexable page with its last content change",
+        "",
+    ]
+    return RenderedFile("llms.txt", "\n".join(lines).encode("utf-8"))
+
+
+def asset_urls(static: Sequence[RenderedFile]) -> dict[str, str]:
+    """static file name -> URL with a content hash, so a year-long cache never serves a stale file."""
+    return {
+        f.path.removeprefix("static/"): f"/{f.path}?v={hashlib.sha256(f.content).hexdigest()[:10]}" for f in static
+    }
+
+
+def publish_files(dataset: Dataset, plan: Plan, env: jinja2.Environment, site: Mapping[str, Any]) -> list[RenderedFile]:
+    """Everything besides the planned pages and static files."""
+    base_url = site["base_url"]
+    extra = site_pages(dataset, plan, base_url)
+    all_pages = (*plan.pages, *extra)
+    redirects = alias_redirects(dataset, all_pages)
+    files = render_site_pages(env, extra, site)
+    files += sitemap_files([*plan.pages, *(p for p in extra if p.url != NOT_FOUND_URL)], base_url, dataset.site.sitemap_max_urls)
+    files.append(robots_file(base_url))
+    files.append(search_index_file(dataset))
+    files.append(redirects_file(redirects))
+    files += alias_files(env, redirects, site)
+    files.append(headers_file(all_pages))
+    files.append(llms_txt(dataset, all_pages, base_url))
+    return files
+
+
+# --------------------------------------------------------------------------- the HTML check
+
+
+@dataclass(frozen=True)
+class AffiliateRule:
+    host: str
+    disclosures: tuple[str, ...]
+
+
+def affiliate_rules(dataset: Dataset) -> dict[str, AffiliateRule]:
+    """Affiliate host -> the disclosures that may accompany its links, from data/affiliates.yaml."""
+    found: dict[str, list[str]] = {}
+    for program in dataset.affiliates.values():
+        host = _host(program.url_template.replace("{query}", "x"))
+        if host:
+            found.setdefault(host, []).append(_squash(program.disclosure))
+    return {host: AffiliateRule(host, tuple(texts)) for host, texts in found.items()}
+
+
+def _host(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower()
+    return host.removeprefix("www.")
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass
+class _Link:
+    href: str
+    line: int
+    rel: frozenset[str] = frozenset()
+    sections: tuple[int, ...] = ()  # indexes into the page's section texts, innermost last
+    tag: str = "a"
+
+
+@dataclass
+class _PageFacts:
+    ids: set[str] = field(default_factory=set)
+    duplicate_ids: list[str] = field(default_factory=list)
+    links: list[_Link] = field(default_factory=list)
+    title: str = ""
+    description: str | None = None
+    noindex: bool = False
+    canonical: str | None = None
+    refresh: bool = False
+    json_ld: list[str] = field(default_factory=list)
+    sections: list[list[str]] = field(default_factory=list)
+
+
+class _Reader(HTMLParser):
+    """One pass over a page: ids, links with their rel and enclosing sections, title and meta."""
+
+    LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "form": "action", "source": "src", "iframe": "src"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.facts = _PageFacts()
+        self.open_sections: list[int] = []
+        self.in_title = False
+        self.in_json_ld = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: (v or "") for k, v in attrs}
+        facts = self.facts
+        if "id" in a:
+            (facts.duplicate_ids.append if a["id"] in facts.ids else facts.ids.add)(a["id"])
+        if tag == "a" and "name" in a:
+            facts.ids.add(a["name"])
+        if tag == "section":
+            facts.sections.append([])
+            self.open_sections.append(len(facts.sections) - 1)
+        elif tag == "title":
+            self.in_title = True
+        elif tag == "meta":
+            name = a.get("name", "").lower()
+            if name == "description":
+                facts.description = a.get(CONTENT_ATTR, "")
+            elif name == "robots" and "noindex" in a.get(CONTENT_ATTR, "").lower():
+                facts.noindex = True
+            elif a.get("http-equiv", "").lower() == "refresh":
+                facts.refresh = True
+        elif tag == "script" and a.get("type") == "application/ld+json":
+            self.in_json_ld = True
+            facts.json_ld.append("")
+        attr = self.LINK_ATTRS.get(tag)
+        if attr and a.get(attr):
+            rel = frozenset(a.get("rel", "").lower().split())
+            if tag == "link" and "canonical" in rel:
+                facts.canonical = a[attr]
+            facts.links.append(_Link(a[attr], self.getpos()[0], rel, tuple(self.open_sections), tag))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section" and self.open_sections:
+            self.open_sections.pop()
+        elif tag == "title":
+            self.in_title = False
+        elif tag == "script":
+            self.in_json_ld = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_title:
+            self.facts.title += data
+        elif self.in_json_ld:
+            self.facts.json_ld[-1] += data
+        for index in self.open_sections:
+            self.facts.sections[index].append(data)
+
+
+def read_page(html: str) -> _PageFacts:
+    reader = _Reader()
+    reader.feed(html)
+    reader.close()
+    return reader.facts
+
+
+def _page_url(path: str) -> str:
+    if path == "index.html":
+        return "/"
+    if path.endswith("/index.html"):
+        return "/" + path.removesuffix("index.html")
+    return "/" + path
+
+
+def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule]) -> None:
+    """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on."""
+    files = list(files)
+    paths = {f.path for f in files}
+    own_host = _host(base_url)
+    pages = {_page_url(f.path): read_page(f.content.decode("utf-8")) for f in files if f.path.endswith(".html")}
+    issues: list[Issue] = []
+
+    def problem(url: str, line: int, what: str, message: str, fix: str = "") -> None:
+        issues.append(Issue(f"site{url}", line, 0, what, message, fix))
+
+    def target_of(url: str, raw: str) -> tuple[str | None, str]:
+        """(internal page or file path, fragment) for an internal link; (None, '') for an external one."""
+        parts = urlsplit(raw)
+        if parts.scheme in ("mailto", "tel", "javascript", "data"):
+            return None, ""
+        if parts.scheme or parts.netloc:
+            if _host(raw) != own_host:
+                return None, ""
+            return unquote(parts.path or "/"), parts.fragment
+        resolved = urljoin(url, parts.path) if parts.path else url
+        return unquote(resolved), parts.fragment
+
+    for url, facts in sorted(pages.items()):
+        for dup in facts.duplicate_ids:
+            problem(url, 1, "id", f"id {dup!r} appears twice on the page")
+        for link in facts.links:
+            host = _host(link.href)
+            rule = affiliates.get(host) if urlsplit(link.href).scheme in ("http", "https") else None
+            if rule is not None:
+                missing = {"sponsored", "noopener"} - link.rel
+                if missing:
+                    problem(url, link.line, "rel", f"affiliate link to {host} lacks rel {' and '.join(sorted(missing))}",
+                            'Make it with the sponsored_links macro (rel="sponsored noopener")')
+                texts = [_squash(" ".join(facts.sections[i])) for i in link.sections]
+                if not any(d in text for d in rule.disclosures for text in texts):
+                    problem(url, link.line, "disclosure", f"affiliate link to {host} has no disclosure in its <section>",
+                            "Put the program's disclosure sentence in the same <section> as the link")
+                continue
+            path, fragment = target_of(url, link.href)
+            if path is None or path.startswith(GENERATED_LATER):
+                continue
+            if path.endswith("/"):
+                target_file, target_url = path.lstrip("/") + "index.html", path
+            elif path.lstrip("/") in paths:
+                target_file, target_url = path.lstrip("/"), path
+            elif path.lstrip("/") + "/index.html" in paths:
+                target_file, target_url = path.lstrip("/") + "/index.html", path + "/"
+            else:
+                target_file, target_url = path.lstrip("/"), path
+            if target_file not in paths:
+                problem(url, link.line, "link", f"<{link.tag}> points at {link.href}, which the build does not produce")
+                continue
+            if fragment and target_file.endswith(".html") and fragment not in pages[target_url].ids:
+                problem(url, link.line, "link", f"{link.href}: no element with id {fragment!r} on {target_url}")
+    _check_meta(pages, base_url, problem)
+    if issues:
+        raise RenderError(issues)
+
+
+def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem) -> None:
+    titles: dict[str, str] = {}
+    descriptions: dict[str, str] = {}
+    for url, facts in sorted(pages.items()):
+        if facts.refresh:  # an alias page: it only has to point home
+            continue
+        title = _squash(facts.title)
+        if not title:
+            problem(url, 1, "title", "the page has no <title>")
+        if facts.description is None:
+            problem(url, 1, "description", "the page has no meta description")
+            continue
+        length = len(facts.description)
+        if not DESCRIPTION_MIN <= length <= DESCRIPTION_MAX:
+            problem(url, 1, "description", f"meta description is {length} characters; search engines show {DESCRIPTION_MIN}-{DESCRIPTION_MAX}",
+                    "Rewrite it to fit")
+        if facts.noindex or url == NOT_FOUND_URL:
+            continue
+        if facts.canonical != base_url + url:
+            problem(url, 1, "canonical", f"canonical is {facts.canonical!r}, not the page's own absolute URL {base_url + url}")
+        if title in titles:
+            problem(url, 1, "title", f"title {title!r} is also the title of {titles[title]}", "Give each indexable page its own title")
+        titles.setdefault(title, url)
+        if facts.description in descriptions:
+            problem(url, 1, "description", f"the description is also on {descriptions[facts.description]}",
+                    "Give each indexable page its own description")
+        descriptions.setdefault(facts.description, url)
+        types = set()
+        for block in facts.json_ld:
+            try:
+                data = json.loads(block)
+            except ValueError as exc:
+                problem(url, 1, "json-ld", f"JSON-LD does not parse: {exc}")
+                continue
+            for item in data if isinstance(data, list) else [data]:
+                if isinstance(item, dict):
+                    types.add(item.get("@type"))
+                    if item.get("@type") == "TechArticle" and not re.match(r"^\d{4}-\d{2}-\d{2}$", str(item.get("dateModified", ""))):
+                        problem(url, 1, "json-ld", "TechArticle has no dateModified")
+        if "TechArticle" not in types:
+            problem(url, 1, "json-ld", "indexable page without TechArticle JSON-LD")
+
+
+# --------------------------------------------------------------------------- full-text search
+
+
+def pagefind_executable() -> str | None:
+    """The Pagefind binary the PyPI package ships, or None when it is not installed."""
+    try:
+        from pagefind_bin import get_executable  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        return str(get_executable())
+    except (FileNotFoundError, OSError, RuntimeError):
+        return None
+
+
+def index_search(site_dir: Path, executable: str) -> None:
+    """Run Pagefind over a written site; it indexes only the elements marked data-pagefind-body."""
+    done = subprocess.run([executable, "--site", str(site_dir), "--silent"], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
