@@ -181,5 +181,5 @@ def build_and_write(root: Path, out: Path, jobs: int = 0, progress: bool = False
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
     indexer = (lambda staging: index_search(staging, pagefind)) if pagefind else None
     count = write_site(build.files, out, before_swap=indexer)
-    note = "search index: Pagefind" if pagefind else "search index: skipped (Pagefind not installed)"
+    note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
     return f"wrote {count} files to {out}\n" + _summary(build) + "\n" + note

@@ -35,8 +35,33 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     out = Path(args.out) if args.out else root / "site"
-    report = build_and_write(root, out, jobs=args.jobs, progress=sys.stderr.isatty() and not args.quiet)
+    report = build_and_write(root, out, jobs=args.jobs, progress=sys.stderr.isatty() and not args.quiet, search=args.search)
     print(report)
+    return EXIT_OK
+
+
+def _cmd_stamp(args: argparse.Namespace) -> int:
+    """Write data/lastmod.yaml: each record keeps its date while its content hash holds."""
+    import yaml
+
+    from generator.build import today_for_build
+    from generator.dates import current_ledger, stale_keys
+    from generator.load import load_dataset
+
+    root = Path(args.root)
+    dataset = load_dataset(root)
+    changed = stale_keys(dataset)
+    ledger = current_ledger(dataset, today_for_build())
+    records = {key: {"sha": entry.sha, "date": entry.date} for key, entry in sorted(ledger.records.items())}
+    text = (
+        "# When each record's content last changed: pages take dateModified and sitemap lastmod from here.\n"
+        "# Written by `kvtriage stamp`; commit it with the content change.\n"
+        + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
+    )
+    path = root / "data" / "lastmod.yaml"
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+    print(f"{path}: {len(changed)} record{'s' if len(changed) != 1 else ''} dated anew" + "".join(f"\n  {key}" for key in changed))
     return EXIT_OK
 
 
@@ -56,7 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--out", default=None, help="output folder (default: ROOT/site)")
     build.add_argument("--jobs", type=int, default=0, help="worker processes for rendering (default: one per core; 1 = serial)")
     build.add_argument("--quiet", action="store_true", help="no progress line")
+    build.add_argument("--search", action=argparse.BooleanOptionalAction, default=None,
+                       help="index the site with Pagefind (default: when the pagefind package is installed)")
     build.set_defaults(handler=_cmd_build)
+
+    stamp = sub.add_parser("stamp", help="date changed records in data/lastmod.yaml (dateModified, sitemap lastmod)")
+    stamp.add_argument("--root", default=".", help="folder holding content/, data/ and templates/ (default: .)")
+    stamp.set_defaults(handler=_cmd_stamp)
 
     check = sub.add_parser("check", help="validate everything a build would, without writing")
     check.add_argument("--root", default=".", help="folder holding content/, data/ and templates/ (default: .)")
