@@ -192,6 +192,11 @@ class HfConfig(Record):
     v_head_dim: Annotated[int, Field(gt=0)] | None = None
     tie_word_embeddings: bool | None = None
     num_local_experts: Annotated[int, Field(gt=0)] | None = None
+    num_experts: Annotated[int, Field(gt=0)] | None = None
+    n_routed_experts: Annotated[int, Field(gt=0)] | None = None
+    n_shared_experts: Annotated[int, Field(ge=0)] | None = None
+    moe_intermediate_size: Annotated[int, Field(gt=0)] | None = None
+    first_k_dense_replace: Annotated[int, Field(ge=0)] | None = None
     num_experts_per_tok: Annotated[int, Field(gt=0)] | None = None
 
     @model_validator(mode="after")
@@ -205,7 +210,9 @@ class HfConfig(Record):
         return self
 
     def as_config_json(self) -> dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.model_dump(exclude_none=True).items()}
+        # Keys the editor wrote stay, nulls included: `sliding_window: null` is a fact (no window),
+        # while a missing key means the engine applies transformers' default for the model type.
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.model_dump(exclude_unset=True).items()}
 
 
 VariantFormat = Literal["bf16", "fp16", "fp8", "awq", "gptq", "mxfp4", "gguf"]
