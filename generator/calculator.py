@@ -1,0 +1,142 @@
+"""The in-page calculator's data: the catalog and the engine constants as one compact JSON file.
+
+templates/static/kvcalc.js mirrors the engine's arithmetic; every constant it needs (budget
+model, error templates, dtype tables, defaults) comes from here, read off the Python engine at
+build time, so the two cannot drift apart silently. tests/test_calculator_parity.py checks the
+arithmetic itself in a real browser.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from generator.engine import geometry as geo
+from generator.engine import llamacpp, ollama, vllm
+from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
+from generator.schema import Dataset
+
+CATALOG_PATH = "static/kvcalc-catalog.json"
+GIB = 1 << 30
+
+# server/routes.go Serve (ollama v0.33.0): default num_ctx by total VRAM, as ollama.vram_tier_num_ctx
+# encodes it. tests/test_calculator.py checks these rows against that function at every boundary.
+OLLAMA_VRAM_TIERS = ((47 * GIB, 262144), (23 * GIB, 32768), (0, 4096))
+
+
+def _fill_in(text: str, values: dict[str, str]) -> str:
+    """Turn a rendered engine message back into a template: each sample value must occur once."""
+    for name, sample in values.items():
+        if text.count(sample) != 1:
+            raise ValueError(f"sample {sample!r} for {{{name}}} occurs {text.count(sample)} times")
+        text = text.replace(sample, "{" + name + "}")
+    return text
+
+
+def vllm_constants() -> dict[str, Any]:
+    version = vllm.parse_version(VLLM_VERSION)
+    sample = vllm.DerivedMaxLen(1, 1, "max_position_embeddings", "1", None)
+    too_long_tail = vllm.max_model_len_too_long_text(2, sample).split("in model's config.json). ", 1)[1]
+    note = _fill_in(
+        vllm.cudagraph_info_line(0.1234, 1, 10**4),
+        {"current": "0.1234", "without": "0.1233", "increase": "0.1235"},
+    )
+    return {
+        "version": VLLM_VERSION,
+        "block_size": vllm.DEFAULT_BLOCK_SIZE,
+        "default_utilization": vllm.default_gpu_memory_utilization(version),
+        "kv_cache_dtypes": list(vllm.KV_CACHE_DTYPES),
+        "one_byte_kv_dtypes": list(vllm.ONE_BYTE_KV_DTYPES),
+        "mla_packed": dict(vllm.MLA_PACKED_BYTES_PER_TOKEN),
+        "too_long": vllm.error_template(version, "too_long").template,
+        "no_memory": vllm.error_template(version, "no_memory").template,
+        "cannot_auto_fit": vllm.CANNOT_AUTO_FIT_TEXT,
+        "too_long_tail": too_long_tail,
+        "cudagraph_note": note,
+        "assumptions": asdict(vllm.ASSUMPTIONS),
+        "max_len_keys": list(vllm._MAX_LEN_KEYS),
+        "rope_scaled": list(vllm._ROPE_TYPES_ALREADY_SCALED),
+        "rope_keys": list(vllm._ROPE_KEYS),
+        "default_max_len": vllm._DEFAULT_MAX_LEN,
+        "geometry": {
+            "dtype_bytes": dict(geo.DTYPE_BYTES),
+            "hf_layer_type": dict(geo._HF_LAYER_TYPE),
+            "qwen_style": sorted(geo._QWEN_STYLE),
+            "default_window": dict(geo._DEFAULT_WINDOW),
+            "default_pattern": dict(geo._DEFAULT_PATTERN),
+        },
+    }
+
+
+def llamacpp_constants() -> dict[str, Any]:
+    return {
+        "ggml_block": {name: list(block) for name, block in llamacpp.GGML_BLOCK.items()},
+        "cache_types": list(llamacpp.CACHE_TYPES),
+        "ctx_pad": llamacpp.CTX_PAD,
+        "auto_parallel": llamacpp.AUTO_PARALLEL,
+        "fit_target": llamacpp.FIT_TARGET_BYTES,
+        "fit_min_ctx": llamacpp.FIT_MIN_CTX,
+        "swa_hf_prefixes": list(llamacpp._SWA_HF_PREFIXES),
+        "fa_off_archs": sorted(llamacpp._FA_FORCED_OFF_ARCHS),
+        "fa_on": sorted(llamacpp.FLASH_ATTN_ON),
+        "fa_off": sorted(llamacpp.FLASH_ATTN_OFF),
+        "fa_auto": sorted(llamacpp.FLASH_ATTN_AUTO),
+        "basis": [
+            "KV bytes: exact, llama.cpp 3f545be (b10573) arithmetic: row_size(type, n_embd_k_gqa/v_gqa) per layer * cells per stream * streams",
+            llamacpp.COMPUTE_BUFFER_BASIS,
+            llamacpp.WEIGHTS_BASIS,
+        ],
+    }
+
+
+def ollama_constants() -> dict[str, Any]:
+    version = ollama.parse_version(OLLAMA_VERSION)
+    return {
+        "version": OLLAMA_VERSION,
+        "vram_tiers": [list(row) for row in OLLAMA_VRAM_TIERS],
+        "single_slot_archs": sorted(ollama.SINGLE_SLOT_ARCHS),
+        "single_slot_prefixes": list(ollama.SINGLE_SLOT_ARCH_PREFIXES),
+        "auto_ctx_steps": {str(k): v for k, v in ollama._AUTO_CTX_STEPS.items()},
+        "load_oom": ollama.error_texts(version)["load_oom"],
+    }
+
+
+def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
+    """GPUs, models with their config.json subset and variants, and the engine constants."""
+    gpus = [[gpu.id, gpu.name, gpu_total_bytes(gpu)] for gpu in dataset.gpus.values()]
+    models = []
+    for model in dataset.models.values():
+        variants = []
+        for variant in model.variants:
+            weights, estimated, _basis = variant_weights(model, variant)
+            entry: dict[str, Any] = {
+                "id": variant.id,
+                "name": variant.name,
+                "engines": list(variant.engines),
+                "ckpt": variant.checkpoint_bytes,  # what vLLM pages pass (None: the engine estimates)
+                "weights": weights,  # what llama.cpp / Ollama pages use, estimated when ckpt is None
+            }
+            if estimated:
+                entry["estimated"] = True
+            quant = variant_config(model, variant).get("quantization_config")
+            if quant is not None:
+                entry["quant"] = quant
+            for key, value in (("repo", variant.hf_repo), ("gguf", variant.gguf_file), ("ollama", variant.ollama_tag)):
+                if value:
+                    entry[key] = value
+            variants.append(entry)
+        models.append({"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants})
+    return {
+        "v": 1,
+        "gpus": gpus,
+        "models": models,
+        "vllm": vllm_constants(),
+        "llamacpp": llamacpp_constants(),
+        "ollama": ollama_constants(),
+    }
+
+
+def catalog_json(dataset: Dataset) -> bytes:
+    """Compact and deterministic: the same dataset gives the same bytes."""
+    return json.dumps(calculator_catalog(dataset), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -1,0 +1,304 @@
+"""Requests for the calculator parity test: the shipped catalog's pairs plus seeded random ones.
+
+Both engines get the same JSON request; the Python answer comes from the batch API
+(requests.answer_request, and ollama.answer_ollama_request for Ollama, which that API does not
+dispatch yet) with the catalog entries kv_catalog.CatalogLookup resolves.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from generator.engine.ollama import answer_ollama_request
+from generator.engine.requests import GpuEntry, ModelEntry, answer_request
+from generator.kv_catalog import CatalogLookup
+from generator.schema import Dataset
+
+GIB = 1 << 30
+SEED = 20261129
+
+
+def python_catalog(dataset: Dataset) -> tuple[dict[str, ModelEntry], dict[str, GpuEntry]]:
+    """Every id the calculator's index knows ("model-variant" and bare model ids), as `kvtriage kv` resolves it."""
+    lookup = CatalogLookup(dataset)
+    models: dict[str, ModelEntry] = {}
+    for model in dataset.models.values():
+        for key in [model.id, *(f"{model.id}-{v.id}" for v in model.variants)]:
+            entry = lookup.model(key)
+            if entry is not None:
+                models[key] = entry
+    gpus = {gpu_id: lookup.gpu(gpu_id) for gpu_id in dataset.gpus}
+    return models, gpus
+
+
+def python_answer(request: dict[str, Any], models: dict[str, ModelEntry], gpus: dict[str, GpuEntry]) -> dict[str, Any]:
+    """The Python engine's answer, as JSON would carry it."""
+    if request.get("engine") == "ollama":
+        echo = {"id": request["id"]} if "id" in request else {}
+        hf_configs = {key: entry.hf_config for key, entry in models.items()}
+        gpu_bytes = {key: entry.total_bytes for key, entry in gpus.items()}
+        answer = {**echo, "engine": "ollama", **answer_ollama_request(request, hf_configs=hf_configs, gpu_memory_bytes=gpu_bytes)}
+    else:
+        answer = answer_request(request, models, gpus)
+    return json.loads(json.dumps(answer))
+
+
+# --------------------------------------------------------------------------- the catalog's own pairs
+
+
+def catalog_requests(dataset: Dataset, calc: dict[str, Any]) -> list[dict[str, Any]]:
+    """One request per (GPU, variant) as the pair pages compute them: vLLM for vLLM builds,
+    llama.cpp (-c n_ctx_train -np 1) and Ollama defaults for GGUF builds."""
+    out: list[dict[str, Any]] = []
+    for gpu_id, _name, _total in calc["gpus"]:
+        for model in calc["models"]:
+            for variant in model["variants"]:
+                key = f"{model['id']}-{variant['id']}"
+                if "vllm" in variant["engines"]:
+                    out.append({"engine": "vllm", "model": key, "gpu": gpu_id, "gpu_count": 2})
+                else:
+                    weights = variant["weights"] / GIB
+                    ctx = model["config"]["max_position_embeddings"]
+                    out.append({"engine": "llamacpp", "model": key, "gpu": gpu_id, "weights_gib": weights, "ctx_size": ctx, "parallel": 1})
+                    out.append({"engine": "ollama", "model": key, "gpu": gpu_id, "weights_gib": weights})
+    for n, request in enumerate(out):
+        request["id"] = f"catalog-{n}"
+    return out
+
+
+# --------------------------------------------------------------------------- random requests
+
+
+def _dense(rng: random.Random) -> dict[str, Any]:
+    kv = rng.choice([1, 2, 4, 8, 16])
+    heads = kv * rng.choice([1, 2, 4, 8])
+    head_dim = rng.choice([64, 80, 96, 128, 256])
+    config = {
+        "model_type": rng.choice(["llama", "mistral", "phi3", "custom"]),
+        "num_hidden_layers": rng.randint(2, 96),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv,
+        "hidden_size": heads * head_dim,
+        "intermediate_size": heads * head_dim * rng.choice([2, 3, 4]) + rng.choice([0, 256]),
+        "vocab_size": rng.choice([32000, 128256, 151936, 262144]),
+        "max_position_embeddings": rng.choice([2048, 4096, 8192, 32768, 131072]),
+        "torch_dtype": rng.choice(["bfloat16", "float16", "float32"]),
+        "tie_word_embeddings": rng.random() < 0.3,
+    }
+    if rng.random() < 0.5:
+        config["head_dim"] = head_dim
+    if config["model_type"] == "mistral" and rng.random() < 0.5:
+        config["sliding_window"] = rng.choice([None, 4096])
+    if rng.random() < 0.35:
+        # Float factors only: JSON cannot tell 4 from 4.0, and vLLM prints them differently.
+        config["rope_scaling"] = rng.choice([
+            {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192},
+            {"rope_type": "linear", "factor": rng.choice([2.0, 2.5, 4.0])},
+            {"type": "dynamic", "factor": 1.5},
+            {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": config["max_position_embeddings"]},
+            {"rope_type": "longrope", "factor": 32.0},
+        ])
+        if config["rope_scaling"].get("rope_type") == "longrope":
+            config["original_max_position_embeddings"] = 4096
+    elif rng.random() < 0.3:
+        config["rope_theta"] = 500000.0
+    if rng.random() < 0.1:
+        config["model_max_length"] = rng.choice([4096, 65536])
+    return config
+
+
+def _hybrid(rng: random.Random) -> dict[str, Any]:
+    config = _dense(rng)
+    kind = rng.choice(["gemma2", "gemma3", "gpt_oss", "cohere2", "qwen2", "llama4", "layer_types"])
+    config["model_type"] = kind if kind != "layer_types" else "custom"
+    layers = config["num_hidden_layers"]
+    if kind == "qwen2":
+        config.update(use_sliding_window=True, sliding_window=rng.choice([4096, 32768]), max_window_layers=rng.choice([0, layers, 3]))
+    elif kind == "llama4":
+        config["attention_chunk_size"] = 8192
+        if rng.random() < 0.5:
+            config["no_rope_layers"] = [rng.choice([0, 1]) for _ in range(layers)]
+    elif kind == "layer_types":
+        config["sliding_window"] = rng.choice([512, 4096])
+        config["layer_types"] = [rng.choice(["full_attention", "sliding_attention"]) for _ in range(layers)]
+    else:
+        if rng.random() < 0.5:
+            config["sliding_window"] = rng.choice([128, 1024, 4096])
+        if rng.random() < 0.3:
+            config["sliding_window_pattern"] = rng.choice([2, 4, 6])
+    return config
+
+
+def _mla(rng: random.Random) -> dict[str, Any]:
+    config = {
+        "model_type": "deepseek_v3",
+        "num_hidden_layers": rng.choice([27, 61]),
+        "num_attention_heads": rng.choice([16, 128]),
+        "num_key_value_heads": rng.choice([16, 128]),
+        "hidden_size": rng.choice([2048, 7168]),
+        "intermediate_size": rng.choice([10944, 18432]),
+        "moe_intermediate_size": rng.choice([1408, 2048]),
+        "n_routed_experts": rng.choice([64, 256]),
+        "n_shared_experts": rng.choice([1, 2]),
+        "num_experts_per_tok": rng.choice([6, 8]),
+        "first_k_dense_replace": rng.choice([1, 3]),
+        "vocab_size": 129280,
+        "max_position_embeddings": 163840,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "q_lora_rank": rng.choice([None, 1536]),
+        "torch_dtype": "bfloat16",
+        "rope_scaling": {"type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096},
+    }
+    return {k: v for k, v in config.items() if v is not None}
+
+
+def _moe(rng: random.Random) -> dict[str, Any]:
+    config = _dense(rng)
+    config["model_type"] = rng.choice(["mixtral", "qwen3_moe"])
+    config.update(num_local_experts=rng.choice([8, 64, 128]), num_experts_per_tok=rng.choice([2, 8]))
+    if rng.random() < 0.5:
+        config["moe_intermediate_size"] = rng.choice([768, 1536])
+    return config
+
+
+def _quantized(config: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    config["quantization_config"] = rng.choice([
+        {"quant_method": "awq", "bits": 4, "group_size": 128},
+        {"quant_method": "gptq", "bits": 8},
+        {"quant_method": "fp8"},
+        {"quant_method": "mxfp4"},
+        {"quant_method": "bitsandbytes", "load_in_4bit": True},
+        {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4}}}},
+    ])
+    return config
+
+
+def random_config(rng: random.Random) -> dict[str, Any]:
+    config = rng.choice([_dense, _dense, _hybrid, _mla, _moe])(rng)
+    if rng.random() < 0.25:
+        config = _quantized(config, rng)
+    if rng.random() < 0.1:
+        config = {"model_type": "multimodal", "torch_dtype": config.pop("torch_dtype", "bfloat16"), "text_config": config}
+    return config
+
+
+def _model_or_config(rng: random.Random, calc: dict[str, Any], engine: str) -> dict[str, Any]:
+    if rng.random() < 0.4:
+        model = rng.choice(calc["models"])
+        variants = [v for v in model["variants"] if (engine == "vllm") == ("vllm" in v["engines"])] or model["variants"]
+        return {"model": f"{model['id']}-{rng.choice(variants)['id']}"}
+    return {"hf_config": random_config(rng)}
+
+
+def _gpu(rng: random.Random, calc: dict[str, Any], request: dict[str, Any]) -> None:
+    if rng.random() < 0.6:
+        request["gpu"] = rng.choice(calc["gpus"])[0]
+    else:
+        request["gpu_memory_gib"] = rng.choice([8, 12, 16, 22.5, 24, 40, 47.5, 48, 80, 94.6, 141, 192])
+
+
+def random_vllm(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
+    r: dict[str, Any] = {"engine": "vllm", **_model_or_config(rng, calc, "vllm")}
+    roll = rng.random()
+    if roll < 0.85:
+        _gpu(rng, calc, r)
+    elif roll < 0.93:
+        r["kv_cache_memory_bytes"] = rng.choice([2 * GIB, 10**9, "8G", "12g", "1.5g"])
+    else:
+        r["available_kv_cache_bytes"] = rng.randint(-GIB, 40 * GIB)
+    if rng.random() < 0.5:
+        r["weights_gib"] = rng.choice([0.5, 4.0, 7.5, 15.2, 19.33, 65.0, 140.0])
+    if rng.random() < 0.6:
+        r["gpu_memory_utilization"] = rng.choice([0.5, 0.8, 0.85, 0.9, 0.92, 0.95, 0.97, 0.99, 1.0, round(rng.uniform(0.3, 1.0), 3), 1.5])
+    if rng.random() < 0.5:
+        r["kv_cache_dtype"] = rng.choice(["auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "float16", "bfloat16", "fp8_ds_mla", "nvfp4", "fp9"])
+    if rng.random() < 0.6:
+        r["max_model_len"] = rng.choice([None, -1, "auto", 0, 512, 2048, 4096, 8192, 16384, 32768, 40960, 131072, 1048576, rng.randint(1, 200000), "32k", "16K"])
+    if rng.random() < 0.35:
+        r["tensor_parallel_size"] = rng.choice([1, 2, 4, 8, 3])
+    if rng.random() < 0.2:
+        r["pipeline_parallel_size"] = rng.choice([1, 2, 3, 4])
+    if rng.random() < 0.3:
+        tp, pp = r.get("tensor_parallel_size", 1), r.get("pipeline_parallel_size", 1)
+        r["gpu_count"] = tp * pp * rng.choice([1, 2, 4]) if rng.random() < 0.9 else 1
+    if rng.random() < 0.3:
+        r["enforce_eager"] = rng.random() < 0.6
+    if rng.random() < 0.15:
+        r["block_size"] = rng.choice([16, 32, 64, 1])
+    if rng.random() < 0.15:
+        r["max_num_seqs"] = rng.choice([1, 8, 64, 256, 1024])
+    if rng.random() < 0.15:
+        r["max_num_batched_tokens"] = rng.choice([512, 2048, 8192, "16k"])
+    return {k: v for k, v in r.items() if v is not None}
+
+
+def random_llamacpp(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
+    r: dict[str, Any] = {"engine": "llamacpp", **_model_or_config(rng, calc, "llamacpp")}
+    if rng.random() < 0.9:
+        _gpu(rng, calc, r)
+    r["weights_gib"] = rng.choice([0.8, 4.9, 8.5, 17.0, 40.0, 75.0])
+    if rng.random() < 0.7:
+        r["ctx_size"] = rng.choice([0, 512, 2048, 4000, 8192, 32768, 131072, rng.randint(1, 140000)])
+    for key in ("cache_type_k", "cache_type_v"):
+        if rng.random() < 0.4:
+            r[key] = rng.choice(["f16", "f32", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "iq4_nl"])
+    if rng.random() < 0.5:
+        r["parallel"] = rng.choice([-1, 1, 2, 3, 4, 8])
+    if rng.random() < 0.2:
+        r["kv_unified"] = rng.random() < 0.5
+    if rng.random() < 0.2:
+        r["swa_full"] = rng.random() < 0.5
+    if rng.random() < 0.2:
+        r["ubatch_size"] = rng.choice([128, 512, 2048])
+    if rng.random() < 0.2:
+        r["n_gpu_layers"] = rng.choice(["auto", "all", 0, 10, 33, 999])
+    if rng.random() < 0.3:
+        r["flash_attn"] = rng.choice(["on", "off", "auto", True, False])
+    if rng.random() < 0.15:
+        r["no_kv_offload"] = True
+    if rng.random() < 0.15:
+        r["fit"] = False
+    return r
+
+
+def random_ollama(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
+    r: dict[str, Any] = {"engine": "ollama", **_model_or_config(rng, calc, "ollama")}
+    if rng.random() < 0.95:
+        _gpu(rng, calc, r)
+    r["weights_gib"] = rng.choice([0.8, 4.9, 8.5, 17.0, 40.0])
+    env: dict[str, str] = {}
+    if rng.random() < 0.4:
+        env["OLLAMA_CONTEXT_LENGTH"] = str(rng.choice([2048, 8192, 32768, 131072]))
+    if rng.random() < 0.4:
+        env["OLLAMA_NUM_PARALLEL"] = str(rng.choice([1, 2, 4]))
+    if rng.random() < 0.4:
+        env["OLLAMA_KV_CACHE_TYPE"] = rng.choice(["q8_0", "q4_0", "f16", "q5_1", "Q8_0"])
+    if rng.random() < 0.2:
+        env["OLLAMA_FLASH_ATTENTION"] = rng.choice(["1", "0", "true", "false"])
+    if rng.random() < 0.1:
+        env["OLLAMA_GPU_OVERHEAD"] = str(rng.choice([0, 512 * 1024 * 1024]))
+    if env:
+        r["env"] = env
+    if rng.random() < 0.3:
+        r["num_ctx"] = rng.choice([2, 2048, 8192, 40000, 262144])
+    if rng.random() < 0.15:
+        r["num_gpu"] = rng.choice([0, 10, 99])
+    if rng.random() < 0.2:
+        r["compute_capability"] = rng.choice(["5.2", "7.2", "8.6", "9.0"])
+    return r
+
+
+def random_requests(calc: dict[str, Any], count: int, seed: int = SEED) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    makers = [random_vllm] * 6 + [random_llamacpp] * 2 + [random_ollama] * 2
+    out = []
+    for n in range(count):
+        request = rng.choice(makers)(rng, calc)
+        request["id"] = f"random-{n}"
+        out.append(request)
+    return out
