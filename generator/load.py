@@ -530,6 +530,12 @@ def _cross_references(gpus, models, programs, errors, pairs) -> list[Issue]:
         elif ex.variant not in {v.id for v in models[ex.model][0].variants}:
             variants = [v.id for v in models[ex.model][0].variants]
             issues.append(source.issue(("example", "variant"), "example.variant", f"model {ex.model!r} has no variant {ex.variant!r}", _did_you_mean(ex.variant, variants)))
+        else:
+            variant = next(v for v in models[ex.model][0].variants if v.id == ex.variant)
+            runnable = [v.id for v in models[ex.model][0].variants if error.engine in v.engines and (error.engine != "ollama" or v.ollama_tag)]
+            if error.engine not in variant.engines or (error.engine == "ollama" and not variant.ollama_tag):
+                need = "a GGUF build with an ollama_tag" if error.engine == "ollama" else ("a GGUF build" if error.engine == "llamacpp" else "a safetensors build (bf16, fp8, AWQ, GPTQ)")
+                issues.append(source.issue(("example", "variant"), "example.variant", f"{ex.variant!r} is not a build {error.engine} runs; the example needs {need}", f"Use one of: {', '.join(runnable) or 'none in this model: pick another model'}"))
         for i, other in enumerate(error.related):
             if other not in errors:
                 issues.append(source.issue(("related", i), f"related[{i}]", f"error {other!r} does not exist", _did_you_mean(other, errors)))
@@ -566,6 +572,14 @@ def _pattern_matches(pattern: str, text: str) -> bool:
     return re.search(pattern, sample) is not None
 
 
+# Which quantities an error's prose may name: its own engine's, and the shared ones.
+_NAMESPACES = {
+    "vllm": ("gpu.", "model.", "variant.", "weights.", "config.", "vllm."),
+    "llamacpp": ("gpu.", "model.", "variant.", "weights.", "config.", "llamacpp."),
+    "ollama": ("gpu.", "model.", "variant.", "weights.", "config.", "llamacpp.", "ollama."),
+}
+
+
 def _placeholder_issues(error: ErrorSignature, source: Source) -> list[Issue]:
     issues = []
     prose = [(("triage",), "triage", error.triage), (("cause",), "cause", error.cause)]
@@ -573,6 +587,10 @@ def _placeholder_issues(error: ErrorSignature, source: Source) -> list[Issue]:
     prose += [(("faq", i, "answer"), f"faq[{i}].answer", f.answer) for i, f in enumerate(error.faq)]
     for loc, name, text in prose:
         for match in PLACEHOLDER.finditer(text):
-            if match.group(1) not in QUANTITY_NAMES:
-                issues.append(source.issue(loc, name, f"{{{{ {match.group(1)} }}}} is not a quantity the engine provides", _did_you_mean(match.group(1), QUANTITY_NAMES)))
+            quantity = match.group(1)
+            if quantity not in QUANTITY_NAMES:
+                issues.append(source.issue(loc, name, f"{{{{ {quantity} }}}} is not a quantity the engine provides", _did_you_mean(quantity, QUANTITY_NAMES)))
+            elif not quantity.startswith(_NAMESPACES[error.engine]):
+                allowed = ", ".join(p.rstrip(".") for p in _NAMESPACES[error.engine])
+                issues.append(source.issue(loc, name, f"{{{{ {quantity} }}}} is not computed for {error.engine} pages", f"Use quantities from {allowed}"))
     return issues
