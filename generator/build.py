@@ -42,23 +42,43 @@ def safe_relative(path: str) -> str:
     return path
 
 
-@contextmanager
-def _signals_as_exceptions() -> Iterator[None]:
-    """Turn SIGTERM into KeyboardInterrupt so cleanup runs the same way for both."""
+class _Interrupts:
+    """While a build writes, SIGINT and SIGTERM both become KeyboardInterrupt, so one cleanup path
+    serves both. Inside the swap they wait: site/ is never caught between the old tree and the new."""
 
-    def _raise(signum, frame):  # noqa: ARG001
+    def __init__(self) -> None:
+        self.deferring = False
+        self.pending: int | None = None
+
+    def _handle(self, signum, frame):  # noqa: ARG002
+        if self.deferring:
+            self.pending = signum
+            return
         raise KeyboardInterrupt(f"signal {signum}")
 
-    previous = None
-    try:
-        previous = signal.signal(signal.SIGTERM, _raise)
-    except ValueError:  # not the main thread: nothing to install
-        previous = None
-    try:
-        yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {}
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                previous[signum] = signal.signal(signum, self._handle)
+            except ValueError:  # not the main thread: signals go to the main thread anyway
+                pass
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+        if self.pending is not None:
+            raise KeyboardInterrupt(f"signal {self.pending} (after the new site was in place)")
 
 
 def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[Path], None] | None = None) -> int:
@@ -71,8 +91,9 @@ def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     retired = out.parent / f".{out.name}.old-{staging.name.rsplit('-', 1)[-1]}"
     count = 0
+    interrupts = _Interrupts()
     try:
-        with _signals_as_exceptions():
+        with interrupts.installed():
             for rendered in files:
                 target = staging / safe_relative(rendered.path)
                 target.parent.mkdir(parents=True, exist_ok=True)
@@ -81,15 +102,17 @@ def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[
             if before_swap is not None:
                 before_swap(staging)
             os.chmod(staging, 0o755)
-            if out.exists():
-                os.replace(out, retired)
-            os.replace(staging, out)
+            with interrupts.deferred():
+                if out.exists():
+                    os.replace(out, retired)
+                os.replace(staging, out)
+                shutil.rmtree(retired, ignore_errors=True)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         if retired.exists() and not out.exists():
             os.replace(retired, out)
+        shutil.rmtree(retired, ignore_errors=True)
         raise
-    shutil.rmtree(retired, ignore_errors=True)
     return count
 
 
@@ -132,8 +155,15 @@ def static_files(root: Path) -> list[RenderedFile]:
     ]
 
 
-def build_site(root: Path, today: str | None = None) -> SiteBuild:
-    """Everything a build writes, in memory: load, compute, plan, render."""
+def forget_templates() -> None:
+    """Drop cached Jinja environments, so a long-running `serve` sees edited templates."""
+    template_environment.cache_clear()
+
+
+def build_site(root: Path, today: str | None = None, progress: Callable[[int, int], None] | None = None) -> SiteBuild:
+    """Everything a build writes, in memory: load, compute, plan, render.
+
+    progress(done, total) is called after each page renders (the CLI's progress line)."""
     root = Path(root)
     dataset = load_dataset(root)
     results = compute_results(dataset)
@@ -149,8 +179,10 @@ def build_site(root: Path, today: str | None = None) -> SiteBuild:
     static = static_files(root)
     site = site_context(dataset, asset_urls(static))
     files: list[RenderedFile] = []
-    for page in plan.pages:
+    for done, page in enumerate(plan.pages, 1):
         files.extend(render_page(env, page, site))
+        if progress is not None:
+            progress(done, len(plan.pages))
     files.extend(static)
     files.extend(publish_files(dataset, plan, env, site))
     files.sort(key=lambda f: f.path)
@@ -173,9 +205,9 @@ def check_site(root: Path) -> str:
     return "ok: " + _summary(build)
 
 
-def build_and_write(root: Path, out: Path, jobs: int = 0, progress: bool = False, search: bool | None = None) -> str:
+def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None) -> str:
     """Build, index for search (by default whenever Pagefind is installed), then swap into out."""
-    build = build_site(root)
+    build = build_site(root, progress=progress)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])

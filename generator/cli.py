@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence, TextIO
 
 from generator.errors import SiteError
 
@@ -22,6 +24,30 @@ def _report(error: SiteError) -> None:
     print(f"{count} problem{'s' if count != 1 else ''} found.", file=sys.stderr)
 
 
+class _ProgressLine:
+    """`rendered 120/480 pages (85/s)` on one stderr line, redrawn at most ten times a second."""
+
+    def __init__(self, stream: TextIO):
+        self.stream, self.start, self.drawn = stream, time.monotonic(), 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - self.drawn < 0.1:
+            return
+        self.drawn = now
+        rate = done / max(now - self.start, 1e-6)
+        self.stream.write(f"\r\x1b[Krendered {done}/{total} pages ({rate:,.0f}/s)" + ("\n" if done >= total else ""))
+        self.stream.flush()
+
+
+def progress_reporter(quiet: bool = False, stream: TextIO | None = None) -> Callable[[int, int], None] | None:
+    """A progress callback for a person at a terminal; None when quiet, piped, or in CI."""
+    stream = stream or sys.stderr
+    if quiet or not stream.isatty() or os.environ.get("CI", "").lower() in ("true", "1"):
+        return None
+    return _ProgressLine(stream)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from generator.build import check_site
 
@@ -35,7 +61,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     out = Path(args.out) if args.out else root / "site"
-    report = build_and_write(root, out, jobs=args.jobs, progress=sys.stderr.isatty() and not args.quiet, search=args.search)
+    report = build_and_write(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search)
     print(report)
     return EXIT_OK
 
@@ -54,6 +80,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
     ledger = current_ledger(dataset, today_for_build())
     records = {key: {"sha": entry.sha, "date": entry.date} for key, entry in sorted(ledger.records.items())}
     text = (
+        "# yaml-language-server: $schema=../schemas/lastmod.schema.json\n"
         "# When each record's content last changed: pages take dateModified and sitemap lastmod from here.\n"
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
@@ -93,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--root", default=".", help="folder holding content/, data/ and templates/ (default: .)")
     check.set_defaults(handler=_cmd_check)
 
+    from generator import editor, serve
+
+    editor.add_parsers(sub)  # new, schema, import-model
+    serve.add_parser(sub)
+
     try:
         from generator.kv_command import add_kv_parser
     except ImportError:  # the calculator lands separately; the site builds without it
@@ -118,5 +150,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(error)
         return EXIT_CONTENT
     except KeyboardInterrupt:
-        print("interrupted; site/ left as it was", file=sys.stderr)
+        print("interrupted; site/ holds the last complete build", file=sys.stderr)
         return EXIT_INTERRUPTED

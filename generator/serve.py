@@ -1,0 +1,256 @@
+"""`kvtriage serve`: build, serve the last good build on 127.0.0.1, rebuild on save, reload the browser.
+
+Pages are served from the last build that succeeded, held in memory and swapped whole, so a
+reader never sees a half-built site. A build that fails keeps the last good pages and shows
+its problems on every page and in the terminal. Change detection polls file mtimes (stdlib
+only); the browser polls /__kvtriage/version and reloads when it changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import mimetypes
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Mapping, TextIO
+from urllib.parse import unquote, urlsplit
+
+from generator.errors import SiteError
+
+WATCHED = ("content", "data", "templates")
+DEV_PREFIX = "/__kvtriage/"
+
+# Served as files, not inline, so a page's Content-Security-Policy cannot block them.
+RELOAD_JS = b"""(function () {
+  var me = document.currentScript, version = me && me.dataset.version;
+  function poll() {
+    fetch("/__kvtriage/version", {cache: "no-store"})
+      .then(function (r) { return r.json(); })
+      .then(function (d) { if (String(d.version) !== version) { location.reload(); } else { setTimeout(poll, 700); } })
+      .catch(function () { setTimeout(poll, 2000); });
+  }
+  setTimeout(poll, 700);
+})();
+"""
+DEV_CSS = b"""#kvtriage-problems{position:fixed;inset:auto 0 0 0;max-height:60vh;overflow:auto;margin:0;padding:1em;
+background:#2b0000;color:#ffd7d7;font:13px/1.5 ui-monospace,monospace;z-index:2147483647;border-top:3px solid #ff5c5c}
+#kvtriage-problems pre{white-space:pre-wrap;margin:.5em 0 0}
+"""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the server shows: the last good files, and the problems of the latest attempt."""
+
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    version: int = 0
+    problems: tuple[str, ...] = ()
+    built: bool = False
+
+
+def _mtimes(root: Path) -> dict[str, int]:
+    stamps: dict[str, int] = {}
+    for folder in WATCHED:
+        base = root / folder
+        if not base.is_dir():
+            continue
+        for path in base.rglob("*"):
+            try:
+                if path.is_file():
+                    stat = path.stat()
+                    stamps[path.relative_to(root).as_posix()] = stat.st_mtime_ns ^ stat.st_size
+            except OSError:
+                continue  # vanished between listing and stat: the next poll sees it
+    return stamps
+
+
+class DevSite:
+    """Rebuilds root on demand and keeps the last good build; thread-safe for the HTTP handler."""
+
+    def __init__(self, root: Path, log: TextIO | None = None, today: str | None = None):
+        self.root = Path(root)
+        self.log = log or sys.stderr
+        self.today = today
+        self._lock = threading.Lock()
+        self._snapshot = Snapshot()
+        self._stamps: dict[str, int] = {}
+
+    @property
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            return self._snapshot
+
+    def changed(self) -> bool:
+        stamps = _mtimes(self.root)
+        if stamps == self._stamps:
+            return False
+        self._stamps = stamps
+        return True
+
+    def rebuild(self) -> bool:
+        """Build once; keep the result if it succeeded. Returns True on success."""
+        from generator.build import build_site, forget_templates  # here, so `kvtriage --help` stays light
+
+        self._stamps = _mtimes(self.root)
+        forget_templates()
+        started = time.monotonic()
+        try:
+            build = build_site(self.root, today=self.today)
+        except SiteError as error:
+            problems = tuple(issue.format() for issue in error.issues)
+            with self._lock:
+                old = self._snapshot
+                self._snapshot = Snapshot(old.files, old.version + 1, problems, old.built)
+            print(f"build failed, still serving the last good build ({len(problems)} problem{'s' if len(problems) != 1 else ''}):", file=self.log)
+            for line in problems:
+                print("  " + line, file=self.log)
+            self.log.flush()
+            return False
+        files = {f.path: f.content for f in build.files}
+        with self._lock:
+            self._snapshot = Snapshot(files, self._snapshot.version + 1, (), True)
+        print(f"built {len(build.plan.pages)} pages in {time.monotonic() - started:.1f}s", file=self.log)
+        self.log.flush()
+        return True
+
+    # ---- responses
+
+    def lookup(self, raw_path: str) -> tuple[int, str, bytes, dict[str, str]]:
+        """(status, content type, body, extra headers) for a request path."""
+        snap = self.snapshot
+        path = unquote(urlsplit(raw_path).path)
+        if path == DEV_PREFIX + "version":
+            body = json.dumps({"version": snap.version, "problems": list(snap.problems)}).encode()
+            return HTTPStatus.OK, "application/json", body, {}
+        if path == DEV_PREFIX + "reload.js":
+            return HTTPStatus.OK, "text/javascript; charset=utf-8", RELOAD_JS, {}
+        if path == DEV_PREFIX + "dev.css":
+            return HTTPStatus.OK, "text/css; charset=utf-8", DEV_CSS, {}
+        if not snap.built:
+            return HTTPStatus.SERVICE_UNAVAILABLE, "text/html; charset=utf-8", self._inject(b"<!doctype html><title>kvtriage: build failed</title><h1>The site does not build yet</h1>", snap), {}
+        key = path.lstrip("/")
+        if key == "" or key.endswith("/"):
+            key += "index.html"
+        body = snap.files.get(key)
+        if body is None and f"{key}/index.html" in snap.files:
+            return HTTPStatus.MOVED_PERMANENTLY, "text/plain", b"", {"Location": path + "/"}
+        status = HTTPStatus.OK
+        if body is None:
+            status, key = HTTPStatus.NOT_FOUND, "404.html"
+            body = snap.files.get(key, b"<!doctype html><title>Not found</title><h1>Not found</h1>")
+        content_type = _content_type(key)
+        if content_type.startswith("text/html"):
+            body = self._inject(body, snap)
+        return status, content_type, body, {}
+
+    @staticmethod
+    def _inject(body: bytes, snap: Snapshot) -> bytes:
+        tags = f'<link rel="stylesheet" href="{DEV_PREFIX}dev.css"><script src="{DEV_PREFIX}reload.js" data-version="{snap.version}"></script>'
+        if snap.problems:
+            listing = html.escape("\n".join(snap.problems))
+            tags += (
+                f'<div id="kvtriage-problems" role="alert"><strong>kvtriage: the last build failed; '
+                f"this is the last good build.</strong><pre>{listing}</pre></div>"
+            )
+        text = body.decode("utf-8", "replace")
+        index = text.lower().rfind("</body>")
+        text = text[:index] + tags + text[index:] if index >= 0 else text + tags
+        return text.encode("utf-8")
+
+
+def _content_type(key: str) -> str:
+    if key.endswith(".md"):
+        return "text/markdown; charset=utf-8"
+    guessed = mimetypes.guess_type(key)[0] or "application/octet-stream"
+    return guessed + "; charset=utf-8" if guessed.startswith("text/") or guessed in ("application/json", "application/javascript", "application/xml") else guessed
+
+
+def _handler(site: DevSite) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "kvtriage-serve"
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._respond(head=False)
+
+        def do_HEAD(self) -> None:  # noqa: N802
+            self._respond(head=True)
+
+        def _respond(self, head: bool) -> None:
+            status, content_type, body, headers = site.lookup(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass  # the terminal is for build results, not one line per request
+
+    return Handler
+
+
+class DevServer:
+    """An HTTP server bound to 127.0.0.1 in a background thread, plus the rebuild loop."""
+
+    def __init__(self, root: Path, port: int = 8000, log: TextIO | None = None, today: str | None = None):
+        self.site = DevSite(root, log=log, today=today)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.site))
+        self.httpd.daemon_threads = True
+        self.thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/"
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+        self.thread.start()
+
+    def watch(self, stop: threading.Event, interval: float = 0.5, on_poll: Callable[[], None] | None = None) -> None:
+        """Rebuild whenever a watched file changes, until stop is set."""
+        while not stop.wait(interval):
+            if self.site.changed():
+                self.site.rebuild()
+            if on_poll is not None:
+                on_poll()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self.thread is not None:
+            self.thread.join(timeout=5)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    server = DevServer(Path(args.root), port=args.port)
+    server.site.rebuild()
+    server.start()
+    print(f"serving {server.url} (Ctrl-C to stop); watching {', '.join(WATCHED)}/", file=sys.stderr)
+    stop = threading.Event()
+    try:
+        server.watch(stop, interval=args.interval)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+    return 0
+
+
+def add_parser(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="build, serve on 127.0.0.1, rebuild on change and reload the browser")
+    serve.add_argument("--root", default=".", help="site root (default: .)")
+    serve.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default: 8000; 0 picks a free one)")
+    serve.add_argument("--interval", type=float, default=0.5, help=argparse.SUPPRESS)
+    serve.set_defaults(handler=_cmd_serve)
