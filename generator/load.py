@@ -186,7 +186,7 @@ def _parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise _YamlProblem(line, col, f"{path} is not UTF-8 (byte {exc.start} is 0x{data[exc.start]:02x})", "Save the file as UTF-8") from None
+        raise _YamlProblem(line, col, f"not UTF-8 (byte {exc.start} is 0x{data[exc.start]:02x})", "Save the file as UTF-8") from None
     if "\x00" in text:
         index = text.index("\x00")
         raise _YamlProblem(text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1, "contains a NUL character", "Remove it")
@@ -298,6 +298,12 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
             issues.append(
                 source.issue(loc, _field_name(loc) or model.__name__, message, _fix_for(error, model, loc), at_key=error["type"] == "extra_forbidden")
             )
+        # A misspelt key is also a missing one; "Did you mean 'x'?" on the unknown key says both.
+        meant = {(i.path, i.field.rsplit(".", 1)[0] if "." in i.field else "", i.fix[len("Did you mean '") : -2]) for i in issues if i.message.startswith("unknown key") and i.fix.startswith("Did you mean '")}
+        issues = [
+            i for i in issues
+            if not (i.message == "is required" and (i.path, i.field.rsplit(".", 1)[0] if "." in i.field else "", i.field.rsplit(".", 1)[-1]) in meant)
+        ]
         return None, issues
 
 
@@ -447,7 +453,9 @@ def load_dataset(root: Path) -> Dataset:
     issues.extend(_alias_issues("model", model_records))
     issues.extend(_alias_issues("error", errors))
 
-    issues.extend(_cross_references(gpu_records, model_records, program_records, errors, pairs))
+    # Error files that exist but failed to validate are reported already; naming them is not dangling.
+    broken_errors = {Path(rel).stem for rel in _content_files(root, "content/errors")} - set(errors)
+    issues.extend(_cross_references(gpu_records, model_records, program_records, errors, pairs, broken_errors))
 
     if issues:
         raise ContentError(issues)
@@ -511,11 +519,14 @@ def _alias_issues(what: str, records: Mapping[str, tuple[Any, Source]]) -> list[
 
 
 def _did_you_mean(value: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
-    return f"Did you mean {close[0]!r}?" if close else f"Known ids: {', '.join(sorted(choices)[:8])}"
+    choices = list(choices)
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
+    if close:
+        return f"Did you mean {close[0]!r}?"
+    return f"Known ids: {', '.join(sorted(choices)[:8])}" if choices else "None is defined yet"
 
 
-def _cross_references(gpus, models, programs, errors, pairs) -> list[Issue]:
+def _cross_references(gpus, models, programs, errors, pairs, broken_errors: frozenset[str] | set[str] = frozenset()) -> list[Issue]:
     issues: list[Issue] = []
     for gpu, source in gpus.values():
         for i, program in enumerate(gpu.rent):
@@ -537,7 +548,7 @@ def _cross_references(gpus, models, programs, errors, pairs) -> list[Issue]:
                 need = "a GGUF build with an ollama_tag" if error.engine == "ollama" else ("a GGUF build" if error.engine == "llamacpp" else "a safetensors build (bf16, fp8, AWQ, GPTQ)")
                 issues.append(source.issue(("example", "variant"), "example.variant", f"{ex.variant!r} is not a build {error.engine} runs; the example needs {need}", f"Use one of: {', '.join(runnable) or 'none in this model: pick another model'}"))
         for i, other in enumerate(error.related):
-            if other not in errors:
+            if other not in errors and other not in broken_errors:
                 issues.append(source.issue(("related", i), f"related[{i}]", f"error {other!r} does not exist", _did_you_mean(other, errors)))
         for i, text in enumerate(error.texts):
             if not _pattern_matches(error.pattern, text.text):
@@ -559,7 +570,7 @@ def _cross_references(gpus, models, programs, errors, pairs) -> list[Issue]:
             variants = [v.id for v in models[pair.model][0].variants]
             issues.append(source.issue(("variant",), "variant", f"model {pair.model!r} has no variant {pair.variant!r}", _did_you_mean(pair.variant, variants)))
         for i, error_id in enumerate(pair.errors):
-            if error_id not in errors:
+            if error_id not in errors and error_id not in broken_errors:
                 issues.append(source.issue(("errors", i), f"errors[{i}]", f"error {error_id!r} does not exist", _did_you_mean(error_id, errors)))
     return issues
 
