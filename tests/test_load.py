@@ -17,8 +17,12 @@ INVALID = TESTS / "fixtures" / "invalid"
 CASES = sorted(p.name for p in INVALID.iterdir() if p.is_dir())
 
 
-def _apply_case(case: str, root: Path) -> dict:
-    """Overlay the case's files on the fixture site; `expect.yaml` says what must be reported."""
+def apply_case(case: str, root: Path) -> dict:
+    """Overlay the case's files on the fixture site; `expect.yaml` says what must be reported.
+
+    `delete` lists files to remove; `pad: {path, bytes}` grows a file with comment lines
+    (so the huge-file case needs no 2 MiB fixture); `stage: render` marks cases that load
+    cleanly and fail later, in templates."""
     folder = INVALID / case
     expect = yaml.safe_load((folder / "expect.yaml").read_text())
     for path in sorted(folder.rglob("*")):
@@ -30,6 +34,11 @@ def _apply_case(case: str, root: Path) -> dict:
         shutil.copyfile(path, target)
     for rel in expect.get("delete", []):
         (root / rel).unlink()
+    if "pad" in expect:
+        target = root / expect["pad"]["path"]
+        text = target.read_bytes()
+        line = b"# " + b"x" * 77 + b"\n"
+        target.write_bytes(text + line * (expect["pad"]["bytes"] // len(line) + 1))
     return expect
 
 
@@ -42,7 +51,10 @@ def test_fixture_site_loads(site_root: Path) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_invalid_case_reports_file_line_and_message(case: str, tmp_path: Path) -> None:
     root = copy_site(tmp_path / "root")
-    expect = _apply_case(case, root)
+    expect = apply_case(case, root)
+    if expect.get("stage") == "render":
+        load_dataset(root)  # loads cleanly: the CLI test (test_cli.py) sees the template error
+        return
     with pytest.raises(ContentError) as raised:
         load_dataset(root)
     lines = [issue.format() for issue in raised.value.issues]
