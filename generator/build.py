@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Iterator
 
 from generator.dates import record_dates
 from generator.engine.pairs import compute_results
+from generator.calculator import CATALOG_PATH, catalog_json
 from generator.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
@@ -176,7 +177,7 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
     if problems:
         raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
-    static = static_files(root)
+    static = [*static_files(root), RenderedFile(CATALOG_PATH, catalog_json(dataset))]  # the in-page calculator's data
     site = site_context(dataset, asset_urls(static))
     files: list[RenderedFile] = []
     for done, page in enumerate(plan.pages, 1):
