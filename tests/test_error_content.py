@@ -98,6 +98,7 @@ def test_required_signatures_are_covered():
             "llama_init_from_model: quantized V cache requires flash_attn to be enabled",
             "llama_init_from_model: V cache quantization requires flash_attn",
             "llama_init_from_model: model does not support different K (q8_0) and V (f16) cache types",
+            "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
         ],
         "ollama": [
             "Error: model requires more system memory (35.9 GiB) than is available (27.1 GiB)",
@@ -281,3 +282,45 @@ def test_vllm_kv_texts_agree_with_the_engine_templates():
         for t in BY_ID[record_id].texts
     }
     assert content_texts == engine_texts
+
+
+# --------------------------------------------------------------------------- pair pages
+
+
+# The scenarios generator/engine/pairs.py assigns to catalog pairs; each needs one record that
+# generates its pair pages, or those pages silently disappear.
+SCENARIOS_THE_PAIR_ENGINE_ASSIGNS = {
+    "vllm-kv-too-small", "vllm-no-cache-blocks", "vllm-weights-oom",
+    "llamacpp-kv-alloc", "llamacpp-context-fail",
+    "ollama-partial-offload", "ollama-system-memory",
+}
+# The catalog has no system RAM figure, so the engine cannot tell when RAM runs out.
+SCENARIOS_THE_ENGINE_CANNOT_CONFIRM = {"ollama-system-memory"}
+
+
+def test_every_assigned_scenario_has_exactly_one_record_generating_pair_pages():
+    generating = Counter(record.scenario for _, record in RECORDS if record.pair_pages)
+    assert set(generating) == SCENARIOS_THE_PAIR_ENGINE_ASSIGNS
+    assert all(n == 1 for n in generating.values()), generating
+
+
+def test_worked_examples_of_page_generating_records_hit_their_scenario():
+    """The example pair of a page-generating error is one of its own pair pages."""
+    from generator.engine.pairs import compute_pair
+    from generator.load import load_dataset
+
+    dataset = load_dataset(ROOT)
+    for _, record in RECORDS:
+        if not record.pair_pages or record.scenario in SCENARIOS_THE_ENGINE_CANNOT_CONFIRM:
+            continue
+        ex = record.example
+        model = dataset.models[ex.model]
+        variant = next(v for v in model.variants if v.id == ex.variant)
+        assert ex.gpu_memory_utilization is None or record.engine == "vllm"
+        settings = None
+        if ex.gpu_memory_utilization is not None:
+            from generator.schema import PairSettings
+
+            settings = PairSettings(gpu_memory_utilization=ex.gpu_memory_utilization)
+        numbers = compute_pair(dataset.gpus[ex.gpu], model, variant, settings)
+        assert record.scenario in numbers.scenarios, f"{record.id}: example hits {numbers.scenarios}"
