@@ -197,7 +197,7 @@ def _summary(build: SiteBuild) -> str:
     pairs = sum(1 for p in pages if p.kind == "pair" and p.indexable)
     lines = [f"{len(pages)} pages ({indexable} indexable, {pairs} indexable pair pages), {len(build.files)} files"]
     for rule, count in build.plan.thin_report.items():
-        lines.append(f"  thin-page guard: {count} kept out of the index ({rule})")
+        lines.append(f"  thin-page guard: {count} candidate pages {'not generated' if rule.startswith('pair does not') else 'marked noindex'} ({rule})")
     return "\n".join(lines)
 
 

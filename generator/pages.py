@@ -36,6 +36,10 @@ LEVER_NAMES = {
     "free-gpu-memory": "Free GPU memory first",
     "kv-on-cpu": "KV cache in system RAM",
     "allow-long-max-len": "Override the derived limit",
+    "enable-flash-attn": "Turn flash attention on",
+    "matching-kv-types": "Use the same K and V cache type",
+    "fewer-seqs": "Fewer sequences per batch (--max-num-seqs)",
+    "cpu-offload-weights": "Offload weights to CPU memory",
 }
 
 
@@ -156,6 +160,7 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
                 "vllm.kv_tokens": f"{v.kv_cache_tokens:,}",
                 "vllm.max_len": f"{v.max_len:,}",
                 "vllm.needed_gib": gib(v.needed_bytes),
+                "vllm.max_num_seqs": f"{v.max_num_seqs:,}",
             }
         )
     l = numbers.llamacpp
@@ -167,11 +172,13 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
                 "llamacpp.kv_mib": mib(l.kv_bytes),
                 "llamacpp.n_ctx": f"{l.n_ctx:,}",
                 "llamacpp.max_ctx": f"{l.max_ctx_f16:,}",
+                "llamacpp.gpu_layers": f"{l.gpu_layers_that_fit} of {l.num_layers}",
             }
         )
     o = numbers.ollama
     if o is not None:
-        q.update({"ollama.num_ctx": f"{o.num_ctx:,}", "ollama.kv_mib": mib(o.kv_bytes)})
+        q.update({"ollama.num_ctx": f"{o.num_ctx:,}", "ollama.kv_mib": mib(o.kv_bytes),
+                  "ollama.gpu_layers": f"{o.gpu_layers_that_fit} of {o.num_layers}"})
     return q
 
 

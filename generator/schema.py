@@ -40,6 +40,9 @@ QUANTITY_NAMES = frozenset(
         "vllm.kv_tokens",
         "vllm.max_len",
         "vllm.needed_gib",
+        "vllm.max_num_seqs",
+        "llamacpp.gpu_layers",
+        "ollama.gpu_layers",
         "llamacpp.bytes_per_token",
         "llamacpp.kv_mib",
         "llamacpp.n_ctx",
@@ -347,6 +350,8 @@ Scenario = Literal[
     "llamacpp-context-fail",  # failed to create the context
     "ollama-system-memory",  # model requires more system memory
     "ollama-partial-offload",  # fits only partly on the GPU, so it is slow
+    "ollama-gpu-oom",  # llama-server exits with cudaMalloc out of memory
+    "ollama-runner-crash",  # the runner stops mid-request
 ]
 
 Lever = Literal[
@@ -364,6 +369,10 @@ Lever = Literal[
     "free-gpu-memory",
     "kv-on-cpu",
     "allow-long-max-len",
+    "enable-flash-attn",
+    "matching-kv-types",
+    "fewer-seqs",
+    "cpu-offload-weights",
 ]
 
 

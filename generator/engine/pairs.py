@@ -376,7 +376,9 @@ def _ollama_scenario(numbers: OllamaNumbers) -> str | None:
 
 
 def _vllm_scenario(numbers: VllmNumbers) -> str | None:
-    if numbers.weights_bytes > numbers.requested_bytes:
+    # vLLM does not cap loading at the utilization: weights above the budget still load and
+    # the profiler then finds no room for blocks. Only weights past the card itself OOM on load.
+    if numbers.weights_bytes + numbers.non_torch_bytes > numbers.total_memory_bytes:
         return "vllm-weights-oom"
     if numbers.error is None:
         return None
@@ -406,6 +408,9 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
                     smaller.append((other, other_weights))
         vllm_numbers = _vllm_numbers(gpu, model, variant, settings, smaller)
         scenario = _vllm_scenario(vllm_numbers)
+        if scenario == "vllm-weights-oom":
+            # torch raises its own CUDA OOM while loading; vLLM never reaches its KV check.
+            vllm_numbers = replace(vllm_numbers, error=None)
         if scenario:
             scenarios.append(scenario)
     else:
