@@ -437,7 +437,22 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
     )
 
 
-def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]:
+@dataclass(frozen=True)
+class PairTask:
+    """One compute_pair call of the catalog: what compute_results runs, and what a build may cache or farm out."""
+
+    key: tuple[str, str, str]
+    gpu: Gpu
+    model: Model
+    variant: ModelVariant
+    settings: object  # PairSettings, _ExampleSettings or None
+
+    def run(self) -> PairNumbers:
+        return compute_pair(self.gpu, self.model, self.variant, self.settings)
+
+
+def pair_tasks(dataset: Dataset) -> list[PairTask]:
+    """Every (GPU, model, variant) of the catalog with the settings it is computed under, in catalog order."""
     settings_for: dict[tuple[str, str, str], object] = {(p.gpu, p.model, p.variant): p.settings for p in dataset.pairs}
     # An error's worked example may fix the utilization it was reported with.
     for error in dataset.errors.values():
@@ -445,13 +460,17 @@ def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]
         if ex.gpu_memory_utilization is not None:
             key = (ex.gpu, ex.model, ex.variant)
             settings_for.setdefault(key, _ExampleSettings(ex.gpu_memory_utilization))
-    results = {}
+    tasks = []
     for gpu in dataset.gpus.values():
         for model in dataset.models.values():
             for variant in model.variants:
                 key = (gpu.id, model.id, variant.id)
-                results[key] = compute_pair(gpu, model, variant, settings_for.get(key))
-    return results
+                tasks.append(PairTask(key, gpu, model, variant, settings_for.get(key)))
+    return tasks
+
+
+def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]:
+    return {task.key: task.run() for task in pair_tasks(dataset)}
 
 
 @dataclass(frozen=True)
