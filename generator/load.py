@@ -124,8 +124,8 @@ def _scalar(node: yaml.ScalarNode, loader: _StrictLoader) -> Any:
     line, col = node.start_mark.line + 1, node.start_mark.column + 1
     try:
         value = loader.construct_object(node, deep=True)
-    except (ValueError, TypeError, KeyError, OverflowError):
-        # e.g. `!!int abc` or `!!bool maybe`: the standard tag names a type the text is not.
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError):
+        # e.g. `!!int abc`, `!!bool maybe` or an empty `!!float`: the standard tag names a type the text is not.
         raise _YamlProblem(line, col, f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}", "Remove the tag or fix the value") from None
     if isinstance(value, str) and not value.isascii():
         try:
@@ -276,6 +276,25 @@ def _inner_model(annotation: Any, typing: Any) -> Any:
     return None
 
 
+def _data_loc(data: Any, loc: Loc) -> Loc:
+    """The part of a pydantic loc that names keys and indexes of the data; pydantic also puts
+    union members and validator names ('function-after[...]', 'tuple[...]') there, which editors
+    never wrote. Walking the data tells the two apart even for a key like ':[' ."""
+    out: list[Any] = []
+    current = data
+    for part in loc:
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            current = current[part]
+        elif isinstance(current, dict) and isinstance(part, str) and "[" not in part and not part.startswith("function-"):
+            current = None  # a missing key: nothing below it
+        else:
+            continue
+        out.append(part)
+    return tuple(out)
+
+
 def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseModel | None, list[Issue]]:
     try:
         return model.model_validate(data), []
@@ -286,8 +305,7 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
         for error in errors:
             if error["type"] == "too_short" and any(l[: len(error["loc"])] == tuple(error["loc"]) and len(l) > len(error["loc"]) for l in failed_locs):
                 continue  # the list is short only because its items failed, which are reported
-            # Pydantic adds the union member or validator name to the loc; editors never see those.
-            loc = tuple(part for part in error["loc"] if not (isinstance(part, str) and ("[" in part or part.startswith("function-"))))
+            loc = _data_loc(data, error["loc"])
             message = error["msg"]
             if message.startswith("Value error, "):
                 message = message[len("Value error, ") :]
