@@ -107,3 +107,118 @@ def test_positions_point_at_the_value() -> None:
     assert positions.at(("top", "items", 1, "size")) == (5, 13)
     # A missing key points at its parent.
     assert positions.at(("top", "items", 1, "missing"))[0] == 4
+
+
+# --------------------------------------------------------------------------- property tests
+# Whatever an editor (or an attacker) writes, load answers with the project's own errors:
+# never a raw yaml, pydantic, Unicode or Recursion error.
+
+import copy  # noqa: E402
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from generator.errors import SiteError  # noqa: E402
+
+_YAML_BITS = [
+    ":", ": ", "- ", "-", "&a ", "*a", "!!int ", "!!bool ", "!!float ", "!!python/name:os.system ", "!x ", "!!binary ",
+    "[", "]", "{", "}", ",", "\n", "  ", "    ", "\t", '"', "'", "|", ">", "|-", "? ", "#", "%YAML 1.1\n", "---\n", "...\n",
+    "\\u", "\\ud800", "\\x00", "\\", "<<: ", "~", "null", "true", "1e999", "0x1F", "0o17", ".nan", "-.inf", "2026-13-45",
+    "id", "gpus", "models", "variants", "config", "é", "\u2028", "\x85", "\ufeff", "\x01", "a", "1",
+]
+_yaml_text = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.sampled_from(_YAML_BITS), max_size=60).map("".join),
+)
+_scalar = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+    st.sampled_from(["rtx-4090", "qwen2.5-coder-32b-instruct", "awq", "vllm", "../x", "FILL IN: x", "[a](javascript:1)", "{{ nope }}", "(?P<x>a)", "(" ]),
+)
+_FIELDS = ["id", "name", "gpus", "models", "variants", "config", "errors", "gpu", "model", "variant", "engine", "texts", "pattern",
+           "fixes", "lever", "example", "settings", "aliases", "related", "num_hidden_layers", "layer_types", "rope_scaling", "x"]
+_value = st.recursive(
+    _scalar,
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.sampled_from(_FIELDS), children, max_size=5)),
+    max_leaves=20,
+)
+_TARGETS = [
+    "data/site.yaml",
+    "data/gpus.yaml",
+    "data/models.yaml",
+    "content/errors/vllm-max-model-len-error.yaml",
+    "content/pairs/rtx-4090--qwen2.5-coder-32b-instruct-awq.yaml",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_yaml_text)
+def test_parse_yaml_raises_only_content_errors_on_text(text: str) -> None:
+    try:
+        parse_yaml("x.yaml", text.encode("utf-8", "surrogatepass"))
+    except ContentError:
+        pass
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=200))
+def test_parse_yaml_raises_only_content_errors_on_bytes(data: bytes) -> None:
+    try:
+        parse_yaml("x.yaml", data)
+    except ContentError:
+        pass
+
+
+def _load_with(root: Path, relative: str, content: bytes) -> None:
+    path = root / relative
+    original = path.read_bytes()
+    path.write_bytes(content)
+    try:
+        load_dataset(root)
+    except SiteError:
+        pass
+    finally:
+        path.write_bytes(original)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(relative=st.sampled_from(_TARGETS), text=_yaml_text)
+def test_load_raises_only_site_errors_on_random_text(site_root: Path, relative: str, text: str) -> None:
+    _load_with(site_root, relative, text.encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(relative=st.sampled_from(_TARGETS), record=_value)
+def test_load_raises_only_site_errors_on_random_records(site_root: Path, relative: str, record: object) -> None:
+    _load_with(site_root, relative, yaml.safe_dump(record, allow_unicode=True).encode("utf-8"))
+
+
+def _paths(value: object, loc: tuple = ()) -> list[tuple]:
+    found = [loc]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, loc + (key,))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _paths(item, loc + (i,))
+    return found
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(relative=st.sampled_from(_TARGETS), data=st.data())
+def test_load_raises_only_site_errors_on_mutated_records(site_root: Path, relative: str, data: st.DataObject) -> None:
+    """One valid record with one value replaced (or one key added): reaches cross-reference code."""
+    record = yaml.safe_load((site_root / relative).read_text(encoding="utf-8"))
+    mutated = copy.deepcopy(record)
+    loc = data.draw(st.sampled_from(_paths(mutated)[1:]))
+    parent = mutated
+    for part in loc[:-1]:
+        parent = parent[part]
+    if data.draw(st.booleans()):
+        parent[loc[-1]] = data.draw(_value)
+    elif isinstance(parent, dict):
+        parent[data.draw(st.sampled_from(_FIELDS))] = data.draw(_value)
+    _load_with(site_root, relative, yaml.safe_dump(mutated, allow_unicode=True, sort_keys=False).encode("utf-8"))
