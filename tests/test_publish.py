@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+import yaml
 
 from generator.build import build_and_write, build_site
 from generator.cli import main
@@ -192,12 +193,14 @@ def test_static_urls_carry_a_content_hash(fixture_build, tmp_path: Path) -> None
 
 
 def test_search_index_carries_every_error_pattern(fixture_build) -> None:
-    _, files = fixture_build
-    rows = json.loads(files["search/errors.json"])["errors"]
-    assert [r["url"] for r in rows] == [ERROR_HUB]
-    pattern = re.compile(rows[0]["pattern"])
+    build, files = fixture_build
+    rows = {r["url"]: r for r in json.loads(files["search/errors.json"])["errors"]}
+    errors = [p for p in build.plan.pages if p.kind == "error"]
+    assert sorted(rows) == sorted(p.url for p in errors)
+    pattern = re.compile(rows[ERROR_HUB]["pattern"])
     assert pattern.search("The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache (3664).")
-    assert rows[0]["url"].strip("/") + "/index.html" in files
+    for url in rows:
+        assert url.strip("/") + "/index.html" in files
 
 
 def test_llms_txt_links_the_markdown_twins_of_the_hubs(fixture_build) -> None:
@@ -233,11 +236,19 @@ def test_headers_cache_static_long_and_pages_short_without_overlap(fixture_build
 # --------------------------------------------------------------------------- renamed slugs
 
 
+def add_gpu_alias(root: Path, gpu_id: str, alias: str) -> None:
+    path = root / "data/gpus.yaml"
+    data = yaml.safe_load(path.read_text())
+    next(g for g in data["gpus"] if g["id"] == gpu_id)["aliases"] = [alias]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
 def _with_aliases(root: Path) -> Path:
-    gpus = root / "data/gpus.yaml"
-    gpus.write_text(gpus.read_text().replace("  - id: rtx-4090\n", "  - id: rtx-4090\n    aliases: [geforce-rtx-4090]\n", 1))
-    error = root / "content/errors/vllm-max-model-len-error.yaml"
-    error.write_text(error.read_text().replace("engine: vllm\n", "engine: vllm\naliases: [vllm-max-seq-len]\n", 1))
+    add_gpu_alias(root, "rtx-4090", "geforce-rtx-4090")
+    path = root / "content/errors/vllm-max-model-len-error.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["aliases"] = ["vllm-max-seq-len"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
     return root
 
 

@@ -24,6 +24,7 @@ from generator.build import build_and_write
 from generator.publish import pagefind_executable
 
 from .conftest import REPO, copy_site
+from .test_publish import add_gpu_alias
 
 TOOLS = REPO / "tools" / "lighthouse"
 CHROME = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
@@ -81,8 +82,7 @@ def html_file(url: str) -> str:
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("quality")
     root = copy_site(tmp / "root")
-    gpus = root / "data/gpus.yaml"
-    gpus.write_text(gpus.read_text().replace("  - id: rtx-4090\n", "  - id: rtx-4090\n    aliases: [geforce-rtx-4090]\n", 1))
+    add_gpu_alias(root, "rtx-4090", "geforce-rtx-4090")
     out = tmp / "site"
     build_and_write(root, out)
     return out
