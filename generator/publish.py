@@ -455,9 +455,19 @@ def _page_url(path: str) -> str:
 def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule]) -> None:
     """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on."""
     files = list(files)
-    paths = {f.path for f in files}
-    own_host = _host(base_url)
     pages = {_page_url(f.path): read_page(f.content.decode("utf-8")) for f in files if f.path.endswith(".html")}
+    check_pages({f.path for f in files}, pages, base_url, affiliates)
+
+
+def page_url(path: str) -> str:
+    """The URL an output path is served at: what check_pages keys its pages by."""
+    return _page_url(path)
+
+
+def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule]) -> None:
+    """check_html over facts already read (read_page per HTML file, keyed by page_url), so a build can
+    read pages where it renders them (in parallel, or only the changed ones) and check the whole site once."""
+    own_host = _host(base_url)
     issues: list[Issue] = []
 
     def problem(url: str, line: int, what: str, message: str, fix: str = "") -> None:
@@ -570,8 +580,10 @@ def pagefind_executable() -> str | None:
         return None
 
 
-def index_search(site_dir: Path, executable: str) -> None:
-    """Run Pagefind over a written site; it indexes only the elements marked data-pagefind-body."""
-    done = subprocess.run([executable, "--site", str(site_dir), "--silent"], capture_output=True, text=True, check=False)
+def index_search(site_dir: Path, executable: str, output: Path | None = None) -> None:
+    """Run Pagefind over a written site; it indexes only the elements marked data-pagefind-body.
+    The index goes to site_dir/pagefind, or to output (an incremental build swaps it in)."""
+    where = ["--output-path", str(output)] if output is not None else []
+    done = subprocess.run([executable, "--site", str(site_dir), *where, "--silent"], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
