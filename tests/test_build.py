@@ -69,3 +69,173 @@ def test_paths_outside_the_site_are_refused(path: str) -> None:
 def test_check_writes_nothing(site_root: Path) -> None:
     assert main(["check", "--root", str(site_root)]) == 0
     assert not (site_root / "site").exists()
+
+
+# --------------------------------------------------------------------------- signals
+# SIGINT (Ctrl-C) and SIGTERM (a supervisor) mid-write must leave the published site and
+# no temporary directory behind; one that lands inside the swap waits for it to finish.
+
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+from generator import build as build_module  # noqa: E402
+
+
+def _temp_dirs(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".site."))
+
+
+def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 0
+    before = _tree(site_root / "site")
+    real = build_module.safe_relative
+    calls = []
+
+    def interrupting(path: str) -> str:
+        calls.append(path)
+        if len(calls) == 5:
+            os.kill(os.getpid(), signal.SIGINT)  # a real signal, handled as Ctrl-C would be
+        return real(path)
+
+    monkeypatch.setattr(build_module, "safe_relative", interrupting)
+    assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert 5 <= len(calls) < len(before)
+    assert _tree(site_root / "site") == before
+    assert _temp_dirs(site_root) == []
+
+
+def test_sigterm_mid_write_in_a_subprocess_keeps_the_old_site(site_root: Path) -> None:
+    assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 0
+    before = _tree(site_root / "site")
+    # Slow each write down in the child only, so the parent can catch it mid-write.
+    script = (
+        "import sys, time\n"
+        "import generator.build as b\n"
+        "real = b.safe_relative\n"
+        "def slow(path):\n"
+        "    time.sleep(0.05)\n"
+        "    return real(path)\n"
+        "b.safe_relative = slow\n"
+        "from generator.cli import main\n"
+        "sys.exit(main(['build', '--root', sys.argv[1], '--quiet', '--no-search']))\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(site_root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        staging = None
+        while time.monotonic() < deadline and child.poll() is None:
+            staging = next((p for p in site_root.glob(".site.new-*") if any(p.rglob("*.html"))), None)
+            if staging is not None:
+                break
+            time.sleep(0.01)
+        assert staging is not None, "the child never started writing"
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=120)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 130, err.decode()
+    assert b"interrupted" in err
+    assert _tree(site_root / "site") == before
+    assert _temp_dirs(site_root) == []
+
+
+def test_a_signal_during_the_swap_waits_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "site"
+    write_site([RenderedFile("index.html", b"old")], out)
+    real_replace = os.replace
+    sent = []
+
+    def replace(src, dst):  # noqa: ANN001
+        if not sent:
+            sent.append(dst)
+            os.kill(os.getpid(), signal.SIGTERM)  # between moving the old site out and the new one in
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        write_site([RenderedFile("index.html", b"new")], out)
+    assert sent
+    assert _tree(out) == {"index.html": b"new"}  # the swap finished before the signal was honoured
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+# --------------------------------------------------------------------------- hostile content
+
+from html.parser import HTMLParser  # noqa: E402
+
+import yaml  # noqa: E402
+
+HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+class _Dangers(HTMLParser):
+    """Elements a browser would execute: inline scripts, on* handlers, javascript: URLs."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._script: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.found.append(f"<{tag} {name}=...>")
+            if name in ("href", "src", "action") and (value or "").strip().lower().startswith(("javascript:", "data:", "vbscript:")):
+                self.found.append(f"<{tag} {name}={value}>")
+        if tag == "img" and dict(attrs).get("src") == "x":
+            self.found.append("<img src=x>")
+        if tag == "script":
+            self._script = dict(attrs).get("type") or ""
+
+    def handle_data(self, data: str) -> None:
+        if self._script is None:
+            return
+        if self._script in ("application/ld+json", "application/json"):
+            if "<" in data:
+                self.found.append("raw '<' inside a JSON script")
+        elif "alert(" in data:
+            self.found.append("executable script with content from a record")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._script = None
+
+
+def _poison(value: object) -> object:
+    return f"{value} {HOSTILE}" if isinstance(value, str) else value
+
+
+def test_html_in_every_prose_field_is_escaped(site_root: Path) -> None:
+    path = site_root / "content/errors/vllm-max-model-len-error.yaml"
+    error = yaml.safe_load(path.read_text(encoding="utf-8"))
+    error["title"] = f"{HOSTILE} max seq len error"
+    error["short_name"] = "<img src=x onerror=alert(2)>"
+    error["description"] = (HOSTILE + " Why vLLM says max seq len is larger than the KV cache, and the fix for your GPU.")[:160]
+    for key in ("signature", "triage", "cause"):
+        error[key] = _poison(error[key])
+    error["pattern"] = error["pattern"] + "|<script>alert\\(1\\)</script>"
+    for text in error["texts"]:
+        for key in ("versions", "text", "source"):
+            text[key] = _poison(text[key])
+    for fix in error["fixes"]:
+        fix["note"] = _poison(fix["note"])
+    for item in error.get("faq", []):
+        item["question"], item["answer"] = _poison(item["question"]), _poison(item["answer"])
+    path.write_text(yaml.safe_dump(error, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    pair = site_root / "content/pairs/rtx-4090--qwen2.5-coder-32b-instruct-awq.yaml"
+    record = yaml.safe_load(pair.read_text(encoding="utf-8"))
+    record["intro"] = _poison(record.get("intro") or "Intro.")
+    pair.write_text(yaml.safe_dump(record, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+    built = build_site(site_root, today=FIXED_TODAY)
+    pages = [f for f in built.files if f.path.endswith(".html")]
+    assert any("&lt;script&gt;alert(1)&lt;/script&gt;" in f.content.decode() for f in pages)  # the text is there, inert
+    for rendered in pages:
+        parser = _Dangers()
+        parser.feed(rendered.content.decode("utf-8"))
+        assert parser.found == [], f"{rendered.path}: {parser.found}"
