@@ -92,12 +92,12 @@ def test_json_is_compact_and_deterministic(dataset) -> None:
 
 def test_build_ships_the_catalog_and_pages_point_at_fingerprinted_assets() -> None:
     files = {f.path: f.content for f in build_site(FIXTURE_SITE, today=FIXED_TODAY).files}
-    assert CATALOG_PATH in files and "static/kvcalc.js" in files and "static/kvcalc-ui.js" in files
+    assert CATALOG_PATH in files and {"static/kvcalc.js", "static/kvcalc-llama.js", "static/kvcalc-ui.js"} <= set(files)
     pair = files["oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"].decode()
     hub = files["oom/vllm-max-model-len-error/index.html"].decode()
     for page in (pair, hub):
         assert 'data-catalog="/static/kvcalc-catalog.json?v=' in page
-        assert 'data-engine-src="/static/kvcalc.js?v=' in page
+        assert 'data-engine-src="/static/kvcalc.js?v=' in page and 'data-llama-src="/static/kvcalc-llama.js?v=' in page
         assert '<script type="module" src="/static/kvcalc-ui.js?v=' in page
         assert 'data-gpu="rtx-4090" data-model="qwen2.5-coder-32b-instruct-awq" data-engine="vllm"' in page
         # Progressive enhancement: hidden until the script fills it; the static numbers stand alone.

@@ -110,7 +110,8 @@ def run_js(page, site_url: str, expression: str, arg: Any) -> Any:
     if not page.url.startswith(site_url):
         page.goto(site_url + "/")
     text = page.evaluate(
-        "async (arg) => { const K = await import('/static/kvcalc.js'); return JSON.stringify((" + expression + ")(K, arg)); }",
+        "async (arg) => { const K = await import('/static/kvcalc.js'); (await import('/static/kvcalc-llama.js')).install(K);"
+        " return JSON.stringify((" + expression + ")(K, arg)); }",
         arg,
     )
     return json.loads(text)
@@ -296,3 +297,20 @@ def test_pair_page_calculator_follows_the_reader(page, site_url) -> None:
     _wait_for(page, command)
     assert _shown(page)["available"] == expected["available"]
     page.screenshot(path=str(ARTIFACTS / "calculator-pair-full.png"), full_page=True)
+
+    # Raw numbers instead of the catalog model, on llama.cpp (its module loads on demand).
+    page.select_option("#kc-m", "custom")
+    page.select_option("#kc-e", "llamacpp")
+    page.select_option("#kc-ctk", "q8_0")
+    config = {"model_type": "custom", "torch_dtype": "bfloat16", "num_hidden_layers": 64, "num_attention_heads": 40,
+              "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 5120, "intermediate_size": 27648,
+              "vocab_size": 152064, "max_position_embeddings": 32768}
+    request = {"engine": "llamacpp", "hf_config": config, "gpu_memory_gib": 48, "weights_gib": 18.0, "ctx_size": 32768,
+               "parallel": 1, "cache_type_k": "q8_0", "cache_type_v": "q8_0"}
+    answer = python_answer(request, models, gpus)
+    _wait_for(page, "llama-server -m model.gguf -c 32768 -np 1 -ctk q8_0 -ctv q8_0")
+    shown = _shown(page)
+    assert (shown["n_ctx"], shown["kv"], shown["compute"], shown["total"], shown["max_ctx"]) == (
+        tokens(answer["n_ctx"]), mib(answer["kv_bytes"]), mib(answer["compute_buffer_bytes"]), gib(answer["gpu_bytes"]),
+        tokens(answer["max_ctx_that_fits"]))
+    page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-llamacpp.png"))

@@ -1,7 +1,8 @@
 // The in-page calculator: a form over kvcalc.js. The static page already shows its own pair's numbers;
 // this only adds the form. Settings live in the URL query so a result can be shared.
-// The engine and the catalog load by their fingerprinted URLs (data attributes), as /static/ caches for a year.
-let K;
+// The engine and the catalog load by their fingerprinted URLs (data attributes), as /static/ caches for a year;
+// llama.cpp and Ollama (kvcalc-llama.js) only once the reader picks one of them.
+let K, llamaLoading = null;
 
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
@@ -100,7 +101,9 @@ async function start(root) {
     const entry = cat.models[get("m")];
     return entry ? entry.variant.engines : Object.keys(ENGINES);
   }
-  function update() {
+  async function update() {
+    if (get("e") !== "vllm" || engines()[0] !== "vllm") llamaLoading = llamaLoading || import(root.dataset.llamaSrc).then((m) => m.install(K));
+    if (llamaLoading) await llamaLoading;
     const entry = cat.models[get("m")], custom = !entry, gpuCustom = !cat.gpus[get("g")], allowed = engines();
     for (const o of controls.e[0].options) o.disabled = !allowed.includes(o.value);
     if (!allowed.includes(get("e"))) set("e", allowed[0]);
@@ -249,7 +252,7 @@ async function start(root) {
       command(`${vars ? vars + " " : ""}ollama serve\n# in another terminal:\nollama run ${tag}`, "Your server"),
     ];
   }
-  update();
+  await update();
 }
 
 const root = document.querySelector("[data-kvcalc]");
