@@ -97,21 +97,36 @@ def yaml_files(root: Path) -> list[str]:
     return sorted(found)
 
 
+def modeline_target(root: Path, relative: str) -> Path | None:
+    """The schema file a YAML file's first line points at, if it has such a line."""
+    first = (root / relative).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+    if not first.startswith(MODELINE_PREFIX):
+        return None
+    return ((root / relative).parent / first[len(MODELINE_PREFIX) :].strip()).resolve()
+
+
 def modeline_problems(root: Path) -> list[Issue]:
+    """YAML files whose first line is not `modeline_for` them: the path from the file to
+    ROOT/schemas/, so it holds in any copy of the root, and the schema it names exists."""
     issues = []
     for relative in yaml_files(root):
         wanted = modeline_for(relative)
-        first = (root / relative).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
         if wanted is None:
             issues.append(Issue(relative, 1, 0, "", "kvtriage reads no YAML file here", "Move it to content/errors/, content/pairs/ or data/"))
-        elif first != wanted:
+            continue
+        target = modeline_target(root, relative)
+        first = (root / relative).read_bytes().split(b"\n", 1)[0].decode("utf-8", "replace").rstrip("\r")
+        if first != wanted:
             issues.append(Issue(relative, 1, 1, "", f"first line should be {wanted!r}", "Run `kvtriage schema --fix-modelines`"))
+        elif target is None or not target.is_file():
+            issues.append(Issue(relative, 1, 1, "", f"{wanted.split('=', 1)[1]} does not exist", "Run `kvtriage schema`"))
     return issues
 
 
 def fix_modelines(root: Path) -> list[str]:
     """Insert or correct the modeline of each YAML file; returns the files changed."""
     changed = []
+    broken = {issue.path for issue in modeline_problems(root)}
     for relative in yaml_files(root):
         wanted = modeline_for(relative)
         if wanted is None:
@@ -119,7 +134,7 @@ def fix_modelines(root: Path) -> list[str]:
         path = root / relative
         text = path.read_text(encoding="utf-8")
         first, _, rest = text.partition("\n")
-        if first == wanted:
+        if relative not in broken:
             continue
         text = (wanted + "\n" + rest) if first.startswith(MODELINE_PREFIX) else (wanted + "\n" + text)
         path.write_text(text, encoding="utf-8")
@@ -848,7 +863,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
         print(f"wrote {rel}")
     if args.fix_modelines:
         for rel in fix_modelines(root):
-            print(f"added the schema line to {rel}")
+            print(f"set the schema line of {rel}")
     for issue in modeline_problems(root):
         print(issue.format(), file=sys.stderr)
     return 0
