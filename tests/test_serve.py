@@ -1,0 +1,138 @@
+"""serve: the last good build on 127.0.0.1, rebuilt on change, with problems shown in page and terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from generator.serve import DevServer
+
+from .conftest import FIXED_TODAY
+
+ERROR_PAGE = "oom/vllm-max-model-len-error/"
+
+
+def _get(url: str) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url)
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(request, timeout=20) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003
+        return None
+
+
+def _page(body: bytes) -> bytes:
+    """A served page without what serve injects before </body>."""
+    return body.split(b'<link rel="stylesheet" href="/__kvtriage/dev.css">')[0]
+
+
+def _version(server: DevServer) -> dict:
+    return json.loads(_get(server.url + "__kvtriage/version")[2])
+
+
+def _wait_for_version(server: DevServer, above: int, seconds: float = 60) -> dict:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = _version(server)
+        if state["version"] > above:
+            return state
+        time.sleep(0.05)
+    raise AssertionError(f"no rebuild within {seconds}s")
+
+
+@pytest.fixture
+def running(site_root: Path) -> Iterator[tuple[DevServer, io.StringIO]]:
+    log = io.StringIO()
+    server = DevServer(site_root, port=0, log=log, today=FIXED_TODAY)  # port 0: a free port
+    stop = threading.Event()
+    watcher = threading.Thread(target=server.watch, args=(stop, 0.05), daemon=True)
+    try:
+        server.site.rebuild()
+        server.start()
+        watcher.start()
+        yield server, log
+    finally:
+        stop.set()
+        if watcher.is_alive():
+            watcher.join(timeout=60)
+        server.close()
+
+
+def test_serves_pages_with_the_reload_script(running: tuple[DevServer, io.StringIO]) -> None:
+    server, _ = running
+    assert server.url.startswith("http://127.0.0.1:")
+    status, headers, body = _get(server.url + ERROR_PAGE)
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert b'<script src="/__kvtriage/reload.js" data-version="1"></script>' in body
+    assert b"kvtriage-problems" not in body
+    status, headers, body = _get(server.url + ERROR_PAGE + "index.md")
+    assert status == 200 and headers["Content-Type"].startswith("text/markdown") and b"reload.js" not in body
+    status, headers, _ = _get(server.url + ERROR_PAGE.rstrip("/"))
+    assert status == 301 and headers["Location"] == "/" + ERROR_PAGE
+    assert _get(server.url + "__kvtriage/reload.js")[0] == 200
+    assert _version(server) == {"version": 1, "problems": []}
+
+
+@pytest.mark.parametrize("path", ["../../../../etc/passwd", "%2e%2e/%2e%2e/etc/passwd", "..%2f..%2fdata/gpus.yaml", "data/gpus.yaml"])
+def test_nothing_outside_the_build_is_served(running: tuple[DevServer, io.StringIO], path: str) -> None:
+    server, _ = running
+    status, _, body = _get(server.url + path)
+    assert status == 404
+    assert b"root:" not in body and b"cuda_total_bytes" not in body
+
+
+def test_a_bad_record_keeps_the_last_good_build_and_shows_its_problems(running: tuple[DevServer, io.StringIO], site_root: Path) -> None:
+    server, log = running
+    good = _get(server.url + ERROR_PAGE)[2]
+    gpus = site_root / "data/gpus.yaml"
+    original = gpus.read_text(encoding="utf-8")
+    gpus.write_text(original.replace("marketed_gb: 24", "marketed_gb: -24", 1), encoding="utf-8")
+    state = _wait_for_version(server, 1)
+    assert any(p.startswith("data/gpus.yaml:") and "marketed_gb" in p for p in state["problems"]), state
+    status, _, body = _get(server.url + ERROR_PAGE)
+    assert status == 200
+    assert b'id="kvtriage-problems"' in body and b"data/gpus.yaml:" in body
+    assert _page(body) == _page(good)  # the last good build, plus the overlay
+    assert "build failed, still serving the last good build" in log.getvalue()
+    assert "data/gpus.yaml:" in log.getvalue()
+
+    gpus.write_text(original, encoding="utf-8")
+    state = _wait_for_version(server, state["version"])
+    assert state["problems"] == []
+    assert b"kvtriage-problems" not in _get(server.url + ERROR_PAGE)[2]
+
+
+def test_edited_templates_are_picked_up(running: tuple[DevServer, io.StringIO], site_root: Path) -> None:
+    server, _ = running
+    template = site_root / "templates/base.html"
+    template.write_text(template.read_text(encoding="utf-8").replace("</body>", "<p>edited-template-marker</p></body>"), encoding="utf-8")
+    _wait_for_version(server, 1)
+    assert b"edited-template-marker" in _get(server.url + ERROR_PAGE)[2]
+
+
+def test_a_site_that_never_built_shows_the_problems(site_root: Path) -> None:
+    gpus = site_root / "data/gpus.yaml"
+    gpus.write_text(gpus.read_text(encoding="utf-8").replace("marketed_gb: 24", "marketed_gb: -24", 1), encoding="utf-8")
+    server = DevServer(site_root, port=0, log=io.StringIO(), today=FIXED_TODAY)
+    try:
+        assert server.site.rebuild() is False
+        server.start()
+        status, _, body = _get(server.url)
+        assert status == 503
+        assert b"data/gpus.yaml:" in body and b"reload.js" in body
+    finally:
+        server.close()
