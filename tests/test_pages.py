@@ -79,3 +79,18 @@ def test_two_pages_cannot_claim_one_url(fixture_plan) -> None:
 def test_fill_and_slots() -> None:
     assert fill("holds {{ vllm.kv_tokens }} tokens", {"vllm.kv_tokens": "8,192"}) == "holds 8,192 tokens"
     assert fill_slots("len ({max_model_len}) on {device}", {"max_model_len": "32768"}) == "len (32768) on <device>"
+
+
+def test_a_url_claimed_twice_names_the_records_and_their_files(fixture_plan) -> None:
+    _, plan = fixture_plan
+    page = next(p for p in plan.pages if p.kind == "pair")
+    # Model 'a-b' variant 'c' and model 'a' variant 'b-c' end in the same /a-b-c/ (load refuses that
+    # earlier, with lines; this is the backstop that names where both pages came from).
+    first = replace(page, inputs=("gpu:rtx-4090", "model:a-b", "error:e"))
+    second = replace(page, inputs=("gpu:rtx-4090", "model:a", "error:e"))
+    origins = {"gpu:rtx-4090": "data/gpus.yaml", "model:a-b": "data/models.yaml", "model:a": "data/more-models.yaml", "error:e": "content/errors/e.yaml"}
+    with pytest.raises(RenderError) as raised:
+        check_unique_urls([first, second], origins)
+    (issue,) = raised.value.issues
+    assert issue.path == "data/more-models.yaml"
+    assert "model:a-b in data/models.yaml" in issue.message and "model:a in data/more-models.yaml" in issue.message
