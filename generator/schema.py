@@ -88,7 +88,7 @@ def _fill_in_hint(value: Any) -> str | None:
     items = value if isinstance(value, (list, tuple)) else (value,)
     for item in items:
         if isinstance(item, str) and item.startswith(FILL_IN):
-            return item[len(FILL_IN) :].lstrip(" :").strip()
+            return item[len(FILL_IN) :].lstrip(" :").strip().rstrip(".")
     return None
 
 
