@@ -355,3 +355,25 @@ def test_not_a_gguf_is_a_content_error(tmp_path: Path) -> None:
     path.write_bytes(b"not a gguf file at all")
     with pytest.raises(ContentError, match="not a GGUF file"):
         model_from_gguf(path, "x", None, None)
+
+
+def test_fix_modelines_adds_or_corrects_the_first_line(site_root: Path) -> None:
+    gpus = site_root / "data/gpus.yaml"
+    body = gpus.read_text(encoding="utf-8").split("\n", 1)[1]
+    gpus.write_text(body, encoding="utf-8")
+    pair = next((site_root / "content/pairs").glob("*.yaml"))
+    pair.write_text("# yaml-language-server: $schema=../schemas/pair.schema.json\n" + pair.read_text(encoding="utf-8").split("\n", 1)[1], encoding="utf-8")
+    assert {i.path for i in modeline_problems(site_root)} == {"data/gpus.yaml", pair.relative_to(site_root).as_posix()}
+    assert main(["schema", "--fix-modelines", "--root", str(site_root)]) == EXIT_OK
+    assert modeline_problems(site_root) == []
+    assert gpus.read_text(encoding="utf-8") == modeline_for("data/gpus.yaml") + "\n" + body
+    load_dataset(site_root)
+
+
+def test_import_model_refuses_a_config_the_schema_rejects(site_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(TINY_CONFIG, layer_types=["full_attention"] * 3)))  # 3 entries for 32 layers
+    before = (site_root / "data/models.yaml").read_bytes()
+    assert main(["import-model", "--hf-config", str(config), "--root", str(site_root), "--write"]) == EXIT_CONTENT
+    assert "layer_types lists 3 layers but num_hidden_layers is 32" in capsys.readouterr().err
+    assert (site_root / "data/models.yaml").read_bytes() == before

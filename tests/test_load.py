@@ -222,3 +222,14 @@ def test_load_raises_only_site_errors_on_mutated_records(site_root: Path, relati
     elif isinstance(parent, dict):
         parent[data.draw(st.sampled_from(_FIELDS))] = data.draw(_value)
     _load_with(site_root, relative, yaml.safe_dump(mutated, allow_unicode=True, sort_keys=False).encode("utf-8"))
+
+
+def test_a_link_to_a_file_outside_the_root_is_not_read(site_root: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("id: secret\n")
+    (site_root / "content/errors/leak.yaml").symlink_to(secret)
+    with pytest.raises(ContentError) as raised:
+        load_dataset(site_root)
+    assert [i.format() for i in raised.value.issues] == [
+        "content/errors/leak.yaml:1: is a link to a file outside the site root. Copy the file in instead."
+    ]
