@@ -12,6 +12,7 @@ import argparse
 import html
 import json
 import mimetypes
+import signal
 import sys
 import threading
 import time
@@ -239,12 +240,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     server.start()
     print(f"serving {server.url} (Ctrl-C to stop); watching {', '.join(WATCHED)}/", file=sys.stderr)
     stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        # Stop between polls: a rebuild in progress finishes, then the server closes cleanly.
+        signal.signal(signum, lambda *_: stop.set())
     try:
         server.watch(stop, interval=args.interval)
-    except KeyboardInterrupt:
-        pass
     finally:
         server.close()
+    print("stopped", file=sys.stderr)
     return 0
 
 

@@ -136,3 +136,33 @@ def test_a_site_that_never_built_shows_the_problems(site_root: Path) -> None:
         assert b"data/gpus.yaml:" in body and b"reload.js" in body
     finally:
         server.close()
+
+
+def test_the_serve_command_stops_cleanly_on_sigterm(site_root: Path) -> None:
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    child = subprocess.Popen(
+        [sys.executable, "-m", "generator", "serve", "--root", str(site_root), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        line = ""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and "serving" not in line:
+            line = child.stderr.readline()
+            if not line and child.poll() is not None:
+                break
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        assert _get(url.group(0))[0] == 200
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0
+    assert "stopped" in err
