@@ -19,6 +19,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
+from generator.engine.llamacpp import answer_llamacpp_request
+from generator.engine.ollama import answer_ollama_request
 from generator.engine.vllm import GiB, VllmInputError, VllmInputs, VllmResult, plan_vllm, serve_command, vllm_remediation
 
 
@@ -222,20 +224,22 @@ def answer_vllm_request(request: Mapping[str, Any], models: Mapping[str, Any] | 
     return answer
 
 
-def _answer_llamacpp(request: Mapping[str, Any], models: Mapping[str, Any] | None, gpus: Mapping[str, Any] | None) -> dict[str, Any]:
-    try:
-        from generator.engine.llamacpp import answer_llamacpp_request
-    except ImportError:
-        raise RequestError("unknown engine 'llamacpp'") from None
-    hf_configs = {key: _field(entry, "hf_config") for key, entry in (models or {}).items()}
-    gpu_bytes = {key: _field(entry, "total_bytes") for key, entry in (gpus or {}).items()}
-    return answer_llamacpp_request(request, hf_configs=hf_configs, gpu_memory_bytes=gpu_bytes)
+def _gguf_engine(answer):
+    """Adapt llama.cpp's and Ollama's keyword-style answer functions to (request, models, gpus)."""
+
+    def handler(request: Mapping[str, Any], models: Mapping[str, Any] | None, gpus: Mapping[str, Any] | None) -> dict[str, Any]:
+        hf_configs = {key: _field(entry, "hf_config") for key, entry in (models or {}).items()}
+        gpu_bytes = {key: _field(entry, "total_bytes") for key, entry in (gpus or {}).items()}
+        return answer(request, hf_configs=hf_configs, gpu_memory_bytes=gpu_bytes)
+
+    return handler
 
 
 # One entry per engine; each takes (request, models, gpus) and returns the answer dict.
 ENGINES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any] | None, Mapping[str, Any] | None], dict[str, Any]]] = {
     "vllm": answer_vllm_request,
-    "llamacpp": _answer_llamacpp,
+    "llamacpp": _gguf_engine(answer_llamacpp_request),
+    "ollama": _gguf_engine(answer_ollama_request),
 }
 
 
