@@ -15,7 +15,7 @@ import sys
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping
 
 from pydantic import BaseModel
 
@@ -291,7 +291,7 @@ related: []
 """
 
 
-def _pair_skeleton(slug: str, root: Path, ids: KnownIds) -> str:
+def _pair_skeleton(slug: str, ids: KnownIds) -> str:
     gpu, sep, rest = slug.partition("--")
     if not sep or not gpu or not rest:
         raise _refuse("<pair slug>", f"{slug!r} is not GPU--MODEL-VARIANT", "e.g. kvtriage new pair rtx-4090--qwen2.5-coder-32b-instruct-awq")
@@ -419,7 +419,7 @@ def skeleton(root: Path, kind: str, slug: str) -> Skeleton:
         relative = f"content/pairs/{slug}.yaml"
         if (root / relative).exists() or (root / relative).with_suffix(".yml").exists():
             raise _refuse(relative, "already exists", "Edit it")
-        return Skeleton(relative, _pair_skeleton(slug, root, ids), appended=False)
+        return Skeleton(relative, _pair_skeleton(slug, ids), appended=False)
     key, item = ("gpus", _gpu_item) if kind == "gpu" else ("models", _model_item)
     relative = f"data/{key}.yaml"
     return Skeleton(relative, _append_item(root, relative, key, slug, item, f"{MODELINE_PREFIX}../{SCHEMA_DIR}/{key}.schema.json"), appended=True)
@@ -462,8 +462,13 @@ def yaml_scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        text = repr(value)
-        return text if any(c in text for c in ".en") else text + ".0"
+        if value != value:
+            return ".nan"
+        if value in (float("inf"), float("-inf")):
+            return ".inf" if value > 0 else "-.inf"
+        mantissa, e, exponent = repr(value).partition("e")
+        # PyYAML (YAML 1.1) reads a float only with a '.' in it: 1e+20 would be a string.
+        return (mantissa if "." in mantissa else mantissa + ".0") + e + exponent
     text = str(value)
     if _PLAIN.match(text) and text.lower() not in _RESERVED:
         return text

@@ -263,6 +263,7 @@ def test_import_model_updates_only_the_config_of_an_existing_model() -> None:
         {"a": 1, "b": 2.5, "c": None, "d": True, "e": "plain-text", "f": "needs: quoting", "g": "yes", "h": "1e3"},
         {"rope": {"rope_type": "yarn", "factor": 4.0}, "layers": ["sliding_attention"] * 40 + ["full_attention"] * 8},
         {"list": [{"id": "a", "x": "é ü"}, {"id": "b", "y": "#not a comment"}]},
+        {"big": 1e20, "small": 1e-7, "inf": float("inf"), "neg": -2.5, "tenth": 0.1},  # YAML 1.1 floats need a '.'
     ],
 )
 def test_yaml_block_round_trips(value: dict) -> None:
