@@ -212,6 +212,23 @@ def _argv(flags: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _growing_layers(kinds: tuple[str, ...]) -> int:
+    """Layers whose cache grows with the context: the full-attention ones, or every layer when all slide."""
+    return sum(1 for kind in kinds if kind == "full") or len(kinds)
+
+
+def _window_note(kinds: tuple[str, ...], window: int | None) -> tuple[str, ...]:
+    full = sum(1 for kind in kinds if kind == "full")
+    if full == len(kinds) or not window:
+        return ()
+    if full == 0:
+        return (f"Every layer keeps a window of {window:,} tokens, so bytes per token are the cost within that window.",)
+    return (
+        f"Bytes per token count the {full} full-attention layers; the other {len(kinds) - full} layers keep only "
+        f"a window of {window:,} tokens, a fixed cost included in the totals.",
+    )
+
+
 def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings) -> VllmNumbers:
     total = gpu_total_bytes(gpu)
     config = variant_config(model, variant)
@@ -264,6 +281,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
             auto = vllm.plan_vllm(replace(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1))
             grid.append(GridCell(util, dtype, auto.estimated_max_model_len if auto.error is None else 0))
     per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
+    growing_layers = _growing_layers(geometry.layer_kinds)
     breakdown = result.breakdown
     assert breakdown is not None  # the budget model always runs for catalog pairs
     assumptions = result.assumptions or vllm.ASSUMPTIONS
@@ -273,8 +291,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         total_memory_bytes=total,
         config_max_len=result.derived_max_model_len,
         max_model_len=result.max_model_len,
-        bytes_per_token=result.kv_bytes_per_token,
-        bytes_per_token_fp8=per_layer_fp8 * geometry.num_layers,
+        bytes_per_token=result.kv_bytes_per_token_per_layer * growing_layers,
+        bytes_per_token_fp8=per_layer_fp8 * growing_layers,
         block_size=result.block_size,
         bytes_per_block=result.bytes_per_block,
         num_blocks=result.num_blocks,
@@ -294,7 +312,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         grid=tuple(grid),
         max_num_seqs=result.max_num_seqs,
         max_num_batched_tokens=result.max_num_batched_tokens,
-        assumptions=(assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source),
+        assumptions=_window_note(geometry.layer_kinds, geometry.sliding_window or geometry.attention_chunk_size)
+        + (assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source),
     )
 
 
@@ -308,9 +327,11 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int) 
                                      model_path=variant.gguf_file or "model.gguf")
     budget = total - llama.FIT_TARGET_BYTES
 
+    growing = [layer for layer in layout.kv_layers if not layer.swa] or list(layout.kv_layers)
+
     def per_token(cache_type: str) -> int:
         return sum(llama.row_size(cache_type, layer.k_width) + (llama.row_size(cache_type, layer.v_width) if layer.v_width else 0)
-                   for layer in layout.kv_layers)
+                   for layer in growing)
 
     def max_ctx(cache_type: str) -> int:
         return llama.max_ctx_that_fits(layout, replace(settings, cache_type_k=cache_type, cache_type_v=cache_type), weights, budget)
@@ -335,7 +356,8 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int) 
         gpu_layers_that_fit=result.gpu_layers_that_fit or 0,
         kv_log_lines=result.log_lines,
         error="\n".join(result.oom_lines) if result.oom_lines else None,
-        assumptions=tuple(b for b in result.basis if not b.startswith("KV bytes: exact")),
+        assumptions=_window_note(tuple("sliding" if layer.swa else "full" for layer in layout.kv_layers), layout.n_swa)
+        + tuple(b for b in result.basis if not b.startswith("KV bytes: exact")),
     )
 
 
