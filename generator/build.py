@@ -1,12 +1,15 @@
-"""The only writer of site/: build every file in memory or in a temp dir, then swap it in whole.
+"""The only writer of site/ (through output.py): a fresh tree swapped in whole, or, when the site has a
+manifest, only the changed files applied as one transaction; pages render in worker processes.
 
 A build that fails at any stage, or is interrupted, leaves the published site/ byte for
-byte as it was and no temporary directory behind.
+byte as it was and no temporary directory behind. build_site() is the same pipeline in memory.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import shutil
 import signal
 import tempfile
@@ -14,16 +17,48 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, Mapping
 
-from generator.dates import record_dates
-from generator.engine.pairs import compute_results
+import jinja2
+
+import generator.parallel as parallel
+from generator.dates import content_sha, record_dates
+from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks
 from generator.calculator import CATALOG_PATH, catalog_json
 from generator.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
 from generator.pages import Page, Plan, plan_pages
-from generator.publish import affiliate_rules, asset_urls, check_html, index_search, pagefind_executable, publish_files
+from generator.output import (
+    MANIFEST_NAME,
+    Entry,
+    Manifest,
+    Staging,
+    ValueDigest,
+    changed_on_disk,
+    code_digest,
+    fingerprint_files,
+    input_fingerprint,
+    library_versions,
+    read_manifest,
+    sha,
+    stat_entry,
+    swap_in,
+    transaction,
+    up_to_date,
+)
+from generator.publish import (
+    affiliate_rules,
+    asset_urls,
+    check_html,
+    check_pages,
+    index_search,
+    page_url,
+    pagefind_executable,
+    publish_files,
+    read_page,
+    slim_facts,
+)
 from generator.render import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
 
@@ -161,13 +196,23 @@ def forget_templates() -> None:
     template_environment.cache_clear()
 
 
-def build_site(root: Path, today: str | None = None, progress: Callable[[int, int], None] | None = None) -> SiteBuild:
-    """Everything a build writes, in memory: load, compute, plan, render.
+@dataclass(frozen=True)
+class SitePlan:
+    """Everything a build knows before a page renders: records, numbers, pages, templates, site-wide files."""
 
-    progress(done, total) is called after each page renders (the CLI's progress line)."""
+    dataset: Dataset
+    results: Results
+    plan: Plan
+    env: jinja2.Environment
+    site: dict[str, object]
+    static: tuple[RenderedFile, ...]
+
+
+def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results) -> SitePlan:
+    """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and check commands."""
     root = Path(root)
     dataset = load_dataset(root)
-    results = compute_results(dataset)
+    results = compute(dataset)
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates)
     problems = verify_commands(
@@ -177,42 +222,334 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
     if problems:
         raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
-    static = [*static_files(root), RenderedFile(CATALOG_PATH, catalog_json(dataset))]  # the in-page calculator's data
+    static = (*static_files(root), RenderedFile(CATALOG_PATH, catalog_json(dataset)))  # the in-page calculator's data
     site = site_context(dataset, asset_urls(static))
+    return SitePlan(dataset=dataset, results=results, plan=plan, env=env, site=site, static=static)
+
+
+def site_files(sp: SitePlan) -> list[RenderedFile]:
+    """Every file besides the planned pages: static assets and what publishing derives from the whole plan."""
+    return [*sp.static, *publish_files(sp.dataset, sp.plan, sp.env, sp.site)]
+
+
+def build_site(root: Path, today: str | None = None, progress: Callable[[int, int], None] | None = None) -> SiteBuild:
+    """Everything a build writes, in memory: load, compute, plan, render.
+
+    progress(done, total) is called after each page renders (the CLI's progress line)."""
+    sp = plan_site(root, today)
     files: list[RenderedFile] = []
-    for done, page in enumerate(plan.pages, 1):
-        files.extend(render_page(env, page, site))
+    for done, page in enumerate(sp.plan.pages, 1):
+        files.extend(render_page(sp.env, page, sp.site))
         if progress is not None:
-            progress(done, len(plan.pages))
-    files.extend(static)
-    files.extend(publish_files(dataset, plan, env, site))
+            progress(done, len(sp.plan.pages))
+    files.extend(site_files(sp))
     files.sort(key=lambda f: f.path)
-    check_html(files, site["base_url"], affiliate_rules(dataset))
-    return SiteBuild(files=tuple(files), plan=plan)
+    check_html(files, sp.site["base_url"], affiliate_rules(sp.dataset))
+    return SiteBuild(files=tuple(files), plan=sp.plan)
 
 
-def _summary(build: SiteBuild) -> str:
-    pages = build.plan.pages
+def _summary(plan: Plan, file_count: int) -> str:
+    pages = plan.pages
     indexable = sum(1 for p in pages if p.indexable)
     pairs = sum(1 for p in pages if p.kind == "pair" and p.indexable)
-    lines = [f"{len(pages)} pages ({indexable} indexable, {pairs} indexable pair pages), {len(build.files)} files"]
-    for rule, count in build.plan.thin_report.items():
+    lines = [f"{len(pages)} pages ({indexable} indexable, {pairs} indexable pair pages), {file_count} files"]
+    for rule, count in plan.thin_report.items():
         lines.append(f"  thin-page guard: {count} candidate pages {'not generated' if rule.startswith('pair does not') else 'marked noindex'} ({rule})")
     return "\n".join(lines)
 
 
 def check_site(root: Path) -> str:
     build = build_site(root)
-    return "ok: " + _summary(build)
+    return "ok: " + _summary(build.plan, len(build.files))
+
+
+# --------------------------------------------------------------------------- writing: parallel and incremental
+#
+# `kvtriage build` does not hold the site in memory. Pages render in chunks in forked worker
+# processes, which write straight into a staging directory and send back only hashes and the
+# facts the HTML check needs. A manifest in the site remembers, for every output, its hash and
+# the key of what it was rendered from (the page and its view, the templates, the code), so the
+# next build renders only pages whose key changed and writes only files whose bytes changed.
+# Engine results are cached next to the site by the hash of the records they were computed from.
+
+STATE_FOLDER = ".kvtriage-cache"
+_RENDER_CHUNK = 64  # pages per task: small enough to stream, large enough to amortize the round trip
+
+
+def state_dir(out: Path) -> Path:
+    """Where a site's caches live: beside it (.kvtriage-cache/<site folder name>/), hidden, never published."""
+    out = Path(out).resolve()
+    return out.parent / STATE_FOLDER / out.name
+
+
+def _load_pickle(path: Path) -> dict:
+    try:
+        with open(path, "rb") as handle:
+            data = pickle.load(handle)
+        return data if isinstance(data, dict) else {}
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return {}
+
+
+def _save_pickle(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    with open(temporary, "wb") as handle:
+        pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(temporary, path)
+
+
+def _compute_chunk(shared: tuple[list[PairTask], list[int]], span: range) -> list[tuple[int, PairNumbers]]:
+    tasks, indexes = shared
+    return [(indexes[j], tasks[indexes[j]].run()) for j in span]
+
+
+def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dict[tuple[str, str, str], PairNumbers], int]:
+    """compute_results(dataset), reusing cached numbers whose GPU, model, variant, settings and
+    engine code are unchanged and computing the rest across processes. Returns (results, computed)."""
+    tasks = pair_tasks(dataset)
+    # compute_pair reads the engine package and the schema records, nothing else.
+    package = Path(__file__).resolve().parent
+    engine = code_digest(package / "engine", package / "schema.py")
+    gpu_sha = {key: content_sha(gpu) for key, gpu in dataset.gpus.items()}
+    model_sha = {key: content_sha(model) for key, model in dataset.models.items()}
+    keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}".encode()) for t in tasks]
+    known = _load_pickle(cache) if cache is not None else {}
+    missing = [i for i, key in enumerate(keys) if key not in known]
+    computed: dict[int, PairNumbers] = {}
+    if missing:
+        count = parallel.job_count(jobs)
+        size = max(8, min(256, len(missing) // (count * 8) or 1))
+        with parallel.workers((tasks, missing), jobs if len(missing) >= 2 * count else 1) as pool:
+            for part in pool.map(_compute_chunk, parallel.chunks(len(missing), size)):
+                computed.update(part)
+    results = {}
+    for i, (task, key) in enumerate(zip(tasks, keys)):
+        results[task.key] = computed[i] if i in computed else known[key]
+    if cache is not None and (missing or len(known) != len(keys)):
+        _save_pickle(cache, {key: results[task.key] for task, key in zip(tasks, keys)})
+    return results, len(missing)
+
+
+@dataclass(frozen=True)
+class _RenderJob:
+    """What render workers share (read through fork, never pickled)."""
+
+    pages: tuple[Page, ...]
+    env: jinja2.Environment
+    site: Mapping[str, object]
+    render_key: str
+    old: Mapping[str, Entry]
+    damaged: frozenset[str]
+    facts: Mapping[str, object]  # HTML content hash -> facts read from it in an earlier build
+    staging: Staging
+    rules: Mapping[str, object]  # affiliate rules, for slim_facts
+
+
+# One digest per process: it remembers each record's hash for the life of the worker.
+_digest: ValueDigest | None = None
+
+
+def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
+    if key is None:
+        return False
+    for path in paths:
+        entry = job.old.get(path)
+        if entry is None or entry.key != key or path in job.damaged:
+            return False
+        if path.endswith(".html") and entry.sha not in job.facts:
+            return False
+    return True
+
+
+def _render_chunk(job: _RenderJob, span: range) -> list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]]:
+    """Render the pages in span whose key changed; write the files whose bytes changed to staging.
+    Per page: (index, key, [(path, sha, size, written)] or None when unchanged, {sha: facts} of new HTML)."""
+    global _digest
+    if _digest is None:
+        _digest = ValueDigest()
+    out = []
+    for i in span:
+        page = job.pages[i]
+        key = _digest(job.render_key, page)
+        if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
+            out.append((i, key, None, {}))
+            continue
+        entries, facts = [], {}
+        for rendered in render_page(job.env, page, job.site):
+            path = safe_relative(rendered.path)
+            digest = sha(rendered.content)
+            old = job.old.get(path)
+            written = old is None or old.sha != digest or path in job.damaged
+            if written:
+                job.staging.write(path, rendered.content)
+            if path.endswith(".html") and digest not in job.facts:
+                facts[digest] = slim_facts(read_page(rendered.content.decode("utf-8")), job.rules)
+            entries.append((path, digest, len(rendered.content), written))
+        out.append((i, key, entries, facts))
+    return out
+
+
+def _render_key(sp: SitePlan, root: Path) -> str:
+    """What every page's key includes besides the page itself: templates, code, libraries, site context."""
+    return sha(
+        "|".join(
+            (
+                fingerprint_files(Path(root), ["templates"]),
+                code_digest(Path(__file__).resolve().parent),
+                library_versions(),
+                json.dumps(sp.site, sort_keys=True, default=str),
+            )
+        ).encode()
+    )
+
+
+@dataclass
+class WriteReport:
+    pages: int = 0
+    rendered: int = 0
+    written: int = 0
+    deleted: int = 0
+    files: int = 0
+    computed: int = 0
+    fresh: bool = False
+
+    def line(self, out: Path) -> str:
+        how = "fresh tree" if self.fresh else "incremental"
+        return (f"wrote {self.written} files to {out} ({how}: rendered {self.rendered} of {self.pages} pages, "
+                f"{self.deleted} deleted, {self.computed} pairs computed)")
+
+
+def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None,
+                      pagefind: str | None = None, inputs: str = "") -> tuple[SitePlan, WriteReport]:
+    """Build root into out, rendering and writing only what changed since the manifest in out.
+
+    A first build (no manifest we can trust) writes a fresh tree and swaps it in whole; later builds
+    apply their changes as one transaction. Either way a failure leaves out as it was."""
+    root, out = Path(root), Path(out).resolve()
+    manifest = read_manifest(out) if out.is_dir() else None
+    old = dict(manifest.files) if manifest is not None else {}
+    damaged = frozenset(changed_on_disk(out, manifest)) if manifest is not None else frozenset()
+    state = state_dir(out)
+    report = WriteReport(fresh=manifest is None)
+
+    def compute(dataset: Dataset) -> Results:
+        results, report.computed = cached_results(dataset, state / "results.pickle", jobs)
+        return results
+
+    sp = plan_site(root, compute=compute)
+    pages = sp.plan.pages
+    report.pages = len(pages)
+    rules = affiliate_rules(sp.dataset)
+    # Facts are read by this code under these affiliate rules; another version of either starts over.
+    facts_version = sha(f"{code_digest(Path(__file__).resolve().parent)}|{sorted(rules.items())!r}".encode())
+    stored = _load_pickle(state / "facts.pickle") if manifest is not None else {}
+    facts_cache: dict = stored.get("facts", {}) if stored.get("version") == facts_version else {}
+    staging = Staging(out)
+    interrupts = _Interrupts()
+    try:
+        with interrupts.installed():
+            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules)
+            entries: dict[str, Entry] = {}
+            changed: list[str] = []
+            facts: dict[str, object] = {}  # page URL -> facts, for the whole-site HTML check
+            new_facts: dict[str, object] = {}
+            done = 0
+            size = max(1, min(_RENDER_CHUNK, len(pages) // (parallel.job_count(jobs) * 4)))
+            with parallel.workers(job, jobs if len(pages) > 1 else 1) as pool:
+                for part in pool.map(_render_chunk, parallel.chunks(len(pages), size)):
+                    for i, key, rendered, page_facts in part:
+                        new_facts.update(page_facts)
+                        page = pages[i]
+                        if rendered is None:
+                            for suffix in ("html", "md"):
+                                entries[page.output_path(suffix)] = old[page.output_path(suffix)]
+                            continue
+                        report.rendered += 1
+                        for path, digest, size, written in rendered:
+                            if written:
+                                entries[path] = Entry(digest, size, 0, key)
+                            else:
+                                previous = old[path]
+                                entries[path] = Entry(previous.sha, previous.size, previous.mtime_ns, key)
+                            if written:
+                                changed.append(path)
+                    done += len(part)
+                    if progress is not None:
+                        progress(done, len(pages))
+            for rendered in site_files(sp):
+                path = safe_relative(rendered.path)
+                digest = sha(rendered.content)
+                if path.endswith(".html") and digest not in facts_cache and digest not in new_facts:
+                    new_facts[digest] = slim_facts(read_page(rendered.content.decode("utf-8")), rules)
+                previous = old.get(path)
+                if previous is not None and previous.sha == digest and path not in damaged:
+                    entries[path] = previous
+                else:
+                    staging.write(path, rendered.content)
+                    entries[path] = Entry(digest, len(rendered.content), 0, None)
+                    changed.append(path)
+            for path, entry in entries.items():
+                if path.endswith(".html"):
+                    facts[page_url(path)] = new_facts[entry.sha] if entry.sha in new_facts else facts_cache[entry.sha]
+            check_pages(set(entries), facts, str(sp.site["base_url"]), rules)
+            deleted = sorted(set(old) - set(entries))
+            report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
+            html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
+            if manifest is None:
+                _finish_fresh(staging, out, entries, inputs, job.render_key, pagefind)
+            else:
+                _finish_incremental(staging, out, entries, changed, deleted, inputs, job.render_key, pagefind, html_changed)
+    except BaseException:
+        staging.discard()
+        raise
+    staging.discard()
+    kept = {digest: facts_cache[digest] for digest in {e.sha for p, e in entries.items() if p.endswith(".html")} if digest in facts_cache}
+    kept.update({digest: value for digest, value in new_facts.items()})
+    if kept.keys() != facts_cache.keys():
+        _save_pickle(state / "facts.pickle", {"version": facts_version, "facts": kept})
+    return sp, report
+
+
+def _finish_fresh(staging: Staging, out: Path, entries: dict[str, Entry], inputs: str, render_key: str,
+                  pagefind: str | None) -> None:
+    if pagefind is not None:
+        index_search(staging.dir, pagefind)
+    final = {path: stat_entry(staging.dir / path, entry.sha, entry.key) for path, entry in entries.items()}
+    staging.write(MANIFEST_NAME, Manifest(inputs, final, render_key).to_bytes())
+    swap_in(staging, out)
+
+
+def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], deleted: list[str],
+                        inputs: str, render_key: str, pagefind: str | None, html_changed: bool) -> None:
+    with transaction(out, staging) as txn:
+        for path in changed:
+            txn.put(path)
+        for path in deleted:
+            txn.delete(path)
+        index = out / "pagefind"
+        if pagefind is not None and (html_changed or not index.is_dir()):
+            fresh = staging.dir / ".pagefind"
+            index_search(out, pagefind, output=fresh)
+            txn.replace_dir("pagefind", fresh)
+        elif pagefind is None and index.is_dir():
+            txn.remove_dir("pagefind")
+        placed = set(changed)
+        final = {path: stat_entry(out / path, e.sha, e.key) if path in placed else e for path, e in entries.items()}
+        staging.write(MANIFEST_NAME, Manifest(inputs, final, render_key).to_bytes())
+        txn.put(MANIFEST_NAME)
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None) -> str:
-    """Build, index for search (by default whenever Pagefind is installed), then swap into out."""
-    build = build_site(root, progress=progress)
+    """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
+    inputs are as the manifest recorded them, else only the pages and files that changed."""
+    root, out = Path(root), Path(out)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
-    indexer = (lambda staging: index_search(staging, pagefind)) if pagefind else None
-    count = write_site(build.files, out, before_swap=indexer)
+    inputs = input_fingerprint(root, search=pagefind is not None)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
-    return f"wrote {count} files to {out}\n" + _summary(build) + "\n" + note
+    if up_to_date(out, inputs, search=pagefind is not None):
+        return f"nothing changed: {out} is up to date\n{note}"
+    sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs)
+    return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note

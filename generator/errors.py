@@ -30,6 +30,10 @@ class SiteError(Exception):
         self.issues = tuple(sorted(set(issues)))
         super().__init__("\n".join(issue.format() for issue in self.issues))
 
+    def __reduce__(self):
+        # Rebuilt from its issues, so an error raised in a build worker process arrives whole.
+        return (type(self), (self.issues,))
+
 
 class ContentError(SiteError):
     """Records that fail to parse, validate or cross-reference."""

@@ -87,8 +87,14 @@ def _temp_dirs(parent: Path) -> list[str]:
     return sorted(p.name for p in parent.iterdir() if p.name.startswith(".site."))
 
 
+def _forget_manifest(site: Path) -> None:
+    """Without its manifest the next build writes a whole fresh tree (an unchanged site would write nothing)."""
+    (site / ".kvtriage-manifest.json").unlink()
+
+
 def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 0
+    _forget_manifest(site_root / "site")
     before = _tree(site_root / "site")
     real = build_module.safe_relative
     calls = []
@@ -100,7 +106,8 @@ def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytes
         return real(path)
 
     monkeypatch.setattr(build_module, "safe_relative", interrupting)
-    assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 130
+    # --jobs 1: the counting wrapper and the signal stay in this process.
+    assert main(["build", "--root", str(site_root), "--quiet", "--no-search", "--jobs", "1"]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert 5 <= len(calls) < len(before)
     assert _tree(site_root / "site") == before
@@ -109,6 +116,7 @@ def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytes
 
 def test_sigterm_mid_write_in_a_subprocess_keeps_the_old_site(site_root: Path) -> None:
     assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 0
+    _forget_manifest(site_root / "site")
     before = _tree(site_root / "site")
     # Slow each write down in the child only, so the parent can catch it mid-write.
     script = (

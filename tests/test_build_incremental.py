@@ -1,0 +1,223 @@
+"""Incremental builds: the same bytes as a cold build, nothing else touched (mtimes included),
+pages of deleted records gone, and a failed or interrupted build leaves site/ as it was."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import output
+from generator.build import build_and_write
+from generator.errors import ContentError, RenderError
+from generator.output import MANIFEST_NAME, Staging, transaction
+from generator.publish import AffiliateRule, check_pages, read_page, slim_facts
+
+from .test_build_parallel import grown_site, tree
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795910400")
+    return grown_site(tmp_path / "root")
+
+
+def mtimes(site: Path) -> dict[str, int]:
+    return {p.relative_to(site).as_posix(): p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
+
+
+def leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith((".site.", ".cold.")))
+
+
+def edit_yaml(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def cold(root: Path, tmp_path: Path) -> dict[str, bytes]:
+    out = tmp_path / "cold"
+    build_and_write(root, out, jobs=1, search=False)
+    return tree(out)
+
+
+def test_a_rebuild_with_nothing_changed_touches_nothing(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    before, stamps = tree(site), mtimes(site)
+    report = build_and_write(root, site, jobs=2, search=False)
+    assert report.startswith("nothing changed")
+    assert tree(site) == before and mtimes(site) == stamps
+
+
+def _edit_pair_intro(root: Path) -> None:
+    pair = next((root / "content/pairs").glob("*.yaml"))
+    edit_yaml(pair, lambda d: d.update(intro=d["intro"].rstrip() + " One more sentence from the editor."))
+
+
+def _edit_error_prose(root: Path) -> None:
+    edit_yaml(root / "content/errors/vllm-max-model-len-error.yaml", lambda d: d.update(cause=d["cause"].rstrip() + "\nAn added sentence.\n"))
+
+
+def _edit_gpu_memory(root: Path) -> None:
+    def change(d):
+        card = next(g for g in d["gpus"] if g["id"] == "test-card-24gb")
+        card["cuda_total_bytes"] += 3 * 2**30
+        card["name"] = "Test Card 24GB Refresh"
+
+    edit_yaml(root / "data/gpus.yaml", change)
+
+
+def _edit_template(root: Path) -> None:
+    path = root / "templates/pair.html"
+    path.write_text(path.read_text(encoding="utf-8").replace("<article>", "<article class=\"pair\">", 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize("edit", [_edit_pair_intro, _edit_error_prose, _edit_gpu_memory, _edit_template],
+                         ids=["pair-intro", "error-prose", "gpu-memory", "template"])
+def test_an_incremental_build_equals_a_cold_build_and_leaves_unchanged_files_alone(root: Path, tmp_path: Path, edit) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    before, stamps = tree(site), mtimes(site)
+    edit(root)
+    report = build_and_write(root, site, jobs=2, search=False)
+    after = tree(site)
+    assert after == cold(root, tmp_path)
+    changed = {path for path in after if before.get(path) != after[path]}
+    assert changed, "the edit should change some output"
+    now = mtimes(site)
+    untouched = [path for path in after if path in before and path not in changed]
+    assert untouched
+    assert [path for path in untouched if now[path] != stamps[path]] == []
+    assert "incremental" in report
+    assert leftovers(tmp_path) == []
+
+
+def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    _edit_pair_intro(root)
+    report = build_and_write(root, site, jobs=2, search=False)
+    assert "rendered 1 of " in report  # the featured pair's page: the intro shows nowhere else
+    assert "0 pairs computed" in report
+
+
+def test_pages_of_a_deleted_record_disappear(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    assert (site / "gpus/test-card-8gb/index.html").is_file()
+    gone = [p for p in tree(site) if "/test-card-8gb/" in f"/{p}"]
+    assert any(p.startswith("oom/") for p in gone)
+    edit_yaml(root / "data/gpus.yaml", lambda d: d.update(gpus=[g for g in d["gpus"] if g["id"] != "test-card-8gb"]))
+    build_and_write(root, site, jobs=2, search=False)
+    assert tree(site) == cold(root, tmp_path)
+    assert not [p for p in site.rglob("*") if "test-card-8gb" in p.as_posix()], "files and their emptied folders go"
+
+
+def test_outputs_edited_or_deleted_by_hand_are_restored(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    expected = tree(site)
+    (site / "gpus/index.html").unlink()
+    (site / "models/index.md").write_bytes(b"scribbled over")
+    report = build_and_write(root, site, jobs=2, search=False)
+    assert not report.startswith("nothing changed")
+    assert tree(site) == expected
+
+
+def test_a_failed_incremental_build_leaves_the_site_as_it_was(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    before, stamps = tree(site), mtimes(site)
+    edit_yaml(root / "data/gpus.yaml", lambda d: d["gpus"][1].update(marketed_gb=-1))
+    with pytest.raises(ContentError):
+        build_and_write(root, site, jobs=2, search=False)
+    assert tree(site) == before and mtimes(site) == stamps
+    assert leftovers(tmp_path) == []
+
+
+def test_an_interrupt_while_applying_rolls_every_change_back(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=False)
+    before, stamps = tree(site), mtimes(site)
+    _edit_gpu_memory(root)  # changes, adds and deletes pages
+    real_put, real_delete = output.Transaction.put, output.Transaction.delete
+    calls = []
+
+    def counting(kind, real):
+        def step(self, relative):
+            calls.append(kind)
+            if len(calls) == 7:
+                raise KeyboardInterrupt("Ctrl-C mid-apply")
+            return real(self, relative)
+        return step
+
+    monkeypatch.setattr(output.Transaction, "put", counting("put", real_put))
+    monkeypatch.setattr(output.Transaction, "delete", counting("delete", real_delete))
+    with pytest.raises(KeyboardInterrupt):
+        build_and_write(root, site, jobs=2, search=False)
+    assert len(calls) == 7
+    assert tree(site) == before and mtimes(site) == stamps
+    assert (site / MANIFEST_NAME).is_file()
+    assert leftovers(tmp_path) == []
+
+
+def test_transaction_rollback_restores_files_folders_and_mtimes(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    for path, content in {"a.html": b"old a", "b/c.html": b"old c", "b/d.html": b"d", "keep.txt": b"k"}.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_bytes(content)
+    before, stamps = tree(site), mtimes(site)
+    staging = Staging(site)
+    staging.write("a.html", b"new a")
+    staging.write("new/deep/e.html", b"e")
+    with pytest.raises(RuntimeError):
+        with transaction(site, staging) as txn:
+            txn.put("a.html")
+            txn.put("new/deep/e.html")
+            txn.delete("b/c.html")
+            txn.delete("b/d.html")  # empties b/, which goes too
+            assert not (site / "b").exists()
+            raise RuntimeError("disk full")
+    staging.discard()
+    assert tree(site) == before and mtimes(site) == stamps
+    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_dir()) == ["b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_transaction_commit_applies_everything(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "b").mkdir(parents=True)
+    (site / "b/c.html").write_bytes(b"c")
+    (site / "a.html").write_bytes(b"old")
+    staging = Staging(site)
+    staging.write("a.html", b"new")
+    with transaction(site, staging) as txn:
+        txn.put("a.html")
+        txn.delete("b/c.html")
+    staging.discard()
+    assert tree(site) == {"a.html": b"new"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_slim_facts_give_the_html_check_the_same_verdicts() -> None:
+    rules = {"shop.example": AffiliateRule("shop.example", ("We earn a commission.",))}
+    good = ('<html><head><title>t</title></head><body><section id="s"><h2>Buy</h2><p>We earn a\n commission.</p>'
+            '<a href="https://shop.example/x" rel="sponsored noopener">x</a></section>'
+            '<section id="other"><p>Long text that no check reads.</p></section></body></html>')
+    bad = good.replace("We earn a\n commission.", "Nothing disclosed here.")
+    for html, problems in ((good, 0), (bad, 1)):
+        full, slim = read_page(html), slim_facts(read_page(html), rules)
+        assert slim.sections[1] == []
+        verdicts = []
+        for facts in (full, slim):
+            try:
+                check_pages({"p/index.html"}, {"/p/": facts}, "https://site.example", rules)
+                verdicts.append(())
+            except RenderError as error:
+                verdicts.append(tuple(i for i in error.issues if i.field == "disclosure"))
+        assert verdicts[0] == verdicts[1]
+        assert len(verdicts[0]) == problems

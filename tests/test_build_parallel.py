@@ -1,0 +1,101 @@
+"""Parallel builds: the same bytes as the serial build and as build_site, whatever the number of workers."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator import parallel
+from generator.build import build_and_write, build_site, cached_results, state_dir
+from generator.engine.pairs import compute_results
+from generator.errors import RenderError
+from generator.load import load_dataset
+from generator.output import MANIFEST_NAME
+
+from .conftest import copy_site
+
+# Extra cards cloned from the fixture's RTX 4090, from 8 to 80 GB, so the pair pages number in
+# the dozens and every worker gets several chunks.
+_MEMORY_GB = (8, 10, 12, 16, 20, 24, 32, 40, 48, 80)
+
+
+def grown_site(destination: Path) -> Path:
+    root = copy_site(destination)
+    path = root / "data/gpus.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    seed = data["gpus"][0]
+    for i, gb in enumerate(_MEMORY_GB):
+        gpu = copy.deepcopy(seed)
+        gpu.update(
+            id=f"test-card-{gb}gb",
+            name=f"Test Card {gb}GB",
+            marketed_gb=gb,
+            cuda_total_bytes=gb * 10**9 - (500 + 7 * i) * 2**20,
+            nvidia_smi_total_mib=gb * 1024,
+            buy_query=f"Test Card {gb}GB",
+        )
+        data["gpus"].append(gpu)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    return root
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != MANIFEST_NAME}
+
+
+@pytest.fixture
+def big_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795910400")  # 2026-11-29: both builds date records alike
+    return grown_site(tmp_path / "root")
+
+
+def test_parallel_serial_and_in_memory_builds_are_byte_identical(big_root: Path, tmp_path: Path) -> None:
+    build_and_write(big_root, tmp_path / "serial", jobs=1, search=False)
+    build_and_write(big_root, tmp_path / "parallel", jobs=3, search=False)
+    in_memory = {f.path: f.content for f in build_site(big_root).files}
+    serial, parallel_tree = tree(tmp_path / "serial"), tree(tmp_path / "parallel")
+    assert sum(1 for path in serial if path.startswith("oom/") and path.count("/") == 4) > 20, "too few pair pages to split"
+    assert serial == in_memory
+    assert parallel_tree == serial
+
+
+def test_parallel_engine_results_equal_compute_results(big_root: Path, tmp_path: Path) -> None:
+    dataset = load_dataset(big_root)
+    expected = compute_results(dataset)
+    results, computed = cached_results(dataset, tmp_path / "cache.pickle", jobs=2)
+    assert computed == len(expected)
+    assert list(results) == list(expected)  # catalog order, as compute_results gives it
+    assert results == expected
+    again, computed = cached_results(dataset, tmp_path / "cache.pickle", jobs=2)
+    assert computed == 0 and again == expected
+
+
+def _square(shared, span):
+    return [shared[i] ** 2 for i in span]
+
+
+def test_workers_return_chunks_in_order_with_the_shared_data() -> None:
+    data = list(range(103))
+    spans = parallel.chunks(len(data), 10)
+    assert [len(s) for s in spans] == [10] * 10 + [3]
+    for jobs in (1, 2, 4):
+        with parallel.workers(data, jobs) as pool:
+            assert [x for part in pool.map(_square, spans) for x in part] == [x * x for x in data]
+    assert parallel.shared is None
+
+
+def test_a_template_error_in_a_worker_fails_the_build_and_keeps_the_site(big_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build_and_write(big_root, out, jobs=2, search=False)
+    before = tree(out)
+    pair = big_root / "templates/pair.html"
+    pair.write_text(pair.read_text(encoding="utf-8").replace("{{ page.title }}", "{{ page.no_such_field }}", 1), encoding="utf-8")
+    with pytest.raises(RenderError) as caught:
+        build_and_write(big_root, out, jobs=2, search=False)
+    assert "templates/pair.html" in str(caught.value)
+    assert tree(out) == before
+    assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".site")) == []
+    assert state_dir(out).is_dir()
