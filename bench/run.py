@@ -39,6 +39,7 @@ import yaml
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
+CODE = REPO  # whose generator/ and templates/ are timed (--code: an older checkout, for before/after)
 
 
 @dataclass
@@ -75,7 +76,7 @@ def timed_wait4(command: list[str], cwd: Path | None = None) -> tuple[float, flo
 def kvtriage_build(root: Path, out: Path, jobs: int, search_flag: list[str]) -> tuple[float, float, float, str]:
     command = [sys.executable, "-m", "generator", "build", "--root", str(root), "--out", str(out), "--quiet",
                "--jobs", str(jobs), *search_flag]
-    return timed_wait4(command, cwd=REPO)
+    return timed_wait4(command, cwd=CODE)
 
 
 def page_count(output: str) -> int:
@@ -90,15 +91,15 @@ def detail_of(output: str) -> str:
 
 def search_flag() -> list[str]:
     """Pagefind indexing is not part of the page build Hugo is compared with; turn it off where the CLI can."""
-    help_text = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], cwd=REPO, capture_output=True, text=True).stdout
+    help_text = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], cwd=CODE, capture_output=True, text=True).stdout
     return ["--no-search"] if "--no-search" in help_text or "--search" in help_text else []
 
 
 def refresh_templates(root: Path) -> None:
     shutil.rmtree(root / "templates", ignore_errors=True)
-    shutil.copytree(REPO / "templates", root / "templates")
+    shutil.copytree(CODE / "templates", root / "templates")
     shutil.rmtree(root / "data/surfaces", ignore_errors=True)
-    shutil.copytree(REPO / "data/surfaces", root / "data/surfaces")
+    shutil.copytree(CODE / "data/surfaces", root / "data/surfaces")
 
 
 def edit_yaml(path: Path, change) -> None:
@@ -218,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify", action="store_true", help="compare each incremental build with a cold build")
     parser.add_argument("--hugo-size", type=int, default=10000, help="which size Hugo builds too (0 = none)")
     parser.add_argument("--no-hugo", dest="hugo_size", action="store_const", const=0)
+    parser.add_argument("--code", type=Path, default=REPO, help="checkout whose generator/ and templates/ to time (default: this one)")
     args = parser.parse_args(argv)
+    global CODE
+    CODE = args.code.resolve()
     args.changes = set(args.changes.split(","))
     args.workdir.mkdir(parents=True, exist_ok=True)
     flag = search_flag()

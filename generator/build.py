@@ -13,6 +13,7 @@ import pickle
 import shutil
 import signal
 import tempfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -341,13 +342,10 @@ class _RenderJob:
     render_key: str
     old: Mapping[str, Entry]
     damaged: frozenset[str]
-    facts: Mapping[str, object]  # HTML content hash -> facts read from it in an earlier build
+    facts: Mapping[str, bytes]  # HTML content hash -> packed facts read from it in an earlier build
     staging: Staging
     rules: Mapping[str, object]  # affiliate rules, for slim_facts
-
-
-# One digest per process: it remembers each record's hash for the life of the worker.
-_digest: ValueDigest | None = None
+    digest: ValueDigest  # one per build; each worker's copy remembers the hashes of the records it saw
 
 
 def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
@@ -365,13 +363,10 @@ def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool
 def _render_chunk(job: _RenderJob, span: range) -> list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]]:
     """Render the pages in span whose key changed; write the files whose bytes changed to staging.
     Per page: (index, key, [(path, sha, size, written)] or None when unchanged, {sha: facts} of new HTML)."""
-    global _digest
-    if _digest is None:
-        _digest = ValueDigest()
     out = []
     for i in span:
         page = job.pages[i]
-        key = _digest(job.render_key, page)
+        key = job.digest(job.render_key, page)
         if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
             out.append((i, key, None, {}))
             continue
@@ -384,10 +379,47 @@ def _render_chunk(job: _RenderJob, span: range) -> list[tuple[int, str | None, l
             if written:
                 job.staging.write(path, rendered.content)
             if path.endswith(".html") and digest not in job.facts:
-                facts[digest] = slim_facts(read_page(rendered.content.decode("utf-8")), job.rules)
+                facts[digest] = _pack_facts(rendered.content, job.rules)
             entries.append((path, digest, len(rendered.content), written))
         out.append((i, key, entries, facts))
     return out
+
+
+def _pack_facts(html: bytes, rules: Mapping[str, object]) -> bytes:
+    """What the HTML check needs from a page, slimmed and compressed: about a kilobyte a page, so
+    a build can keep every page's facts (and the cache can hold them between builds) at 100k pages."""
+    return zlib.compress(pickle.dumps(slim_facts(read_page(html.decode("utf-8")), rules), protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+class _Blobs:
+    """Packed facts by content hash (this build's, then the cache's), unpacked on demand, a few kept."""
+
+    def __init__(self, *sources: Mapping[str, bytes]):
+        self.sources = sources
+        self.unpacked: dict[str, object] = {}
+
+    def get(self, digest: str) -> object:
+        found = self.unpacked.get(digest)
+        if found is None:
+            blob = next(source[digest] for source in self.sources if digest in source)
+            found = pickle.loads(zlib.decompress(blob))
+            if len(self.unpacked) >= 2048:
+                self.unpacked.clear()
+            self.unpacked[digest] = found
+        return found
+
+
+class _Facts:
+    """One page's facts for check_pages, unpacked when an attribute is read, so the check walks
+    the whole site without every page's facts unpacked at once."""
+
+    __slots__ = ("digest", "blobs")
+
+    def __init__(self, digest: str, blobs: _Blobs):
+        self.digest, self.blobs = digest, blobs
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.blobs.get(self.digest), name)
 
 
 def _render_key(sp: SitePlan, root: Path) -> str:
@@ -449,11 +481,11 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     interrupts = _Interrupts()
     try:
         with interrupts.installed():
-            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules)
+            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules, ValueDigest())
             entries: dict[str, Entry] = {}
             changed: list[str] = []
-            facts: dict[str, object] = {}  # page URL -> facts, for the whole-site HTML check
-            new_facts: dict[str, object] = {}
+            facts: dict[str, _Facts] = {}  # page URL -> facts, for the whole-site HTML check
+            new_facts: dict[str, bytes] = {}
             done = 0
             size = max(1, min(_RENDER_CHUNK, len(pages) // (parallel.job_count(jobs) * 4)))
             with parallel.workers(job, jobs if len(pages) > 1 else 1) as pool:
@@ -481,7 +513,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
                 path = safe_relative(rendered.path)
                 digest = sha(rendered.content)
                 if path.endswith(".html") and digest not in facts_cache and digest not in new_facts:
-                    new_facts[digest] = slim_facts(read_page(rendered.content.decode("utf-8")), rules)
+                    new_facts[digest] = _pack_facts(rendered.content, rules)
                 previous = old.get(path)
                 if previous is not None and previous.sha == digest and path not in damaged:
                     entries[path] = previous
@@ -489,9 +521,10 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
                     staging.write(path, rendered.content)
                     entries[path] = Entry(digest, len(rendered.content), 0, None)
                     changed.append(path)
+            blobs = _Blobs(new_facts, facts_cache)
             for path, entry in entries.items():
                 if path.endswith(".html"):
-                    facts[page_url(path)] = new_facts[entry.sha] if entry.sha in new_facts else facts_cache[entry.sha]
+                    facts[page_url(path)] = _Facts(entry.sha, blobs)
             check_pages(set(entries), facts, str(sp.site["base_url"]), rules)
             deleted = sorted(set(old) - set(entries))
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)

@@ -131,22 +131,49 @@ def fingerprint_files(root: Path, folders: Iterable[str], extra: Iterable[str] =
 
 
 class _KeyPickler(pickle.Pickler):
-    """Pickles a value for hashing, with each record (anything with model_dump_json: the
-    dataset's pydantic records) stood in for by the hash of its JSON, computed once per object."""
+    """Pickles a value for hashing. Objects many pages share stand in by their hash, computed once
+    per object: records (pydantic models: the hash of their JSON) and frozen dataclasses (the
+    engine's numbers: the hash of their own pickle)."""
 
     def __init__(self, buffer: io.BytesIO, records: dict[int, tuple[object, str]]):
         super().__init__(buffer, protocol=5)
         self.records = records
+        self.top: object = None  # the shared object being hashed itself, which must be pickled, not stood in for
 
     def persistent_id(self, obj: object) -> str | None:
-        dump = getattr(obj, "model_dump_json", None)
-        if dump is None or isinstance(obj, type):
+        if obj is self.top:
+            return None
+        cls = type(obj)
+        kind = _SHARED_KINDS.get(cls)
+        if kind is None:
+            kind = _SHARED_KINDS[cls] = _shared_kind(cls)
+        if not kind:
             return None
         known = self.records.get(id(obj))
         if known is None or known[0] is not obj:
-            known = (obj, type(obj).__qualname__ + ":" + sha(dump().encode()))
+            if kind == "record":
+                digest = sha(obj.model_dump_json().encode())  # type: ignore[attr-defined]
+            else:  # a frozen dataclass: pickled once, then stood in for by its hash
+                buffer = io.BytesIO()
+                inner = _KeyPickler(buffer, self.records)
+                inner.top = obj
+                inner.dump(obj)
+                digest = sha(buffer.getvalue())
+            known = (obj, f"{cls.__module__}.{cls.__qualname__}:{digest}")
             self.records[id(obj)] = known
         return known[1]
+
+
+def _shared_kind(cls: type) -> str:
+    """'record' for pydantic records, 'frozen' for frozen dataclasses (engine numbers, shared by many
+    pages, hashed once each), '' for everything else (pickled inline)."""
+    if hasattr(cls, "model_dump_json") and hasattr(cls, "model_fields"):
+        return "record"
+    params = getattr(cls, "__dataclass_params__", None)
+    return "frozen" if params is not None and params.frozen else ""
+
+
+_SHARED_KINDS: dict[type, str] = {}
 
 
 class ValueDigest:

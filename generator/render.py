@@ -59,12 +59,24 @@ def json_script(value: Any) -> Markup:
     return Markup(text)
 
 
+# Prose repeats across pages (an error's fixes, FAQ answers and notes without numbers in them
+# appear on every pair page of the error): each distinct text is rendered once per process.
+@lru_cache(maxsize=4096)
+def _block_html(text: str) -> str:
+    return markdown_to_html(text)
+
+
+@lru_cache(maxsize=4096)
+def _inline_html(text: str) -> str:
+    return markdown_inline_html(text)
+
+
 def md_block(text: str) -> Markup:
-    return Markup(markdown_to_html(text))
+    return Markup(_block_html(str(text)))
 
 
 def md_inline(text: str) -> Markup:
-    return Markup(markdown_inline_html(text))
+    return Markup(_inline_html(str(text)))
 
 
 FILTERS = {
