@@ -13,8 +13,10 @@ from typing import Mapping
 # the pages' dateModified, since their numbers may have changed.
 ENGINE_VERSION = "1"
 
+# The result classes are slotted: a catalog of 100k pages holds ~150k of each, and a __dict__ per
+# instance would double their memory.
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LeverOutcome:
     lever: str  # schema Lever id
     label: str
@@ -25,14 +27,14 @@ class LeverOutcome:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GridCell:
     utilization: float
     kv_cache_dtype: str
     max_len: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class VllmNumbers:
     version: str
     utilization: float
@@ -63,7 +65,7 @@ class VllmNumbers:
     assumptions: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LlamaNumbers:
     ctx_size: int  # what the reader asked for; the model's training context by default
     parallel: int
@@ -87,7 +89,7 @@ class LlamaNumbers:
     assumptions: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class OllamaNumbers:
     version: str
     default_num_ctx: int
@@ -105,7 +107,7 @@ class OllamaNumbers:
     assumptions: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairNumbers:
     gpu: str
     model: str
@@ -505,6 +507,6 @@ def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]
     return {task.key: task.run() for task in pair_tasks(dataset)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _ExampleSettings:
     gpu_memory_utilization: float
