@@ -7,6 +7,7 @@ byte as it was and no temporary directory behind. build_site() is the same pipel
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -209,14 +210,16 @@ class SitePlan:
     static: tuple[RenderedFile, ...]
 
 
-def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results) -> SitePlan:
-    """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and check commands."""
+def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results,
+              verify: bool = True) -> SitePlan:
+    """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and
+    check every command block (unless verify is False: a writing build checks them as pages render)."""
     root = Path(root)
     dataset = load_dataset(root)
     results = compute(dataset)
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates)
-    problems = verify_commands(
+    problems = [] if not verify else verify_commands(
         ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
         parse_surfaces(dataset.surfaces),
     )
@@ -346,6 +349,7 @@ class _RenderJob:
     staging: Staging
     rules: Mapping[str, object]  # affiliate rules, for slim_facts
     digest: ValueDigest  # one per build; each worker's copy remembers the hashes of the records it saw
+    surfaces: object  # the CLI surfaces every command block is checked against
 
 
 def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
@@ -360,29 +364,42 @@ def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool
     return True
 
 
-def _render_chunk(job: _RenderJob, span: range) -> list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]]:
-    """Render the pages in span whose key changed; write the files whose bytes changed to staging.
-    Per page: (index, key, [(path, sha, size, written)] or None when unchanged, {sha: facts} of new HTML)."""
-    out = []
+def _page_key(job: _RenderJob, page: Page) -> str | None:
+    """Hash of everything the templates see of a page: its fields and its view (read as a plain dict,
+    so a view built on demand hashes like one built ahead), plus templates, code and site context."""
+    fields = [(f.name, getattr(page, f.name)) for f in dataclasses.fields(page) if f.name != "view"]
+    return job.digest(job.render_key, fields, dict(page.view))
+
+
+def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]], list[Issue]]:
+    """Check the commands of the pages in span, render those whose key changed and write the files
+    whose bytes changed to staging. Returns, per page, (index, key, [(path, sha, size, written)] or
+    None when unchanged, {sha: packed facts} of new HTML), and the command problems found."""
+    out, problems = [], []
     for i in span:
         page = job.pages[i]
-        key = job.digest(job.render_key, page)
+        key = _page_key(job, page)
+        blocks = [block for section in page.view.get("commands", ()) for block in section["blocks"]]
+        problems.extend(verify_commands([(page.url, blocks)], job.surfaces))
         if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
             out.append((i, key, None, {}))
-            continue
-        entries, facts = [], {}
-        for rendered in render_page(job.env, page, job.site):
-            path = safe_relative(rendered.path)
-            digest = sha(rendered.content)
-            old = job.old.get(path)
-            written = old is None or old.sha != digest or path in job.damaged
-            if written:
-                job.staging.write(path, rendered.content)
-            if path.endswith(".html") and digest not in job.facts:
-                facts[digest] = _pack_facts(rendered.content, job.rules)
-            entries.append((path, digest, len(rendered.content), written))
-        out.append((i, key, entries, facts))
-    return out
+        else:
+            entries, facts = [], {}
+            for rendered in render_page(job.env, page, job.site):
+                path = safe_relative(rendered.path)
+                digest = sha(rendered.content)
+                old = job.old.get(path)
+                written = old is None or old.sha != digest or path in job.damaged
+                if written:
+                    job.staging.write(path, rendered.content)
+                if path.endswith(".html") and digest not in job.facts:
+                    facts[digest] = _pack_facts(rendered.content, job.rules)
+                entries.append((path, digest, len(rendered.content), written))
+            out.append((i, key, entries, facts))
+        release = getattr(page.view, "release", None)  # a view built on demand is dropped once used
+        if release is not None:
+            release()
+    return out, problems
 
 
 def _pack_facts(html: bytes, rules: Mapping[str, object]) -> bytes:
@@ -469,7 +486,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         results, report.computed = cached_results(dataset, state / "results.pickle", jobs)
         return results
 
-    sp = plan_site(root, compute=compute)
+    sp = plan_site(root, compute=compute, verify=False)
     pages = sp.plan.pages
     report.pages = len(pages)
     rules = affiliate_rules(sp.dataset)
@@ -481,15 +498,18 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     interrupts = _Interrupts()
     try:
         with interrupts.installed():
-            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules, ValueDigest())
+            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules, ValueDigest(),
+                             parse_surfaces(sp.dataset.surfaces))
             entries: dict[str, Entry] = {}
             changed: list[str] = []
             facts: dict[str, _Facts] = {}  # page URL -> facts, for the whole-site HTML check
             new_facts: dict[str, bytes] = {}
             done = 0
             size = max(1, min(_RENDER_CHUNK, len(pages) // (parallel.job_count(jobs) * 4)))
+            problems: list[Issue] = []
             with parallel.workers(job, jobs if len(pages) > 1 else 1) as pool:
-                for part in pool.map(_render_chunk, parallel.chunks(len(pages), size)):
+                for part, found in pool.map(_render_chunk, parallel.chunks(len(pages), size)):
+                    problems.extend(found)
                     for i, key, rendered, page_facts in part:
                         new_facts.update(page_facts)
                         page = pages[i]
@@ -509,6 +529,8 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
                     done += len(part)
                     if progress is not None:
                         progress(done, len(pages))
+            if problems:
+                raise RenderError(problems)
             for rendered in site_files(sp):
                 path = safe_relative(rendered.path)
                 digest = sha(rendered.content)

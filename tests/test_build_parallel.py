@@ -99,3 +99,15 @@ def test_a_template_error_in_a_worker_fails_the_build_and_keeps_the_site(big_roo
     assert tree(out) == before
     assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".site")) == []
     assert state_dir(out).is_dir()
+
+
+def test_command_blocks_are_checked_in_the_workers(big_root: Path, tmp_path: Path) -> None:
+    surface = big_root / "data/surfaces/vllm-serve-flags.txt"
+    surface.write_text(surface.read_text(encoding="utf-8").replace("--max-model-len\n", ""), encoding="utf-8")
+    with pytest.raises(RenderError) as in_memory:
+        build_site(big_root)
+    with pytest.raises(RenderError) as written:
+        build_and_write(big_root, tmp_path / "site", jobs=2, search=False)
+    assert "--max-model-len" in str(written.value)
+    assert written.value.issues == in_memory.value.issues  # every page's problems, not the first chunk's
+    assert not (tmp_path / "site").exists()
