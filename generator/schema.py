@@ -18,6 +18,8 @@ from pydantic.json_schema import WithJsonSchema
 SLUG_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"
 _SLUG = re.compile(SLUG_PATTERN)
 # Prose names quantities the engine fills in: {{ vllm.max_model_len_that_fits }}.
+# A group whose body repeats (+, *, {n,}) and which is itself repeated: the shape of ReDoS.
+_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:[^()\\]|\\.)*\)(?:[*+]|\{\d*,)")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
 # The quantities prose may name; pages fill each from the engine for the pair at hand.
@@ -432,6 +434,9 @@ class ErrorSignature(Record):
             raise ValueError(f"pattern does not compile: {exc}") from None
         if re.search(r"\(\?[<P]", value):
             raise ValueError("named groups differ between Python and JavaScript; use plain groups")
+        if _NESTED_QUANTIFIER.search(value):
+            # (a+)+ and the like backtrack exponentially on a near miss, in check and in readers' browsers.
+            raise ValueError("a quantified group contains a quantifier, which can backtrack for minutes; quantify one level only")
         return value
 
 
