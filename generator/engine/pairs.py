@@ -485,6 +485,22 @@ class PairTask:
         return compute_pair(self.gpu, self.model, self.variant, self.settings)
 
 
+# Minimum CUDA compute capability vLLM's kernels need for a checkpoint format
+# (QuantizationConfig.get_min_capability): AWQ 75 ("The AWQ kernel only supports Turing or newer
+# GPUs", vllm/model_executor/layers/quantization/awq.py); FP8 75, as weight-only W8A16 through
+# Marlin below 8.9 (docs.vllm.ai v0.32.0 features/quantization/llm_compressor/fp8, cited in
+# shared/reference/gpus.yaml); GPTQ 60. A pair below the minimum gets no vLLM numbers or page.
+_MIN_CAPABILITY = {"awq": (7, 5), "fp8": (7, 5), "gptq": (6, 0)}
+
+
+def runs_on(gpu: Gpu, variant: ModelVariant) -> bool:
+    needed = _MIN_CAPABILITY.get(variant.format)
+    if needed is None or gpu.compute_capability is None or gpu.vendor != "nvidia":
+        return True
+    major, minor = (int(part) for part in gpu.compute_capability.split("."))
+    return (major, minor) >= needed
+
+
 def pair_tasks(dataset: Dataset) -> list[PairTask]:
     """Every (GPU, model, variant) of the catalog with the settings it is computed under, in catalog order."""
     settings_for: dict[tuple[str, str, str], object] = {(p.gpu, p.model, p.variant): p.settings for p in dataset.pairs}
@@ -498,6 +514,8 @@ def pair_tasks(dataset: Dataset) -> list[PairTask]:
     for gpu in dataset.gpus.values():
         for model in dataset.models.values():
             for variant in model.variants:
+                if not runs_on(gpu, variant):
+                    continue
                 key = (gpu.id, model.id, variant.id)
                 tasks.append(PairTask(key, gpu, model, variant, settings_for.get(key)))
     return tasks
