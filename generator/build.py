@@ -8,6 +8,7 @@ byte as it was and no temporary directory behind. build_site() is the same pipel
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import pickle
@@ -240,7 +241,8 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
     """Everything a build writes, in memory: load, compute, plan, render.
 
     progress(done, total) is called after each page renders (the CLI's progress line)."""
-    sp = plan_site(root, today)
+    with _collector_paused():
+        sp = plan_site(root, today)
     files: list[RenderedFile] = []
     for done, page in enumerate(sp.plan.pages, 1):
         files.extend(render_page(sp.env, page, sp.site))
@@ -420,7 +422,7 @@ class _Blobs:
         if found is None:
             blob = next(source[digest] for source in self.sources if digest in source)
             found = pickle.loads(zlib.decompress(blob))
-            if len(self.unpacked) >= 2048:
+            if len(self.unpacked) >= 20_000:
                 self.unpacked.clear()
             self.unpacked[digest] = found
         return found
@@ -486,7 +488,32 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         results, report.computed = cached_results(dataset, state / "results.pickle", jobs)
         return results
 
-    sp = plan_site(root, compute=compute, verify=False)
+    with _collector_paused():
+        sp = plan_site(root, compute=compute, verify=False)
+        # The dataset, results and plan live until the end: the collector need not scan them again
+        # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
+        gc.freeze()
+    try:
+        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report)
+    finally:
+        gc.unfreeze()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Planning allocates millions of objects that all live on; collecting while it grows only re-scans them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
+                   pagefind: str | None, inputs: str, manifest: Manifest | None, old: dict[str, Entry],
+                   damaged: frozenset[str], state: Path, report: WriteReport) -> tuple[SitePlan, WriteReport]:
     pages = sp.plan.pages
     report.pages = len(pages)
     rules = affiliate_rules(sp.dataset)
