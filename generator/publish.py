@@ -485,7 +485,18 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
     def problem(url: str, line: int, what: str, message: str, fix: str = "") -> None:
         issues.append(Issue(f"site{url}", line, 0, what, message, fix))
 
+    resolved: dict[tuple[str, str], tuple[str | None, str]] = {}
+
     def target_of(url: str, raw: str) -> tuple[str | None, str]:
+        # A link from the root ("/gpus/x/", "//host/") or with a scheme resolves alike on every page:
+        # work it out once per href, not once per page (most of this check's time on a big site).
+        key = ("", raw) if raw.startswith("/") or ":" in raw.split("/", 1)[0] else (url, raw)
+        found = resolved.get(key)
+        if found is None:
+            found = resolved[key] = resolve(url, raw)
+        return found
+
+    def resolve(url: str, raw: str) -> tuple[str | None, str]:
         """(internal page or file path, fragment) for an internal link; (None, '') for an external one."""
         parts = urlsplit(raw)
         if parts.scheme in ("mailto", "tel", "javascript", "data"):
@@ -497,12 +508,13 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         resolved = urljoin(url, parts.path) if parts.path else url
         return unquote(resolved), parts.fragment
 
+    hosts: dict[str, tuple[str, str]] = {}  # href -> (host, scheme)
     for url, facts in sorted(pages.items()):
         for dup in facts.duplicate_ids:
             problem(url, 1, "id", f"id {dup!r} appears twice on the page")
         for link in facts.links:
-            host = _host(link.href)
-            rule = affiliates.get(host) if urlsplit(link.href).scheme in ("http", "https") else None
+            host, scheme = hosts.get(link.href) or hosts.setdefault(link.href, (_host(link.href), urlsplit(link.href).scheme))
+            rule = affiliates.get(host) if scheme in ("http", "https") else None
             if rule is not None:
                 missing = {"sponsored", "noopener"} - link.rel
                 if missing:
