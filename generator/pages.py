@@ -61,6 +61,33 @@ class Page:
         return f"{base}/index.{suffix}" if base else f"index.{suffix}"
 
 
+class LazyView(Mapping[str, Any]):
+    """A page's view, built when first read and dropped by release(): at 100k pages the plan holds
+    the routes, not every page's view at once."""
+
+    __slots__ = ("_make", "_data")
+
+    def __init__(self, make):
+        self._make, self._data = make, None
+
+    def _view(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._make()
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._view()[key]
+
+    def __iter__(self):
+        return iter(self._view())
+
+    def __len__(self) -> int:
+        return len(self._view())
+
+    def release(self) -> None:
+        self._data = None
+
+
 @dataclass(frozen=True)
 class Plan:
     pages: tuple[Page, ...]
@@ -221,6 +248,8 @@ class _Planner:
         # error id -> gpu id -> [(model, variant)] of the pair pages that exist
         self.pair_index: dict[str, dict[str, list[tuple[str, str]]]] = defaultdict(lambda: defaultdict(list))
         self.indexable_pairs: set[str] = set()
+        self._links: dict[str | None, list[dict[str, Any]]] = {}
+        self._fits: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     # ---- shared pieces
 
@@ -260,9 +289,20 @@ class _Planner:
     def add(self, *, url: str, template: str, title: str, description: str, kind: str, view: dict[str, Any],
             inputs: tuple[str, ...], crumbs: tuple[tuple[str, str], ...] = (), indexable: bool = True) -> None:
         lastmod = self.lastmod(inputs)
-        view = dict(view)
-        view["canonical"] = self.canonical(url)
-        view["json_ld"] = self.json_ld(url, title, description, lastmod, crumbs)
+        if callable(view):
+            make = view
+
+            def finished() -> dict[str, Any]:
+                built = dict(make())
+                built["canonical"] = self.canonical(url)
+                built["json_ld"] = self.json_ld(url, title, description, lastmod, crumbs)
+                return built
+
+            view = LazyView(finished)
+        else:
+            view = dict(view)
+            view["canonical"] = self.canonical(url)
+            view["json_ld"] = self.json_ld(url, title, description, lastmod, crumbs)
         self.pages.append(
             Page(url=url, template=template, title=title, description=description, kind=kind, lastmod=lastmod,
                  view=view, breadcrumbs=crumbs, indexable=indexable, inputs=inputs)
@@ -330,7 +370,7 @@ class _Planner:
             "fixes": [{"lever": f.lever, "note": fill(f.note, q)} for f in error.fixes],
             "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
             "commands": self.commands(error, model, variant, numbers),
-            "links": sponsored_links(self.d, gpu),
+            "links": self.links(gpu),
             "fits_elsewhere": fits_elsewhere,
             "error_text": self.error_text(error, numbers),
             "lever_names": LEVER_NAMES,
@@ -345,7 +385,21 @@ class _Planner:
             return engine_numbers.error
         return fill_slots(error.signature, slot_values(self.records(numbers.key), numbers))
 
+    def links(self, gpu: Gpu | None) -> list[dict[str, Any]]:
+        key = gpu.id if gpu is not None else None
+        found = self._links.get(key)
+        if found is None:
+            found = self._links[key] = sponsored_links(self.d, gpu)
+        return found
+
     def gpus_that_fit(self, numbers: PairNumbers) -> list[dict[str, Any]]:
+        key = (numbers.model, numbers.variant)
+        found = self._fits.get(key)
+        if found is None:
+            found = self._fits[key] = self._gpus_that_fit(numbers)
+        return found
+
+    def _gpus_that_fit(self, numbers: PairNumbers) -> list[dict[str, Any]]:
         """Catalog GPUs on which this variant starts at its full context, smallest first."""
         fits = []
         for gpu_id, gpu in self.d.gpus.items():
@@ -354,7 +408,7 @@ class _Planner:
                 continue
             ok = (other.vllm.fits if other.vllm is not None else False) or (other.llamacpp.fits if other.llamacpp is not None else False)
             if ok:
-                fits.append({"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "links": sponsored_links(self.d, gpu)})
+                fits.append({"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "links": self.links(gpu)})
         fits.sort(key=lambda item: (item["memory_bytes"], item["gpu"].id))
         return fits[:6]
 
@@ -364,7 +418,7 @@ class _Planner:
     def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> str:
         """The figures a reader compares, without names: equal fingerprints mean a page says nothing its sibling does not."""
         engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
-        figures = _strip_words(asdict(engine_numbers)) if engine_numbers is not None else None
+        figures = _figures(engine_numbers) if engine_numbers is not None else None
         return hashlib.sha256(repr((numbers.model, numbers.variant, figures)).encode()).hexdigest()
 
     # ---- the pages
@@ -404,9 +458,14 @@ class _Planner:
                 if not indexable:
                     self.thin["same numbers as a sibling GPU"] += 1
                 seen.setdefault(fp, url)
-                view = self.pair_view(error, numbers)
-                view["intro"] = featured[numbers.key].intro if numbers.key in featured and featured[numbers.key].intro else None
-                view["duplicate_of"] = None if indexable else seen[fp]
+                intro = featured[numbers.key].intro if numbers.key in featured and featured[numbers.key].intro else None
+                duplicate_of = None if indexable else seen[fp]
+
+                def view(error=error, numbers=numbers, intro=intro, duplicate_of=duplicate_of) -> dict[str, Any]:
+                    built = self.pair_view(error, numbers)
+                    built["intro"] = intro
+                    built["duplicate_of"] = duplicate_of
+                    return built
                 title, description = self.pair_title(error, gpu, model, variant, numbers)
                 crumbs = (
                     ("Home", "/"),
@@ -507,7 +566,7 @@ class _Planner:
             url = f"/gpus/{gpu.id}/"
             rows = self.variant_rows(gpu.id)
             fits_full = sum(1 for r in rows if (r["numbers"].vllm and r["numbers"].vllm.fits) or (r["numbers"].llamacpp and r["numbers"].llamacpp.fits))
-            view = {"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "rows": rows, "links": sponsored_links(self.d, gpu), "fits_full": fits_full}
+            view = {"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "rows": rows, "links": self.links(gpu), "fits_full": fits_full}
             title = f"{gpu.name} ({gpu.marketed_gb} GB) for LLM serving: which models and contexts fit"
             description = f"{gpu.name}: {gib(gpu_memory_bytes(gpu))} usable. {fits_full} of {len(rows)} model builds start at full context in vLLM or llama.cpp."
             crumbs = (("Home", "/"), ("GPUs", "/gpus/"), (short_gpu(gpu), url))
@@ -586,6 +645,18 @@ def _strip_words(value: Any) -> Any:
         return tuple((k, _strip_words(v)) for k, v in sorted(value.items()) if k not in _WORDS)
     if isinstance(value, (list, tuple)):
         return tuple(_strip_words(v) for v in value)
+    return value
+
+
+def _figures(value: Any) -> Any:
+    """_strip_words(asdict(value)) without asdict's deep copy."""
+    fields = getattr(value, "__dataclass_fields__", None)
+    if fields is not None:
+        return tuple((name, _figures(getattr(value, name))) for name in sorted(fields) if name not in _WORDS)
+    if isinstance(value, dict):
+        return tuple((k, _figures(v)) for k, v in sorted(value.items()) if k not in _WORDS)
+    if isinstance(value, (list, tuple)):
+        return tuple(_figures(v) for v in value)
     return value
 
 
