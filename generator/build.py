@@ -422,7 +422,7 @@ class _Blobs:
         if found is None:
             blob = next(source[digest] for source in self.sources if digest in source)
             found = pickle.loads(zlib.decompress(blob))
-            if len(self.unpacked) >= 20_000:
+            if len(self.unpacked) >= 4096:
                 self.unpacked.clear()
             self.unpacked[digest] = found
         return found
@@ -574,7 +574,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             for path, entry in entries.items():
                 if path.endswith(".html"):
                     facts[page_url(path)] = _Facts(entry.sha, blobs)
-            check_pages(set(entries), facts, str(sp.site["base_url"]), rules)
+            with _collector_paused():  # unpacking facts allocates much and frees little
+                check_pages(set(entries), facts, str(sp.site["base_url"]), rules)
             deleted = sorted(set(old) - set(entries))
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
