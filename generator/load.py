@@ -390,6 +390,21 @@ def _catalog(root: Path, relative: str, model: type[BaseModel], issues: list[Iss
     return (record, positions) if record is not None else None
 
 
+def _content_records(root: Path, folder: str, model: type[BaseModel], issues: list[Issue]) -> list[tuple[Any, Source]]:
+    """One record per file under folder, validated; files that fail add their issues and are skipped."""
+    found = []
+    for relative in _content_files(root, folder):
+        parsed = _read(root, relative, issues)
+        if parsed is None:
+            continue
+        source = Source(relative, parsed[1])
+        record, problems = validate(model, parsed[0], source)
+        issues.extend(problems)
+        if record is not None:
+            found.append((record, source))
+    return found
+
+
 def _unique(records: Iterable[tuple[str, Source]], what: str, issues: list[Issue]) -> None:
     seen: dict[str, Source] = {}
     for slug, source in records:
@@ -414,34 +429,19 @@ def load_dataset(root: Path) -> Dataset:
 
     errors: dict[str, tuple[ErrorSignature, Source]] = {}
     error_sources: list[tuple[str, Source]] = []
-    for relative in _content_files(root, "content/errors"):
-        parsed = _read(root, relative, issues)
-        if parsed is None:
-            continue
-        source = Source(relative, parsed[1])
-        record, problems = validate(ErrorSignature, parsed[0], source)
-        issues.extend(problems)
-        if record is None:
-            continue
-        stem = Path(relative).stem
+    for record, source in _content_records(root, "content/errors", ErrorSignature, issues):
+        stem = Path(source.path).stem
         if record.id != stem:
             issues.append(source.issue(("id",), "id", f"{record.id!r} differs from the file name {stem!r}", f"Rename the file to {record.id}.yaml or set id: {stem}"))
         error_sources.append((record.id, source))
         errors.setdefault(record.id, (record, source))
 
     pairs: list[tuple[Pair, Source]] = []
-    for relative in _content_files(root, "content/pairs"):
-        parsed = _read(root, relative, issues)
-        if parsed is None:
-            continue
-        source = Source(relative, parsed[1])
-        record, problems = validate(Pair, parsed[0], source)
-        issues.extend(problems)
-        if record is not None:
-            expected = f"{record.gpu}--{record.model}-{record.variant}"
-            if Path(relative).stem != expected:
-                issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
-            pairs.append((record, source))
+    for record, source in _content_records(root, "content/pairs", Pair, issues):
+        expected = f"{record.gpu}--{record.model}-{record.variant}"
+        if Path(source.path).stem != expected:
+            issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
+        pairs.append((record, source))
 
     ledger = None
     if (root / "data/lastmod.yaml").is_file():
