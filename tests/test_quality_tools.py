@@ -2,7 +2,7 @@
 Lighthouse in Debian's Chromium, and a browser walk through the paste box, Pagefind, the copy
 button and the search page without JavaScript.
 
-tools/install-ci-deps.sh installs the tools (.ci/run calls it). Outside CI a missing tool skips
+tests/tools/install-ci-deps.sh installs the tools (tests/conftest.py runs it when a tool is missing). Outside CI a missing tool skips
 with the reason; with CI=true a missing tool fails, so a green CI means the tools really ran.
 """
 
@@ -26,7 +26,7 @@ from generator.publish import pagefind_executable
 from .conftest import REPO, copy_site
 from .test_publish import add_gpu_alias
 
-TOOLS = REPO / "tools" / "lighthouse"
+TOOLS = REPO / "tests" / "tools" / "lighthouse"
 CHROME = os.environ.get("CHROME_PATH", "/usr/bin/chromium")
 IN_CI = os.environ.get("CI") == "true"
 LIGHTHOUSE_MIN = 0.95
@@ -53,7 +53,7 @@ PASTE = "The model's max seq len (4096) is larger than the maximum number of tok
 def require(available: bool, what: str) -> None:
     if available:
         return
-    message = f"{what} is not installed; run tools/install-ci-deps.sh"
+    message = f"{what} is not installed; run tests/tools/install-ci-deps.sh"
     if IN_CI:
         pytest.fail(message + " (CI=true: quality tools must run)")
     pytest.skip(message)
@@ -132,7 +132,7 @@ def test_nu_html_checker_reports_no_errors_on_every_template(built_site: Path) -
 
 
 def test_lighthouse_scores_every_template_at_least_095(served: str, tmp_path: Path) -> None:
-    require(node_tools_ready(), f"Lighthouse (npm ci in tools/lighthouse) with Chromium at {CHROME}")
+    require(node_tools_ready(), f"Lighthouse (npm ci in tests/tools/lighthouse) with Chromium at {CHROME}")
     out = tmp_path / "lighthouse.json"
     urls = [served + url for url in TEMPLATE_PAGES.values()]
     done = subprocess.run(["node", str(TOOLS / "lighthouse-scores.mjs"), str(out), *urls], capture_output=True, text=True, timeout=1800)
@@ -155,7 +155,7 @@ def test_lighthouse_scores_every_template_at_least_095(served: str, tmp_path: Pa
 
 
 def test_paste_box_full_text_search_copy_button_and_no_js(served: str) -> None:
-    require(node_tools_ready(), f"puppeteer-core (npm ci in tools/lighthouse) with Chromium at {CHROME}")
+    require(node_tools_ready(), f"puppeteer-core (npm ci in tests/tools/lighthouse) with Chromium at {CHROME}")
     require(pagefind_executable() is not None, "the pagefind package (pagefind[bin])")
     done = subprocess.run(["node", str(TOOLS / "browser-check.mjs"), served, PASTE, ERROR, "fp8"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
