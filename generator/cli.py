@@ -88,7 +88,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
     ledger = current_ledger(dataset, today_for_build())
     records = {key: {"sha": entry.sha, "date": entry.date} for key, entry in sorted(ledger.records.items())}
     text = (
-        "# yaml-language-server: $schema=../schemas/lastmod.schema.json\n"
+        "# yaml-language-server: $schema=../data/schemas/lastmod.schema.json\n"
         "# When each record's content last changed: pages take dateModified and sitemap lastmod from here.\n"
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)

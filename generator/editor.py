@@ -41,7 +41,7 @@ from generator.schema import (
 
 # --------------------------------------------------------------------------- JSON Schemas
 
-SCHEMA_DIR = "schemas"
+SCHEMA_DIR = "data/schemas"
 SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "site": SiteConfig,
     "gpus": GpuCatalog,
@@ -57,7 +57,7 @@ MODELINE_PREFIX = "# yaml-language-server: $schema="
 
 
 def json_schemas() -> dict[str, bytes]:
-    """schemas/<name>.schema.json -> bytes, generated from the pydantic models, deterministic."""
+    """data/schemas/<name>.schema.json -> bytes, generated from the pydantic models, deterministic."""
     out = {}
     for name, model in SCHEMA_MODELS.items():
         schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **model.model_json_schema(mode="validation")}
@@ -107,7 +107,7 @@ def modeline_target(root: Path, relative: str) -> Path | None:
 
 def modeline_problems(root: Path) -> list[Issue]:
     """YAML files whose first line is not `modeline_for` them: the path from the file to
-    ROOT/schemas/, so it holds in any copy of the root, and the schema it names exists."""
+    ROOT/data/schemas/, so it holds in any copy of the root, and the schema it names exists."""
     issues = []
     for relative in yaml_files(root):
         wanted = modeline_for(relative)
@@ -252,7 +252,7 @@ def _error_skeleton(slug: str, ids: KnownIds) -> str:
     pairs = [f"{m}: {', '.join(v)}" for m, v in list(ids.models.items())[:4]]
     quantity_examples = ", ".join(sorted(QUANTITY_NAMES)[:6])
     engine_line = f"engine: {engine}" if engine else f"engine: {_fill('one of ' + ', '.join(ENGINES))}"
-    return f"""# yaml-language-server: $schema=../../schemas/error.schema.json
+    return f"""# yaml-language-server: $schema=../../data/schemas/error.schema.json
 # Written by `kvtriage new error {slug}`. Replace every "{FILL_IN}: ..." value; `kvtriage check`
 # lists the ones left. Prose never carries numbers: it names quantities the engine fills in
 # for each GPU and model, like {{{{ gpu.name }}}} or {{{{ vllm.max_len }}}} (all of them: QUANTITY_NAMES in
@@ -302,7 +302,7 @@ def _pair_skeleton(slug: str, ids: KnownIds) -> str:
         known = [f"{m}-{v}" for m, vs in ids.models.items() for v in vs]
         raise _refuse("data/models.yaml", f"no single model and variant make {rest!r}", f"Known MODEL-VARIANT: {_examples(known, 10)}")
     model, variant = matches[0]
-    return f"""# yaml-language-server: $schema=../../schemas/pair.schema.json
+    return f"""# yaml-language-server: $schema=../../data/schemas/pair.schema.json
 # Written by `kvtriage new pair {slug}`. Replace every "{FILL_IN}: ..." value; `kvtriage check`
 # lists the ones left. Every GPU/model page exists already; this file adds settings or prose.
 gpu: {gpu}
@@ -886,7 +886,7 @@ def _cmd_import_model(args: argparse.Namespace) -> int:
     else:
         record, variant, notes = model_from_gguf(Path(args.gguf), args.id, args.repo, args.source)
     path = root / MODELS
-    old = path.read_text(encoding="utf-8") if path.is_file() else "# yaml-language-server: $schema=../schemas/models.schema.json\nmodels:\n"
+    old = path.read_text(encoding="utf-8") if path.is_file() else "# yaml-language-server: $schema=../data/schemas/models.schema.json\nmodels:\n"
     known = _ids((parse_yaml(MODELS, old.encode("utf-8"))[0] or {}).get("models") or [])
     if variant is not None and record["id"] in known:
         existing = (parse_yaml(MODELS, old.encode("utf-8"))[0]["models"][known.index(record["id"])] or {}).get("config") or {}
@@ -924,7 +924,7 @@ def add_parsers(sub: Any) -> None:
     new.add_argument("--root", default=".", help="site root (default: .)")
     new.set_defaults(handler=_cmd_new)
 
-    schema = sub.add_parser("schema", help="write JSON Schemas for the YAML records to schemas/")
+    schema = sub.add_parser("schema", help="write JSON Schemas for the YAML records to data/schemas/")
     schema.add_argument("--root", default=".", help="site root (default: .)")
     schema.add_argument("--check", action="store_true", help="exit 1 when a schema is stale or a YAML file lacks its schema line")
     schema.add_argument("--fix-modelines", action="store_true", help="add or correct the `# yaml-language-server` line of each YAML file")

@@ -154,27 +154,27 @@ def test_every_yaml_names_its_schema_and_the_schema_exists(root: Path) -> None:
         assert first == wanted, f"{relative}: first line is {first!r}"
         target = modeline_target(root, relative)
         assert target.is_file(), f"{relative}: {target} does not exist"
-        assert target.read_bytes() == generated[f"schemas/{target.name}"], f"{relative}: {target} is stale"
+        assert target.read_bytes() == generated[f"data/schemas/{target.name}"], f"{relative}: {target} is stale"
     assert modeline_problems(root) == []
 
 
 def test_schemas_are_current() -> None:
-    """Regenerating gives the same bytes; if not, run `kvtriage schema` and commit schemas/."""
+    """Regenerating gives the same bytes; if not, run `kvtriage schema` and commit data/schemas/."""
     for relative, data in json_schemas().items():
         assert (REPO / relative).read_bytes() == data, f"{relative} is stale: run `kvtriage schema`"
 
 
 def test_schema_check_command(site_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema", "--check", "--root", str(site_root)]) == EXIT_OK
-    (site_root / "schemas/gpus.schema.json").write_text("{}\n")
+    (site_root / "data/schemas/gpus.schema.json").write_text("{}\n")
     assert main(["schema", "--check", "--root", str(site_root)]) == EXIT_CONTENT
-    assert "schemas/gpus.schema.json: out of date" in capsys.readouterr().err
+    assert "data/schemas/gpus.schema.json: out of date" in capsys.readouterr().err
     assert main(["schema", "--root", str(site_root)]) == EXIT_OK
     assert main(["schema", "--check", "--root", str(site_root)]) == EXIT_OK
 
 
 def test_schema_rejects_what_load_rejects() -> None:
-    schema = json.loads(json_schemas()["schemas/gpus.schema.json"])
+    schema = json.loads(json_schemas()["data/schemas/gpus.schema.json"])
     gpu = schema["$defs"]["Gpu"]
     assert gpu["additionalProperties"] is False
     assert re.fullmatch(gpu["properties"]["id"]["pattern"], "rtx-4090")
