@@ -26,7 +26,7 @@ import jinja2
 
 import generator.parallel as parallel
 from generator.dates import content_sha, record_dates
-from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks
+from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
 from generator.calculator import CATALOG_PATH, catalog_json
 from generator.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
@@ -305,9 +305,38 @@ def _save_pickle(path: Path, data: dict) -> None:
     os.replace(temporary, path)
 
 
-def _compute_chunk(shared: tuple[list[PairTask], list[int]], span: range) -> list[tuple[int, PairNumbers]]:
-    tasks, indexes = shared
-    return [(indexes[j], tasks[indexes[j]].run()) for j in span]
+def _compute_chunk(work: tuple[list[PairTask], list[int]], span: range) -> list[tuple[int, PairNumbers]]:
+    tasks, indexes = work
+    pool: dict = {}  # equal strings, flags and cells of the chunk's pairs become one object each
+    return [(indexes[j], shared(tasks[indexes[j]].run(), pool)) for j in span]
+
+
+_RESULTS_FORMAT = "results-2"
+_RESULTS_CHUNK = 4096  # pairs per pickle: bounds the pickler's memo (a single dump of 150k pairs took 400 MB)
+
+
+def _save_results(path: Path, items: list[tuple[str, PairNumbers]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    with open(temporary, "wb") as handle:
+        pickle.dump((_RESULTS_FORMAT, [key for key, _ in items]), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        for start in range(0, len(items), _RESULTS_CHUNK):
+            pickle.dump([numbers for _, numbers in items[start : start + _RESULTS_CHUNK]], handle, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(temporary, path)
+
+
+def _load_results(path: Path) -> dict[str, PairNumbers]:
+    try:
+        with open(path, "rb") as handle:
+            kind, keys = pickle.load(handle)
+            if kind != _RESULTS_FORMAT:
+                return {}
+            values: list[PairNumbers] = []
+            while len(values) < len(keys):
+                values.extend(pickle.load(handle))
+        return dict(zip(keys, values))
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+        return {}
 
 
 def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dict[tuple[str, str, str], PairNumbers], int]:
@@ -320,12 +349,12 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dic
     gpu_sha = {key: content_sha(gpu) for key, gpu in dataset.gpus.items()}
     model_sha = {key: content_sha(model) for key, model in dataset.models.items()}
     keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}".encode()) for t in tasks]
-    known = _load_pickle(cache) if cache is not None else {}
+    known = _load_results(cache) if cache is not None else {}
     missing = [i for i, key in enumerate(keys) if key not in known]
     computed: dict[int, PairNumbers] = {}
     if missing:
         count = parallel.job_count(jobs)
-        size = max(8, min(256, len(missing) // (count * 8) or 1))
+        size = max(8, min(2048, len(missing) // (count * 8) or 1))
         with parallel.workers((tasks, missing), jobs if len(missing) >= 2 * count else 1) as pool:
             for part in pool.map(_compute_chunk, parallel.chunks(len(missing), size)):
                 computed.update(part)
@@ -333,7 +362,7 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dic
     for i, (task, key) in enumerate(zip(tasks, keys)):
         results[task.key] = computed[i] if i in computed else known[key]
     if cache is not None and (missing or len(known) != len(keys)):
-        _save_pickle(cache, {key: results[task.key] for task, key in zip(tasks, keys)})
+        _save_results(cache, [(key, results[task.key]) for task, key in zip(tasks, keys)])
     return results, len(missing)
 
 

@@ -111,3 +111,17 @@ def test_command_blocks_are_checked_in_the_workers(big_root: Path, tmp_path: Pat
     assert "--max-model-len" in str(written.value)
     assert written.value.issues == in_memory.value.issues  # every page's problems, not the first chunk's
     assert not (tmp_path / "site").exists()
+
+
+def test_shared_numbers_are_equal_and_share_equal_parts(big_root: Path) -> None:
+    from generator.engine.pairs import shared
+
+    results = list(compute_results(load_dataset(big_root)).values())
+    pool: dict = {}
+    sharing = [shared(numbers, pool) for numbers in results]
+    assert sharing == results
+    assert [type(n) for n in sharing] == [type(n) for n in results]
+    vllm = [n.vllm for n in sharing if n.vllm is not None]
+    labels = {id(lever.label) for numbers in vllm for lever in numbers.levers if lever.lever == "fp8-kv"}
+    assert len(vllm) > 1 and len(labels) == len({lever.label for n in vllm for lever in n.levers if lever.lever == "fp8-kv"})
+    assert shared(1.0, pool) is not shared(1, pool) and type(shared(1.0, pool)) is float  # 1 == 1.0, yet kept apart

@@ -485,6 +485,29 @@ class PairTask:
         return compute_pair(self.gpu, self.model, self.variant, self.settings)
 
 
+def shared(value: object, pool: dict) -> object:
+    """An equal value whose equal parts are single objects from pool (strings, numbers, tuples and
+    frozen result dataclasses, compared by type and value). A catalog's numbers repeat the same
+    flags, labels, notes and grid cells across thousands of pairs; at 150k pairs those copies were
+    most of a build's memory."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float:
+        return pool.setdefault((kind, value), value)
+    if kind is tuple:
+        parts = tuple(shared(part, pool) for part in value)  # type: ignore[union-attr]
+        return pool.setdefault((tuple, tuple(map(id, parts))), parts)
+    fields = getattr(kind, "__dataclass_fields__", None)
+    if fields is None or not kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        return value
+    parts = {name: shared(getattr(value, name), pool) for name in fields}
+    key = (kind, tuple(map(id, parts.values())))
+    found = pool.get(key)
+    if found is None:
+        same = all(getattr(value, name) is part for name, part in parts.items())
+        found = pool[key] = value if same else kind(**parts)
+    return found
+
+
 # Minimum CUDA compute capability vLLM's kernels need for a checkpoint format
 # (QuantizationConfig.get_min_capability): AWQ 75 ("The AWQ kernel only supports Turing or newer
 # GPUs", vllm/model_executor/layers/quantization/awq.py); FP8 75, as weight-only W8A16 through
