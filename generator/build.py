@@ -574,14 +574,13 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                                 entries[page.output_path(suffix)] = old[page.output_path(suffix)]
                             continue
                         report.rendered += 1
-                        for path, digest, size, written in rendered:
+                        for path, digest, length, written in rendered:
                             if written:
-                                entries[path] = Entry(digest, size, 0, key)
-                            else:
+                                entries[path] = Entry(digest, length, 0, key)
+                                changed.append(path)
+                            else:  # same bytes under a new key: the file stays as it is
                                 previous = old[path]
                                 entries[path] = Entry(previous.sha, previous.size, previous.mtime_ns, key)
-                            if written:
-                                changed.append(path)
                     done += len(part)
                     if progress is not None:
                         progress(done, len(pages))

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator import build as build_module
 from generator import output
 from generator.build import build_and_write
-from generator.errors import ContentError, RenderError
+from generator.errors import ContentError, Issue, RenderError
 from generator.output import MANIFEST_NAME, Staging, transaction
-from generator.publish import AffiliateRule, check_pages, read_page, slim_facts
+from generator.publish import AffiliateRule, check_pages, pagefind_executable, read_page, slim_facts
 
 from .test_build_parallel import grown_site, tree
 
@@ -221,3 +222,25 @@ def test_slim_facts_give_the_html_check_the_same_verdicts() -> None:
                 verdicts.append(tuple(i for i in error.issues if i.field == "disclosure"))
         assert verdicts[0] == verdicts[1]
         assert len(verdicts[0]) == problems
+
+
+@pytest.mark.skipif(pagefind_executable() is None, reason="Pagefind is not installed")
+def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=True)
+    assert (site / "pagefind/pagefind.js").is_file()
+    _edit_error_prose(root)
+    build_and_write(root, site, jobs=2, search=True)
+    assert (site / "pagefind/pagefind.js").is_file()
+    assert {p for p in tree(site) if not p.startswith("pagefind/")} == set(cold(root, tmp_path))
+    before, stamps = tree(site), mtimes(site)
+    _edit_pair_intro(root)
+
+    def broken(*args, **kwargs):
+        raise RenderError([Issue("site", 1, 0, "search", "pagefind exited with 1")])
+
+    monkeypatch.setattr(build_module, "index_search", broken)
+    with pytest.raises(RenderError):
+        build_and_write(root, site, jobs=2, search=True)
+    assert tree(site) == before and mtimes(site) == stamps
+    assert leftovers(tmp_path) == []
