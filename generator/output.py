@@ -55,7 +55,7 @@ def sha(data: bytes) -> str:
 # --------------------------------------------------------------------------- the manifest
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one per output: 200k at 100k pages
 class Entry:
     sha: str  # of the bytes written
     size: int
