@@ -192,6 +192,8 @@ class ValueDigest:
         self.records: dict[int, tuple[object, str]] = {}  # id -> (the record, kept alive; its hash)
 
     def __call__(self, *values: object) -> str | None:
+        if len(self.records) > 100_000:  # it keeps what it hashed alive: start over rather than grow with the site
+            self.records.clear()
         buffer = io.BytesIO()
         try:
             _KeyPickler(buffer, self.records).dump(values)
