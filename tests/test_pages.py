@@ -94,3 +94,17 @@ def test_a_url_claimed_twice_names_the_records_and_their_files(fixture_plan) -> 
     (issue,) = raised.value.issues
     assert issue.path == "data/more-models.yaml"
     assert "model:a-b in data/models.yaml" in issue.message and "model:a in data/more-models.yaml" in issue.message
+
+
+def test_shipped_catalog_makes_over_a_thousand_distinct_pair_pages() -> None:
+    """Issue 5's bar on the real catalog: 1,000+ indexable pair pages, no two pages with one title
+    or description. Broken links are refused by the build itself (publish.check_pages)."""
+    from .conftest import REPO
+
+    dataset = load_dataset(REPO)
+    plan = plan_pages(dataset, compute_results(dataset), {"*": "2026-11-29"})
+    indexable = [p for p in plan.pages if p.indexable]
+    assert sum(1 for p in indexable if p.kind == "pair") >= 1000
+    assert len({p.title for p in indexable}) == len(indexable)
+    assert len({p.description for p in indexable}) == len(indexable)
+    assert all(50 <= len(p.description) <= 160 for p in indexable)
