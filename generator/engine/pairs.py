@@ -182,6 +182,21 @@ _LARGE_BATCH_NOTE = (
 )
 
 
+# shared/reference/gpus.yaml (conventions.vllm_fp8): the fp8 KV cache is a storage format whose support
+# depends on the attention backend vLLM picks; native FP8 arrives with Ada/Hopper (compute capability 8.9).
+_FP8_KV_NOTE = (
+    "The fp8 KV cache figures assume vLLM's attention backend on this GPU accepts --kv-cache-dtype fp8; "
+    "before compute capability 8.9 that depends on the backend vLLM picks, so check its startup log.",
+)
+
+
+def _capability(gpu: Gpu) -> tuple[int, int] | None:
+    if gpu.compute_capability is None or gpu.vendor != "nvidia":
+        return None
+    major, minor = (int(part) for part in gpu.compute_capability.split("."))
+    return (major, minor)
+
+
 def gpu_total_bytes(gpu: Gpu) -> int:
     """What CUDA reports; nvidia-smi's total (slightly larger) only when no CUDA figure is on record."""
     if gpu.cuda_total_bytes is not None:
@@ -325,7 +340,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         max_num_batched_tokens=result.max_num_batched_tokens,
         assumptions=_window_note(geometry.layer_kinds, geometry.sliding_window or geometry.attention_chunk_size)
         + (assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source)
-        + (_LARGE_BATCH_NOTE if result.max_num_seqs >= 1024 else ()),
+        + (_LARGE_BATCH_NOTE if result.max_num_seqs >= 1024 else ())
+        + (_FP8_KV_NOTE if _capability(gpu) is not None and _capability(gpu) < (8, 9) else ()),
     )
 
 
@@ -518,10 +534,8 @@ _MIN_CAPABILITY = {"awq": (7, 5), "fp8": (7, 5), "gptq": (6, 0)}
 
 def runs_on(gpu: Gpu, variant: ModelVariant) -> bool:
     needed = _MIN_CAPABILITY.get(variant.format)
-    if needed is None or gpu.compute_capability is None or gpu.vendor != "nvidia":
-        return True
-    major, minor = (int(part) for part in gpu.compute_capability.split("."))
-    return (major, minor) >= needed
+    capability = _capability(gpu)
+    return needed is None or capability is None or capability >= needed
 
 
 def pair_tasks(dataset: Dataset) -> list[PairTask]:
