@@ -99,6 +99,7 @@ class Plan:
 
 
 def gib(value: int, digits: int = 2) -> str:
+    """Bytes as GiB the way readers compare them with vLLM's logs; the templates' `gib` filter too."""
     return f"{value / GIB:.{digits}f} GiB"
 
 

@@ -14,10 +14,7 @@ from markupsafe import Markup
 
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
-from generator.pages import Page
-
-GIB = 1024**3
-MIB = 1024**2
+from generator.pages import Page, gib, kib, mib
 
 
 @dataclass(frozen=True)
@@ -29,23 +26,8 @@ class RenderedFile:
 # --------------------------------------------------------------------------- filters
 
 
-def gib(value: int | float, digits: int = 2) -> str:
-    """Bytes as GiB the way readers compare them with vLLM's logs: 2.0 GiB, 23.64 GiB."""
-    return f"{value / GIB:.{digits}f} GiB"
-
-
-def mib(value: int | float) -> str:
-    return f"{value / MIB:,.2f} MiB"
-
-
 def tokens(value: int) -> str:
     return f"{value:,}"
-
-
-def kib(value: int) -> str:
-    if value % 1024 == 0:
-        return f"{value // 1024:,} KiB"
-    return f"{value / 1024:,.2f} KiB"
 
 
 def percent(value: float) -> str:
