@@ -396,25 +396,32 @@ def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool
 
 
 def _page_key(job: _RenderJob, page: Page) -> str | None:
-    """Hash of everything the templates see of a page: its fields and its view (read as a plain dict,
-    so a view built on demand hashes like one built ahead), plus templates, code and site context."""
-    fields = [(f.name, getattr(page, f.name)) for f in dataclasses.fields(page) if f.name != "view"]
-    return job.digest(job.render_key, fields, dict(page.view))
+    """Hash of everything the templates see of a page: its fields and its view, plus templates, code,
+    CLI surfaces and site context. A view built on demand is hashed by the inputs it would be built
+    from, so an unchanged page is known without building its view."""
+    fields = [(f.name, getattr(page, f.name)) for f in _PAGE_FIELDS]
+    inputs = getattr(page.view, "inputs", None)
+    return job.digest(job.render_key, fields, inputs if inputs is not None else dict(page.view))
+
+
+_PAGE_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name != "view")
 
 
 def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]], list[Issue]]:
-    """Check the commands of the pages in span, render those whose key changed and write the files
-    whose bytes changed to staging. Returns, per page, (index, key, [(path, sha, size, written)] or
-    None when unchanged, {sha: packed facts} of new HTML), and the command problems found."""
+    """Render the pages in span whose key changed, checking their commands, and write the files whose
+    bytes changed to staging. Returns, per page, (index, key, [(path, sha, size, written)] or None
+    when unchanged, {sha: packed facts} of new HTML), and the command problems found. An unchanged
+    page's commands were checked by the build that rendered it, against the same surfaces (they are
+    part of every key)."""
     out, problems = [], []
     for i in span:
         page = job.pages[i]
         key = _page_key(job, page)
-        blocks = [block for section in page.view.get("commands", ()) for block in section["blocks"]]
-        problems.extend(verify_commands([(page.url, blocks)], job.surfaces))
         if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
             out.append((i, key, None, {}))
         else:
+            blocks = [block for section in page.view.get("commands", ()) for block in section["blocks"]]
+            problems.extend(verify_commands([(page.url, blocks)], job.surfaces))
             entries, facts = [], {}
             for rendered in render_page(job.env, page, job.site):
                 path = safe_relative(rendered.path)
@@ -471,13 +478,16 @@ class _Facts:
 
 
 def _render_key(sp: SitePlan, root: Path) -> str:
-    """What every page's key includes besides the page itself: templates, code, libraries, site context."""
+    """What every page's key includes besides the page itself: templates, code, libraries, the CLI
+    surfaces commands are checked against, the site record and context."""
     return sha(
         "|".join(
             (
                 fingerprint_files(Path(root), ["templates"]),
                 code_digest(Path(__file__).resolve().parent),
                 library_versions(),
+                json.dumps(sorted(sp.dataset.surfaces.items()), default=str),
+                sp.dataset.site.model_dump_json(),
                 json.dumps(sp.site, sort_keys=True, default=str),
             )
         ).encode()

@@ -10,13 +10,13 @@ import hashlib
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import quote_plus
 
 from generator.commands import CommandBlock, llamacpp_blocks, ollama_blocks, vllm_blocks
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
-from generator.schema import PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant
+from generator.schema import PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
 GIB = 1024**3
 MIB = 1024**2
@@ -62,17 +62,21 @@ class Page:
 
 
 class LazyView(Mapping[str, Any]):
-    """A page's view, built when first read and dropped by release(): at 100k pages the plan holds
-    the routes, not every page's view at once."""
+    """A page's view, built from `inputs` by `build` when first read and dropped by release(): at
+    100k pages the plan holds the routes, not every page's view at once.
 
-    __slots__ = ("_make", "_data")
+    `build` must read nothing but `inputs` (and constants), so the inputs are the whole of what
+    the view depends on: an incremental build hashes them to decide whether the page changed,
+    without building the view."""
 
-    def __init__(self, make):
-        self._make, self._data = make, None
+    __slots__ = ("_build", "inputs", "_data")
+
+    def __init__(self, build, inputs: tuple):
+        self._build, self.inputs, self._data = build, inputs, None
 
     def _view(self) -> dict[str, Any]:
         if self._data is None:
-            self._data = self._make()
+            self._data = self._build(self.inputs)
         return self._data
 
     def __getitem__(self, key: str) -> Any:
@@ -238,12 +242,127 @@ def fill_slots(text: str, values: Mapping[str, str]) -> str:
 # --------------------------------------------------------------------------- page planning
 
 
+class PairInputs(NamedTuple):
+    """Everything a pair's view is made of. pair_view reads nothing else, so equal inputs mean an
+    equal view: an incremental build hashes these instead of building the view."""
+
+    error: ErrorSignature
+    gpu: Gpu
+    model: Model
+    variant: ModelVariant
+    numbers: PairNumbers
+    command_builds: tuple[tuple[str, ModelVariant, PairNumbers], ...]  # (engine, build, its numbers) per section
+    fits_elsewhere: list[dict[str, Any]]  # catalog GPUs where this variant starts at full context
+    links: list[dict[str, Any]]  # sponsored links for this GPU
+    intro: str | None  # a featured pair's own prose
+    duplicate_of: str | None  # the sibling page with the same numbers, for a noindex page
+
+
+class PageMeta(NamedTuple):
+    site: SiteConfig
+    url: str
+    title: str
+    description: str
+    lastmod: str
+    crumbs: tuple[tuple[str, str], ...]
+
+
+def page_meta_view(meta: PageMeta) -> dict[str, Any]:
+    """The canonical URL and structured data every page's view carries."""
+    site = meta.site
+    base = str(site.base_url).rstrip("/")
+    canonical = base + meta.url
+    data: list[dict[str, Any]] = [
+        {
+            "@context": "https://schema.org",
+            "@type": "TechArticle",
+            "headline": meta.title[:110],
+            "description": meta.description,
+            "dateModified": meta.lastmod,
+            "author": {"@type": "Organization", "name": site.default_author},
+            "publisher": {"@type": "Organization", "name": site.title},
+            "mainEntityOfPage": canonical,
+            "inLanguage": site.language,
+        }
+    ]
+    if meta.crumbs:
+        data.append(
+            {
+                "@context": "https://schema.org",
+                "@type": "BreadcrumbList",
+                "itemListElement": [
+                    {"@type": "ListItem", "position": i + 1, "name": name, "item": base + link}
+                    for i, (name, link) in enumerate(meta.crumbs)
+                ],
+            }
+        )
+    return {"canonical": canonical, "json_ld": data}
+
+
+def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple[str, ModelVariant, PairNumbers]]) -> list[dict[str, Any]]:
+    sections = []
+    for engine, use_variant, use_numbers in builds:
+        builder = {"vllm": vllm_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
+        blocks = builder(model, use_variant, getattr(use_numbers, engine))
+        if blocks:
+            sections.append({
+                "engine": engine,
+                "name": ENGINE_NAMES[engine],
+                "variant": use_variant,
+                "other_build": use_variant.id != variant.id,
+                "blocks": blocks,
+            })
+    return sections
+
+
+def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], numbers: PairNumbers) -> str:
+    """What the engine prints for this pair when the pair hits this error; else the record's
+    signature with the slots this pair can fill filled in."""
+    engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
+    if engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
+        return engine_numbers.error
+    return fill_slots(error.signature, slot_values(records, numbers))
+
+
+def pair_view(inputs: PairInputs) -> dict[str, Any]:
+    error, gpu, model, variant, numbers = inputs.error, inputs.gpu, inputs.model, inputs.variant, inputs.numbers
+    q = pair_quantities(gpu, model, variant, numbers)
+    return {
+        "error": error,
+        "engine_name": ENGINE_NAMES[error.engine],
+        "gpu": gpu,
+        "model": model,
+        "variant": variant,
+        "numbers": numbers,
+        "memory_bytes": gpu_memory_bytes(gpu),
+        "memory_from_smi": gpu.cuda_total_bytes is None,
+        "triage": fill(error.triage, q),
+        "cause": fill(error.cause, q),
+        "fixes": [{"lever": f.lever, "note": fill(f.note, q)} for f in error.fixes],
+        "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
+        "commands": command_sections(model, variant, inputs.command_builds),
+        "links": inputs.links,
+        "fits_elsewhere": inputs.fits_elsewhere,
+        "error_text": error_text(error, (gpu, model, variant), numbers),
+        "lever_names": LEVER_NAMES,
+        "assumptions": _assumptions(numbers),
+    }
+
+
+def _pair_page_view(inputs: tuple[PairInputs, PageMeta]) -> dict[str, Any]:
+    pair, meta = inputs
+    view = pair_view(pair)
+    view["intro"] = pair.intro
+    view["duplicate_of"] = pair.duplicate_of
+    view.update(page_meta_view(meta))
+    return view
+
+
 class _Planner:
     def __init__(self, dataset: Dataset, results: Results, dates: Mapping[str, str]):
         self.d = dataset
         self.results = results
         self.dates = dates
-        self.base = str(dataset.site.base_url).rstrip("/")
         self.pages: list[Page] = []
         self.thin: dict[str, int] = defaultdict(int)
         # error id -> gpu id -> [(model, variant)] of the pair pages that exist
@@ -254,56 +373,18 @@ class _Planner:
 
     # ---- shared pieces
 
-    def canonical(self, url: str) -> str:
-        return self.base + url
-
     def lastmod(self, inputs: Iterable[str]) -> str:
         return max((self.dates.get(key, self.dates.get("*", "1970-01-01")) for key in inputs), default=self.dates.get("*", "1970-01-01"))
 
-    def json_ld(self, url: str, title: str, description: str, lastmod: str, crumbs: tuple[tuple[str, str], ...]) -> list[dict[str, Any]]:
-        data: list[dict[str, Any]] = [
-            {
-                "@context": "https://schema.org",
-                "@type": "TechArticle",
-                "headline": title[:110],
-                "description": description,
-                "dateModified": lastmod,
-                "author": {"@type": "Organization", "name": self.d.site.default_author},
-                "publisher": {"@type": "Organization", "name": self.d.site.title},
-                "mainEntityOfPage": self.canonical(url),
-                "inLanguage": self.d.site.language,
-            }
-        ]
-        if crumbs:
-            data.append(
-                {
-                    "@context": "https://schema.org",
-                    "@type": "BreadcrumbList",
-                    "itemListElement": [
-                        {"@type": "ListItem", "position": i + 1, "name": name, "item": self.canonical(link)}
-                        for i, (name, link) in enumerate(crumbs)
-                    ],
-                }
-            )
-        return data
-
-    def add(self, *, url: str, template: str, title: str, description: str, kind: str, view: dict[str, Any],
+    def add(self, *, url: str, template: str, title: str, description: str, kind: str, view: dict[str, Any] | PairInputs,
             inputs: tuple[str, ...], crumbs: tuple[tuple[str, str], ...] = (), indexable: bool = True) -> None:
         lastmod = self.lastmod(inputs)
-        if callable(view):
-            make = view
-
-            def finished() -> dict[str, Any]:
-                built = dict(make())
-                built["canonical"] = self.canonical(url)
-                built["json_ld"] = self.json_ld(url, title, description, lastmod, crumbs)
-                return built
-
-            view = LazyView(finished)
+        meta = PageMeta(self.d.site, url, title, description, lastmod, crumbs)
+        if isinstance(view, PairInputs):
+            view = LazyView(_pair_page_view, (view, meta))
         else:
             view = dict(view)
-            view["canonical"] = self.canonical(url)
-            view["json_ld"] = self.json_ld(url, title, description, lastmod, crumbs)
+            view.update(page_meta_view(meta))
         self.pages.append(
             Page(url=url, template=template, title=title, description=description, kind=kind, lastmod=lastmod,
                  view=view, breadcrumbs=crumbs, indexable=indexable, inputs=inputs)
@@ -326,11 +407,13 @@ class _Planner:
             preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
         return preferred[0] if preferred else None
 
-    def commands(self, error: ErrorSignature, model: Model, variant: ModelVariant, numbers: PairNumbers) -> list[dict[str, Any]]:
-        """Command sections, the error's engine first, then the others as the seed orders them
-        (Ollama, llama.cpp, vLLM), each for the build of this model that engine runs."""
+    def command_builds(self, error: ErrorSignature, model: Model, variant: ModelVariant,
+                       numbers: PairNumbers) -> tuple[tuple[str, ModelVariant, PairNumbers], ...]:
+        """(engine, build, its numbers) for each command section, the error's engine first, then the
+        others as the seed orders them (Ollama, llama.cpp, vLLM), each for the build of this model
+        that engine runs."""
         order = [error.engine] + [e for e in ("ollama", "llamacpp", "vllm") if e != error.engine]
-        sections = []
+        builds = []
         for engine in order:
             use_variant, use_numbers = variant, numbers
             if engine not in variant.engines or getattr(numbers, engine) is None:
@@ -338,53 +421,15 @@ class _Planner:
                 if other is None or (numbers.gpu, model.id, other.id) not in self.results:
                     continue
                 use_variant, use_numbers = other, self.results[(numbers.gpu, model.id, other.id)]
-            engine_numbers = getattr(use_numbers, engine)
-            if engine_numbers is None:
-                continue
-            builder = {"vllm": vllm_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
-            blocks = builder(model, use_variant, engine_numbers)
-            if blocks:
-                sections.append({
-                    "engine": engine,
-                    "name": ENGINE_NAMES[engine],
-                    "variant": use_variant,
-                    "other_build": use_variant.id != variant.id,
-                    "blocks": blocks,
-                })
-        return sections
+            if getattr(use_numbers, engine) is not None:
+                builds.append((engine, use_variant, use_numbers))
+        return tuple(builds)
 
-    def pair_view(self, error: ErrorSignature, numbers: PairNumbers) -> dict[str, Any]:
+    def pair_inputs(self, error: ErrorSignature, numbers: PairNumbers, intro: str | None = None,
+                    duplicate_of: str | None = None) -> PairInputs:
         gpu, model, variant = self.records(numbers.key)
-        q = pair_quantities(gpu, model, variant, numbers)
-        fits_elsewhere = self.gpus_that_fit(numbers)
-        return {
-            "error": error,
-            "engine_name": ENGINE_NAMES[error.engine],
-            "gpu": gpu,
-            "model": model,
-            "variant": variant,
-            "numbers": numbers,
-            "memory_bytes": gpu_memory_bytes(gpu),
-            "memory_from_smi": gpu.cuda_total_bytes is None,
-            "triage": fill(error.triage, q),
-            "cause": fill(error.cause, q),
-            "fixes": [{"lever": f.lever, "note": fill(f.note, q)} for f in error.fixes],
-            "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
-            "commands": self.commands(error, model, variant, numbers),
-            "links": self.links(gpu),
-            "fits_elsewhere": fits_elsewhere,
-            "error_text": self.error_text(error, numbers),
-            "lever_names": LEVER_NAMES,
-            "assumptions": _assumptions(numbers),
-        }
-
-    def error_text(self, error: ErrorSignature, numbers: PairNumbers) -> str:
-        """What the engine prints for this pair when the pair hits this error; else the record's
-        signature with the slots this pair can fill filled in."""
-        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
-        if engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
-            return engine_numbers.error
-        return fill_slots(error.signature, slot_values(self.records(numbers.key), numbers))
+        return PairInputs(error, gpu, model, variant, numbers, self.command_builds(error, model, variant, numbers),
+                          self.gpus_that_fit(numbers), self.links(gpu), intro, duplicate_of)
 
     def links(self, gpu: Gpu | None) -> list[dict[str, Any]]:
         key = gpu.id if gpu is not None else None
@@ -462,11 +507,6 @@ class _Planner:
                 intro = featured[numbers.key].intro if numbers.key in featured and featured[numbers.key].intro else None
                 duplicate_of = None if indexable else seen[fp]
 
-                def view(error=error, numbers=numbers, intro=intro, duplicate_of=duplicate_of) -> dict[str, Any]:
-                    built = self.pair_view(error, numbers)
-                    built["intro"] = intro
-                    built["duplicate_of"] = duplicate_of
-                    return built
                 title, description = self.pair_title(error, gpu, model, variant, numbers)
                 crumbs = (
                     ("Home", "/"),
@@ -477,8 +517,9 @@ class _Planner:
                 inputs = (f"gpu:{gpu.id}", f"model:{model.id}", f"error:{error.id}", "engine")
                 if numbers.key in featured:
                     inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
-                self.add(url=url, template="pair", title=title, description=description, kind="pair", view=view,
-                         inputs=inputs, crumbs=crumbs, indexable=indexable)
+                self.add(url=url, template="pair", title=title, description=description, kind="pair",
+                         view=self.pair_inputs(error, numbers, intro, duplicate_of), inputs=inputs, crumbs=crumbs,
+                         indexable=indexable)
                 if indexable:
                     self.indexable_pairs.add(url)
                 self.pair_index[error.id][gpu.id].append((model.id, variant.id))
@@ -525,7 +566,7 @@ class _Planner:
             numbers = self.results.get(key)
             if numbers is None:
                 raise RenderError([Issue(f"content/errors/{error.id}.yaml", 1, 0, "example", f"no numbers for {key}")])
-            view = self.pair_view(error, numbers)
+            view = pair_view(self.pair_inputs(error, numbers))
             by_gpu = []
             for gpu_id in sorted(self.pair_index.get(error.id, {}), key=lambda g: (gpu_memory_bytes(self.d.gpus[g]), g)):
                 gpu = self.d.gpus[gpu_id]

@@ -77,8 +77,34 @@ def _edit_template(root: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace("<article>", "<article class=\"pair\">", 1), encoding="utf-8")
 
 
-@pytest.mark.parametrize("edit", [_edit_pair_intro, _edit_error_prose, _edit_gpu_memory, _edit_template],
-                         ids=["pair-intro", "error-prose", "gpu-memory", "template"])
+def _edit_gpu_buy_link(root: Path) -> None:
+    # Shows on that GPU's pages and in the "GPUs that fit" lists of other GPUs' pair pages.
+    edit_yaml(root / "data/gpus.yaml", lambda d: next(g for g in d["gpus"] if g["id"] == "test-card-80gb").update(buy_query="Test Card 80GB PCIe"))
+
+
+def _edit_affiliate_program(root: Path) -> None:
+    edit_yaml(root / "data/affiliates.yaml", lambda d: d["programs"][1].update(name="RunPod Cloud"))
+
+
+def _edit_site_author(root: Path) -> None:
+    # Read only by the structured data of every page.
+    path = root / "data/site.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("default_author: kvtriage editors", "default_author: kvtriage staff"), encoding="utf-8")
+
+
+def _edit_model_variant(root: Path) -> None:
+    # A sibling build's name shows in the commands of the model's other pair pages.
+    def change(d):
+        variant = d["models"][0]["variants"][-1]
+        variant["name"] = variant["name"] + " (renamed)"
+
+    edit_yaml(root / "data/models.yaml", change)
+
+
+@pytest.mark.parametrize("edit", [_edit_pair_intro, _edit_error_prose, _edit_gpu_memory, _edit_template, _edit_gpu_buy_link,
+                                  _edit_affiliate_program, _edit_site_author, _edit_model_variant],
+                         ids=["pair-intro", "error-prose", "gpu-memory", "template", "gpu-buy-link", "affiliate", "site-author",
+                              "model-variant"])
 def test_an_incremental_build_equals_a_cold_build_and_leaves_unchanged_files_alone(root: Path, tmp_path: Path, edit) -> None:
     site = tmp_path / "site"
     build_and_write(root, site, jobs=2, search=False)
@@ -104,6 +130,23 @@ def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_p
     report = build_and_write(root, site, jobs=2, search=False)
     assert "rendered 1 of " in report  # the featured pair's page: the intro shows nowhere else
     assert "0 pairs computed" in report
+
+
+def test_a_flag_dropped_from_a_cli_surface_fails_the_rebuild_like_a_cold_build(root: Path, tmp_path: Path) -> None:
+    # Unchanged pages are not re-checked page by page: the surfaces are part of every page's key.
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=1, search=False)
+    before = tree(site)
+    surface = root / "data/surfaces/vllm-serve-flags.txt"
+    surface.write_text("\n".join(line for line in surface.read_text(encoding="utf-8").splitlines()
+                                 if "--max-model-len" not in line) + "\n", encoding="utf-8")
+    with pytest.raises(RenderError) as cold_failure:
+        build_and_write(root, tmp_path / "cold", jobs=1, search=False)
+    with pytest.raises(RenderError) as failure:
+        build_and_write(root, site, jobs=1, search=False)
+    assert "--max-model-len" in str(failure.value)
+    assert len(failure.value.issues) == len(cold_failure.value.issues)
+    assert tree(site) == before
 
 
 def test_pages_of_a_deleted_record_disappear(root: Path, tmp_path: Path) -> None:
