@@ -339,6 +339,11 @@ def _load_results(path: Path) -> dict[str, PairNumbers]:
         return {}
 
 
+# GPU fields no engine reads (links, sources, prose): editing one keeps the GPU's cached numbers.
+_GPU_WORDS = frozenset({"buy_query", "rent", "aliases", "notes", "source", "memory_source", "bandwidth_source",
+                        "compute_capability_source"})
+
+
 def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dict[tuple[str, str, str], PairNumbers], int]:
     """compute_results(dataset), reusing cached numbers whose GPU, model, variant, settings and
     engine code are unchanged and computing the rest across processes. Returns (results, computed)."""
@@ -346,7 +351,7 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dic
     # compute_pair reads the engine package and the schema records, nothing else.
     package = Path(__file__).resolve().parent
     engine = code_digest(package / "engine", package / "schema.py")
-    gpu_sha = {key: content_sha(gpu) for key, gpu in dataset.gpus.items()}
+    gpu_sha = {key: sha(gpu.model_dump_json(exclude=_GPU_WORDS).encode()) for key, gpu in dataset.gpus.items()}
     model_sha = {key: content_sha(model) for key, model in dataset.models.items()}
     keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}".encode()) for t in tasks]
     known = _load_results(cache) if cache is not None else {}

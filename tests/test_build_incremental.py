@@ -132,6 +132,15 @@ def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_p
     assert "0 pairs computed" in report
 
 
+def test_a_gpu_edit_no_engine_reads_recomputes_no_pair(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=1, search=False)
+    _edit_gpu_buy_link(root)
+    assert "0 pairs computed" in build_and_write(root, site, jobs=1, search=False)
+    _edit_gpu_memory(root)
+    assert "0 pairs computed" not in build_and_write(root, site, jobs=1, search=False)
+
+
 def test_a_flag_dropped_from_a_cli_surface_fails_the_rebuild_like_a_cold_build(root: Path, tmp_path: Path) -> None:
     # Unchanged pages are not re-checked page by page: the surfaces are part of every page's key.
     site = tmp_path / "site"
