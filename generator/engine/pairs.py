@@ -268,13 +268,15 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         vllm_version=VLLM_VERSION,
         gpu_memory_utilization=utilization,
     )
-    result = vllm.plan_vllm(inputs)
-    geometry = geometry_from_hf_config(config)
+    # Every plan below reads this one config: derive its geometry, groups and weight shape once.
+    facts = vllm.ConfigFacts(config)
+    result = vllm.plan_vllm(inputs, facts=facts)
+    geometry = facts.geometry
     alternatives = {
         f"{other.name} ({other.hf_repo})": (weights, variant_config(model, other))
         for other, weights in siblings
     }
-    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives)
+    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives, facts=facts)
     base_flags: tuple[tuple[str, str], ...] = ()
     if utilization is not None:
         base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
@@ -285,7 +287,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         label = lever.label
         if lever.kind == "tensor_parallel":
             label = f"{lever.label} (two {gpu.name} cards)"
-        if lever.kind == "clamp_max_model_len" and len(vllm.kv_cache_groups(geometry)) == 1:
+        if lever.kind == "clamp_max_model_len" and len(facts.groups) == 1:
             note = (
                 f"{result.num_blocks:,} blocks of {result.block_size} tokens, less the null block: "
                 f"({result.num_blocks:,} - 1) x {result.block_size} = {lever.max_model_len_that_fits:,}"
@@ -304,8 +306,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     grid = []
     for util in GRID_UTILIZATIONS:
         for dtype in GRID_DTYPES:
-            auto = vllm.plan_vllm(replace(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1))
-            grid.append(GridCell(util, dtype, auto.estimated_max_model_len if auto.error is None else 0))
+            auto = replace(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1)
+            grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts)))
     per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
     growing_layers = _growing_layers(geometry.layer_kinds)
     breakdown = result.breakdown

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping
 
@@ -47,13 +49,27 @@ class VllmInputError(ValueError):
 # --------------------------------------------------------------------------- versions
 
 
+# A catalog plans every pair ~16 times and each plan reads the version three times; the regex was
+# a visible share of that. Only strings are remembered (other values go through str() and may be
+# unhashable), and only the first few dozen, so the memo stays small whatever callers pass.
+_PARSED_VERSIONS: dict[str, tuple[int, int, int]] = {}
+_PARSED_VERSIONS_MAX = 64
+
+
 def parse_version(text: str | None) -> tuple[int, int, int]:
     if text is None:
         return LATEST_VERSION
+    if type(text) is str:
+        known = _PARSED_VERSIONS.get(text)
+        if known is not None:
+            return known
     match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?", str(text).strip())
     if not match:
         raise VllmInputError(f"vllm_version {text!r} is not a version like 0.33.0")
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    version = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+    if type(text) is str and len(_PARSED_VERSIONS) < _PARSED_VERSIONS_MAX:
+        _PARSED_VERSIONS[text] = version
+    return version
 
 
 def format_version(version: tuple[int, int, int]) -> str:
@@ -282,8 +298,21 @@ def in_flight_tokens(pipeline_parallel_size: int, max_num_batched_tokens: int) -
 
 def largest_fitting_len(check_bytes: int, bytes_per_block: int, groups: tuple[KvGroup, ...], upper: int, block_size: int, in_flight: int) -> int:
     """_estimate_max_model_len_from_groups: binary search over [1, upper]; 0 if 1 token does not fit."""
+    # Blocks per request never fall as the length grows, so vLLM's search finds the largest length that
+    # fits. With only full-attention groups that length has a closed form: n groups fit a length L
+    # when n * cdiv(L, block_size) <= check // bytes_per_block, i.e. L <= (check // bpb // n) * block_size.
+    # A catalog runs this search ~20 times per pair; the closed form gives the same number.
+    if (groups and upper >= 1 and type(check_bytes) is int and type(bytes_per_block) is int and bytes_per_block > 0
+            and type(block_size) is int and block_size > 0 and all(g.kind == FULL for g in groups)):
+        longest = check_bytes // bytes_per_block // len(groups) * block_size
+        return min(upper, longest) if longest >= 1 else 0
+    # Groups of one kind and window hold the same blocks: count each shape once per probe.
+    shapes = Counter((g.kind, g.window) for g in groups)
+
     def fits(length: int) -> bool:
-        return bytes_per_block * blocks_per_request(groups, length, block_size, in_flight) <= check_bytes
+        blocks = sum(count * group_blocks_per_request(kind, window, length, block_size, in_flight)
+                     for (kind, window), count in shapes.items())
+        return bytes_per_block * blocks <= check_bytes
 
     if upper < 1 or not fits(1):
         return 0
@@ -505,8 +534,12 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
 
 
 def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS) -> int:
-    cfg = _text_config(hf_config)
-    experts, top_k, expert_inter, shared = _moe_shape(cfg)
+    moe = _moe_shape(_text_config(hf_config))
+    return _activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions)
+
+
+def _activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions) -> int:
+    experts, top_k, expert_inter, shared = moe
     inter = top_k * expert_inter + shared if experts else (geometry.intermediate_size or 4 * geometry.hidden_size)
     per_token = (assumptions.activation_intermediate_factor * inter // tensor_parallel_size
                  + assumptions.activation_hidden_factor * geometry.hidden_size) * geometry.dtype_bytes
@@ -610,6 +643,70 @@ def vllm_error_text(
     )
 
 
+# --------------------------------------------------------------------------- what one config.json gives
+
+
+class ConfigFacts:
+    """What a plan derives from the config.json alone, each part derived on first use and then kept.
+
+    The catalog plans a pair about 16 times over one config (the reader's settings, every lever,
+    the utilization x KV-dtype grid). Re-deriving the geometry, the max length, the weight shape
+    and the KV groups from the dict each time was most of a plan's cost. Parts are derived in the
+    order a plan first needs them, so a bad config raises the same error at the same step as
+    before; a part that raised is derived (and raises) again next time.
+
+    The facts describe the config as it was when read: build them for one computation and drop
+    them, rather than keeping them while the dict may change.
+    """
+
+    __slots__ = ("hf_config", "_geometry", "_derived", "_shape", "_groups", "_moe")
+
+    def __init__(self, hf_config: Mapping[str, Any]) -> None:
+        self.hf_config = hf_config
+        self._geometry: Geometry | None = None
+        self._derived: DerivedMaxLen | None = None
+        self._shape: WeightShape | None = None
+        self._groups: tuple[KvGroup, ...] | None = None
+        self._moe: tuple[int, int, int, int] | None = None
+
+    @property
+    def geometry(self) -> Geometry:
+        if self._geometry is None:
+            self._geometry = geometry_from_hf_config(self.hf_config)
+        return self._geometry
+
+    @property
+    def derived(self) -> DerivedMaxLen:
+        if self._derived is None:
+            self._derived = derive_max_model_len(self.hf_config)
+        return self._derived
+
+    @property
+    def weight_shape(self) -> WeightShape:
+        if self._shape is None:
+            self._shape = weight_shape(self.hf_config, self.geometry)
+        return self._shape
+
+    @property
+    def groups(self) -> tuple[KvGroup, ...]:
+        if self._groups is None:
+            self._groups = kv_cache_groups(self.geometry)
+        return self._groups
+
+    @property
+    def moe(self) -> tuple[int, int, int, int]:
+        if self._moe is None:
+            self._moe = _moe_shape(_text_config(self.hf_config))
+        return self._moe
+
+
+def _facts_for(inputs: "VllmInputs", facts: ConfigFacts | None) -> ConfigFacts:
+    # Facts for another dict (a lever that swaps the checkpoint's config) are never reused.
+    if facts is not None and facts.hf_config is inputs.hf_config:
+        return facts
+    return ConfigFacts(inputs.hf_config)
+
+
 # --------------------------------------------------------------------------- inputs and result
 
 
@@ -698,10 +795,27 @@ def _check_positive(name: str, value: int | None) -> None:
         raise VllmInputError(f"{name} must be a positive integer, got {value!r}")
 
 
-def resolve_settings(inputs: VllmInputs) -> tuple[Geometry, DerivedMaxLen, VllmInputs]:
-    """Validate like vLLM and fill vLLM's defaults; returns the completed inputs."""
+class _Resolved:
+    """What resolve_settings fills in, without building the completed VllmInputs: a catalog pair
+    resolves ~16 sets of inputs, and copying the 20-field dataclass each time cost more than the
+    arithmetic it fed."""
+
+    __slots__ = ("geometry", "derived", "version", "utilization", "block_size", "max_num_seqs", "max_num_batched_tokens")
+
+    def __init__(self, geometry: Geometry, derived: DerivedMaxLen, version: tuple[int, int, int], utilization: float,
+                 block_size: int, max_num_seqs: int, max_num_batched_tokens: int) -> None:
+        self.geometry = geometry
+        self.derived = derived
+        self.version = version
+        self.utilization = utilization
+        self.block_size = block_size
+        self.max_num_seqs = max_num_seqs
+        self.max_num_batched_tokens = max_num_batched_tokens
+
+
+def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
     try:
-        geometry = geometry_from_hf_config(inputs.hf_config)
+        geometry = facts.geometry
     except GeometryError as exc:
         raise VllmInputError(f"hf_config: {exc}") from exc
     version = parse_version(inputs.vllm_version)
@@ -730,7 +844,7 @@ def resolve_settings(inputs: VllmInputs) -> tuple[Geometry, DerivedMaxLen, VllmI
     if inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None and not inputs.gpu_total_bytes:
         raise VllmInputError("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes")
     kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)  # validates the dtype
-    derived = derive_max_model_len(inputs.hf_config)
+    derived = facts.derived
     max_len = inputs.max_model_len
     if max_len is not None and max_len != -1:
         _check_positive("max_model_len", max_len)
@@ -743,19 +857,27 @@ def resolve_settings(inputs: VllmInputs) -> tuple[Geometry, DerivedMaxLen, VllmI
         max_num_batched_tokens = min(max_num_seqs * length, tokens)
     else:
         max_num_batched_tokens = inputs.max_num_batched_tokens
+    return _Resolved(geometry, derived, version, float(util), inputs.block_size or DEFAULT_BLOCK_SIZE,
+                     max_num_seqs, max_num_batched_tokens)
+
+
+def resolve_settings(inputs: VllmInputs, *, facts: ConfigFacts | None = None) -> tuple[Geometry, DerivedMaxLen, VllmInputs]:
+    """Validate like vLLM and fill vLLM's defaults; returns the completed inputs.
+    `facts` may carry what earlier plans already derived from inputs.hf_config."""
+    resolved = _resolve(inputs, _facts_for(inputs, facts))
     completed = replace(
         inputs,
-        gpu_memory_utilization=float(util),
-        block_size=inputs.block_size or DEFAULT_BLOCK_SIZE,
-        max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens,
-        vllm_version=format_version(version),
+        gpu_memory_utilization=resolved.utilization,
+        block_size=resolved.block_size,
+        max_num_seqs=resolved.max_num_seqs,
+        max_num_batched_tokens=resolved.max_num_batched_tokens,
+        vllm_version=format_version(resolved.version),
     )
-    return geometry, derived, completed
+    return resolved.geometry, resolved.derived, completed
 
 
-def _stage_budget(inputs: VllmInputs, geometry: Geometry, shape: WeightShape, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
-    version = parse_version(inputs.vllm_version)
+def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
+    geometry, shape, version = resolved.geometry, facts.weight_shape, resolved.version
     tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
     first, last = stage == 0, stage == pp - 1
     if inputs.weights_bytes is not None:
@@ -771,15 +893,15 @@ def _stage_budget(inputs: VllmInputs, geometry: Geometry, shape: WeightShape, st
             non_torch += assumptions.non_torch_extra_bytes_tp
     activation = inputs.activation_peak_bytes
     if activation is None:
-        activation = activation_peak_bytes(geometry, inputs.hf_config, tp, inputs.max_num_batched_tokens, inputs.max_num_seqs, assumptions)
+        activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions)
     cudagraph = 0
     if subtracts_cudagraph_estimate(version, inputs.enforce_eager):
         cudagraph = inputs.cudagraph_bytes
         if cudagraph is None:
-            sizes = cudagraph_capture_sizes(inputs.max_num_seqs, inputs.max_num_batched_tokens)
+            sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
             cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
     return Breakdown(
-        requested_bytes=requested_bytes(inputs.gpu_total_bytes, inputs.gpu_memory_utilization),
+        requested_bytes=requested_bytes(inputs.gpu_total_bytes, resolved.utilization),
         weights_bytes=weights,
         non_torch_bytes=non_torch,
         activation_peak_bytes=activation,
@@ -808,27 +930,34 @@ def kv_cache_tokens_logged(version: tuple[int, int, int], num_blocks: int, per_r
     return num_blocks * block_size
 
 
-def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) -> VllmResult:
-    """What vLLM computes at startup for these settings. Raises VllmInputError for settings
-    vLLM rejects before it sizes the cache."""
-    geometry, derived, inputs = resolve_settings(inputs)
-    version = parse_version(inputs.vllm_version)
-    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, inputs.block_size
+class _Sizing:
+    """Every number of a plan, before its log lines and result record. Levers and the auto-fit grid
+    read only a few of these; plan_vllm adds the rest, so both run the same arithmetic."""
+
+    __slots__ = ("resolved", "per_layer", "groups", "in_flight", "stages", "checks", "estimates", "largest_fit",
+                 "full_len", "max_len", "per_request", "binding", "needed", "error", "num_blocks", "concurrency", "tokens")
+
+
+def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
+    resolved = _resolve(inputs, facts)
+    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
+    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
     page = bs * per_layer
-    groups = kv_cache_groups(geometry)
+    groups = facts.groups
     if uses_v0_engine(version):
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
-    in_flight = in_flight_tokens(pp, inputs.max_num_batched_tokens)
-    shape = weight_shape(inputs.hf_config, geometry)
-    uses_budget = inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None
+    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
+    facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
 
     stages: list[StagePlan] = []
     start = 0
     for stage, layers in enumerate(pp_layer_split(geometry.num_layers, pp)):
-        on_stage = range(start, start + layers)
-        bytes_per_block = max(sum(1 for i in g.layers if i in on_stage) for g in groups) * page
+        # A group's layers are ascending (kv_cache_groups and the V0 group list them in order), so
+        # bisect counts those on this stage without walking every layer of every group.
+        end = start + layers
+        bytes_per_block = max(bisect_left(g.layers, end) - bisect_left(g.layers, start) for g in groups) * page
         start += layers
         breakdown = None
         if inputs.available_kv_cache_bytes is not None:
@@ -836,7 +965,7 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) 
         elif inputs.kv_cache_memory_bytes is not None:
             available = inputs.kv_cache_memory_bytes
         else:
-            breakdown = _stage_budget(inputs, geometry, shape, stage, layers, assumptions)
+            breakdown = _stage_budget(inputs, resolved, facts, stage, layers, assumptions)
             available = breakdown.available_bytes
         num_blocks = max(available, 0) // bytes_per_block
         stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
@@ -847,19 +976,12 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) 
     estimates = [largest_fitting_len(c, s.bytes_per_block, groups, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
     largest_fit = min(estimates)
 
-    log_lines: list[str] = []
     error = None
-    auto_fit = inputs.max_model_len == -1
-    max_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
-    if auto_fit:
-        limiting = estimates.index(largest_fit)
-        memory = f"{format_gib(checks[limiting])} GiB GPU"
+    max_len = full_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
+    if inputs.max_model_len == -1:  # auto-fit
         if largest_fit <= 0:
             error = CANNOT_AUTO_FIT_TEXT
-        elif largest_fit >= max_len:
-            log_lines.append(f"Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({memory})")
-        else:
-            log_lines.append(f"Auto-fit max_model_len: reduced from {max_len} to {largest_fit} to fit in available KV cache memory ({memory})")
+        elif largest_fit < max_len:
             max_len = largest_fit
 
     per_request = blocks_per_request(groups, max_len, bs, in_flight)
@@ -888,13 +1010,36 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) 
                 break
 
     num_blocks = stages[binding].num_blocks if error else min(s.num_blocks for s in stages)
-    concurrency = num_blocks / per_request
-    tokens = kv_cache_tokens_logged(version, num_blocks, per_request, max_len, bs, len(groups))
-    chosen = stages[binding]
+    sizing = _Sizing()
+    sizing.resolved, sizing.per_layer, sizing.groups, sizing.in_flight = resolved, per_layer, groups, in_flight
+    sizing.stages, sizing.checks, sizing.estimates, sizing.largest_fit = stages, checks, estimates, largest_fit
+    sizing.full_len, sizing.max_len, sizing.per_request = full_len, max_len, per_request
+    sizing.binding, sizing.needed, sizing.error, sizing.num_blocks = binding, needed, error, num_blocks
+    sizing.concurrency = num_blocks / per_request
+    sizing.tokens = kv_cache_tokens_logged(version, num_blocks, per_request, max_len, bs, len(groups))
+    return sizing
+
+
+def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> VllmResult:
+    """What vLLM computes at startup for these settings. Raises VllmInputError for settings
+    vLLM rejects before it sizes the cache. `facts` may carry what earlier plans already derived
+    from inputs.hf_config (see ConfigFacts); they are ignored for any other config."""
+    sizing = _size(inputs, assumptions, _facts_for(inputs, facts))
+    resolved, version, stages = sizing.resolved, sizing.resolved.version, sizing.stages
+    error, max_len, largest_fit = sizing.error, sizing.max_len, sizing.largest_fit
+    log_lines: list[str] = []
+    if inputs.max_model_len == -1 and largest_fit > 0:
+        memory = f"{format_gib(sizing.checks[sizing.estimates.index(largest_fit)])} GiB GPU"
+        if largest_fit >= sizing.full_len:
+            log_lines.append(f"Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({memory})")
+        else:
+            log_lines.append(f"Auto-fit max_model_len: reduced from {sizing.full_len} to {largest_fit} to fit in available KV cache memory ({memory})")
+    chosen = stages[sizing.binding]
     if version >= (0, 10, 0):
         log_lines.insert(0, f"Available KV cache memory: {_gib_for(version, chosen.available_kv_cache_bytes)} GiB")
     if chosen.breakdown and chosen.breakdown.cudagraph_bytes > 0 and inputs.gpu_total_bytes:
-        log_lines.insert(1, cudagraph_info_line(inputs.gpu_memory_utilization, chosen.breakdown.cudagraph_bytes, inputs.gpu_total_bytes))
+        log_lines.insert(1, cudagraph_info_line(resolved.utilization, chosen.breakdown.cudagraph_bytes, inputs.gpu_total_bytes))
+    tokens, concurrency = sizing.tokens, sizing.concurrency
     if error is None:
         if version >= (0, 30, 0):
             log_lines.append(f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
@@ -902,9 +1047,10 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) 
             log_lines.append(f"GPU KV cache size: {tokens:,} tokens")
             log_lines.append(f"Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
 
+    uses_budget = inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None
     return VllmResult(
         fits=error is None,
-        num_blocks=num_blocks,
+        num_blocks=sizing.num_blocks,
         bytes_per_block=chosen.bytes_per_block,
         kv_cache_tokens=tokens,
         max_concurrency=round(concurrency, 2),
@@ -912,31 +1058,39 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS) 
         error=error,
         available_kv_cache_bytes=chosen.available_kv_cache_bytes,
         breakdown=chosen.breakdown,
-        vllm_version=inputs.vllm_version,
+        vllm_version=format_version(version),
         max_model_len=max_len,
         requested_max_model_len=inputs.max_model_len,
-        derived_max_model_len=derived.value,
+        derived_max_model_len=resolved.derived.value,
         kv_cache_dtype=inputs.kv_cache_dtype,
-        block_size=bs,
-        tensor_parallel_size=tp,
-        pipeline_parallel_size=pp,
-        gpu_memory_utilization=inputs.gpu_memory_utilization,
-        max_num_batched_tokens=inputs.max_num_batched_tokens,
-        max_num_seqs=inputs.max_num_seqs,
+        block_size=resolved.block_size,
+        tensor_parallel_size=inputs.tensor_parallel_size,
+        pipeline_parallel_size=inputs.pipeline_parallel_size,
+        gpu_memory_utilization=resolved.utilization,
+        max_num_batched_tokens=resolved.max_num_batched_tokens,
+        max_num_seqs=resolved.max_num_seqs,
         enforce_eager=inputs.enforce_eager,
-        kv_bytes_per_token_per_layer=per_layer,
-        kv_bytes_per_token=per_layer * chosen.num_layers,
-        num_kv_cache_groups=len(groups),
-        blocks_per_request=per_request,
-        needed_bytes=needed,
-        check_bytes=checks[chosen.stage],
-        in_flight_tokens=in_flight,
+        kv_bytes_per_token_per_layer=sizing.per_layer,
+        kv_bytes_per_token=sizing.per_layer * chosen.num_layers,
+        num_kv_cache_groups=len(sizing.groups),
+        blocks_per_request=sizing.per_request,
+        needed_bytes=sizing.needed,
+        check_bytes=sizing.checks[chosen.stage],
+        in_flight_tokens=sizing.in_flight,
         binding_stage=chosen.stage,
         stages=tuple(stages),
         log_lines=tuple(log_lines),
         assumptions=assumptions if uses_budget else None,
         uses_budget_model=uses_budget,
     )
+
+
+def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> int:
+    """plan_vllm(inputs).estimated_max_model_len when that plan starts, else 0; with max_model_len -1,
+    the context auto-fit starts with. The same arithmetic without the log lines and result record,
+    which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
+    sizing = _size(inputs, assumptions, _facts_for(inputs, facts))
+    return sizing.largest_fit if sizing.error is None else 0
 
 
 # --------------------------------------------------------------------------- remediation
@@ -969,14 +1123,17 @@ _LEVER_ORDER = ("clamp_max_model_len", "kv_cache_dtype_fp8", "enforce_eager", "f
                 "tensor_parallel", "quantization", "gpu")
 
 
-def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, requested_len: int, note: str = "") -> Lever | None:
+def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, requested_len: int, note: str = "",
+           facts: ConfigFacts | None = None) -> Lever | None:
+    changed = replace(inputs, max_model_len=-1)
     try:
-        auto = plan_vllm(replace(inputs, max_model_len=-1))
+        # What plan_vllm(changed) would report, without its log lines and result record.
+        auto = _size(changed, ASSUMPTIONS, _facts_for(changed, facts))
     except VllmInputError:
         return None
-    fits = auto.error is None and auto.max_model_len >= requested_len
-    return Lever(kind, label, flags, fits, auto.estimated_max_model_len if auto.error is None else 0,
-                 auto.num_blocks, auto.available_kv_cache_bytes, note)
+    fits = auto.error is None and auto.max_len >= requested_len
+    return Lever(kind, label, flags, fits, auto.largest_fit if auto.error is None else 0,
+                 auto.num_blocks, auto.stages[auto.binding].available_kv_cache_bytes, note)
 
 
 def _next_power_of_two(value: int) -> int:
@@ -987,47 +1144,51 @@ def vllm_remediation(
     inputs: VllmInputs,
     alternative_weights: Mapping[str, tuple[int, Mapping[str, Any] | None]] | None = None,
     candidate_gpus: Mapping[str, int] | None = None,
+    *,
+    facts: ConfigFacts | None = None,
 ) -> tuple[Lever, ...]:
     """Rank the levers for a pair that does not start.
 
     alternative_weights: variant name -> (checkpoint bytes, its config.json or None to keep
     the current one), e.g. a 4-bit variant. candidate_gpus: GPU name -> total bytes.
     Sorted: levers that start the requested length first, then by the length they allow,
-    then by a fixed kind order, then by label.
+    then by a fixed kind order, then by label. `facts` may carry what earlier plans derived from
+    inputs.hf_config; every lever on that config shares them.
     """
-    geometry, derived, resolved = resolve_settings(inputs)
+    facts = _facts_for(inputs, facts)
+    geometry, derived, resolved = resolve_settings(inputs, facts=facts)
     requested_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
     version = parse_version(resolved.vllm_version)
     levers: list[Lever | None] = []
-    base = _lever("clamp_max_model_len", "", (), inputs, requested_len)
+    base = _lever("clamp_max_model_len", "", (), inputs, requested_len, facts=facts)
     if base and base.max_model_len_that_fits > 0:
         levers.append(replace(base, label=f"--max-model-len {base.max_model_len_that_fits}",
                               flags=(("--max-model-len", str(base.max_model_len_that_fits)),), fits_requested=False,
                               note="the largest length that starts with everything else unchanged"))
     if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
         levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
-                             replace(inputs, kv_cache_dtype="fp8"), requested_len, "halves bytes per token"))
+                             replace(inputs, kv_cache_dtype="fp8"), requested_len, "halves bytes per token", facts))
     eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager) and inputs.kv_cache_memory_bytes is None
     if eager_helps:
         levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
-                             replace(inputs, enforce_eager=True), requested_len, "no CUDA graphs: slower decoding"))
+                             replace(inputs, enforce_eager=True), requested_len, "no CUDA graphs: slower decoding", facts))
         if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
             levers.append(_lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager",
                                  (("--kv-cache-dtype", "fp8"), ("--enforce-eager", "")),
-                                 replace(inputs, kv_cache_dtype="fp8", enforce_eager=True), requested_len))
+                                 replace(inputs, kv_cache_dtype="fp8", enforce_eager=True), requested_len, facts=facts))
     if inputs.kv_cache_memory_bytes is None and resolved.gpu_memory_utilization < 0.95:
         levers.append(_lever("utilization", "--gpu-memory-utilization 0.95", (("--gpu-memory-utilization", "0.95"),),
                              replace(inputs, gpu_memory_utilization=0.95), requested_len,
-                             "needs that much memory free at startup"))
+                             "needs that much memory free at startup", facts))
     tp = _next_power_of_two(inputs.tensor_parallel_size + 1)
     if tp * inputs.pipeline_parallel_size <= inputs.gpu_count:
         levers.append(_lever("tensor_parallel", f"--tensor-parallel-size {tp}", (("--tensor-parallel-size", str(tp)),),
-                             replace(inputs, tensor_parallel_size=tp), requested_len))
+                             replace(inputs, tensor_parallel_size=tp), requested_len, facts=facts))
     for name, (weights, config) in sorted((alternative_weights or {}).items()):
         changed = replace(inputs, weights_bytes=weights, hf_config=config if config is not None else inputs.hf_config)
-        levers.append(_lever("quantization", name, (), changed, requested_len, "a smaller checkpoint"))
+        levers.append(_lever("quantization", name, (), changed, requested_len, "a smaller checkpoint", facts))
     for name, total in sorted((candidate_gpus or {}).items()):
-        levers.append(_lever("gpu", name, (), replace(inputs, gpu_total_bytes=total, gpu_name=name), requested_len))
+        levers.append(_lever("gpu", name, (), replace(inputs, gpu_total_bytes=total, gpu_name=name), requested_len, facts=facts))
     found = [lever for lever in levers if lever is not None]
     return tuple(sorted(found, key=lambda l: (not l.fits_requested, -l.max_model_len_that_fits, _LEVER_ORDER.index(l.kind), l.label)))
 
