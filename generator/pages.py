@@ -6,7 +6,6 @@ needs, already computed and formatted, so rendering is string assembly and nothi
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -370,6 +369,8 @@ class _Planner:
         self.indexable_pairs: set[str] = set()
         self._links: dict[str | None, list[dict[str, Any]]] = {}
         self._fits: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._pair_pages: dict[tuple[str, str, str], list[dict[str, str]]] | None = None
+        self._variants = {(m.id, v.id): v for m in dataset.models.values() for v in m.variants}
 
     # ---- shared pieces
 
@@ -393,8 +394,7 @@ class _Planner:
     def records(self, key: tuple[str, str, str]) -> tuple[Gpu, Model, ModelVariant]:
         gpu = self.d.gpus[key[0]]
         model = self.d.models[key[1]]
-        variant = next(v for v in model.variants if v.id == key[2])
-        return gpu, model, variant
+        return gpu, model, self._variants[(key[1], key[2])]
 
     def sibling(self, model: Model, variant: ModelVariant, engine: str) -> ModelVariant | None:
         """The build of the same model a reader of another engine would run: Q4_K_M GGUF for
@@ -461,11 +461,10 @@ class _Planner:
     # ---- thin-page guard
 
     @staticmethod
-    def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> str:
+    def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> tuple:
         """The figures a reader compares, without names: equal fingerprints mean a page says nothing its sibling does not."""
         engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
-        figures = _figures(engine_numbers) if engine_numbers is not None else None
-        return hashlib.sha256(repr((numbers.model, numbers.variant, figures)).encode()).hexdigest()
+        return (numbers.model, numbers.variant, _figures(engine_numbers) if engine_numbers is not None else None)
 
     # ---- the pages
 
@@ -490,7 +489,7 @@ class _Planner:
     def plan_pairs(self) -> None:
         featured = {(p.gpu, p.model, p.variant): p for p in self.d.pairs}
         for error in self.d.errors.values():
-            seen: dict[str, str] = {}
+            seen: dict[tuple, str] = {}
             seen_urls: set[str] = set()
             for numbers in self.pairs_for(error):
                 gpu, model, variant = self.records(numbers.key)
@@ -595,12 +594,16 @@ class _Planner:
         return rows
 
     def pages_for_pair(self, numbers: PairNumbers) -> list[dict[str, str]]:
-        out = []
-        for error_id, gpus in self.pair_index.items():
-            if (numbers.model, numbers.variant) in gpus.get(numbers.gpu, ()):
-                url = pair_url(error_id, numbers.gpu, numbers.model, numbers.variant)
-                out.append({"label": self.d.errors[error_id].short_name or self.d.errors[error_id].title, "url": url})
-        return out
+        """The pair pages of this GPU and build, one per error, in error order (after plan_pairs)."""
+        if self._pair_pages is None:
+            self._pair_pages = defaultdict(list)
+            for error_id, gpus in self.pair_index.items():
+                label = self.d.errors[error_id].short_name or self.d.errors[error_id].title
+                for gpu_id, pairs in gpus.items():
+                    for model_id, variant_id in pairs:
+                        self._pair_pages[(gpu_id, model_id, variant_id)].append(
+                            {"label": label, "url": pair_url(error_id, gpu_id, model_id, variant_id)})
+        return self._pair_pages.get(numbers.key, [])
 
     def plan_gpus(self) -> None:
         items = []
@@ -680,26 +683,31 @@ class _Planner:
 
 
 _WORDS = frozenset({"label", "note", "flags", "kv_log_lines", "error", "assumptions"})
-
-
-def _strip_words(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple((k, _strip_words(v)) for k, v in sorted(value.items()) if k not in _WORDS)
-    if isinstance(value, (list, tuple)):
-        return tuple(_strip_words(v) for v in value)
-    return value
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+_FIGURE_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _figures(value: Any) -> Any:
-    """_strip_words(asdict(value)) without asdict's deep copy."""
-    fields = getattr(value, "__dataclass_fields__", None)
-    if fields is not None:
-        return tuple((name, _figures(getattr(value, name))) for name in sorted(fields) if name not in _WORDS)
-    if isinstance(value, dict):
+    """A value's figures as nested tuples, without the words (_WORDS) that name things: equal for two
+    pairs whose pages would show the same numbers."""
+    cls = type(value)
+    if cls in _PLAIN:
+        return value
+    if cls is tuple or cls is list:
+        return tuple(v if type(v) in _PLAIN else _figures(v) for v in value)
+    if cls is dict:
         return tuple((k, _figures(v)) for k, v in sorted(value.items()) if k not in _WORDS)
-    if isinstance(value, (list, tuple)):
-        return tuple(_figures(v) for v in value)
-    return value
+    names = _FIGURE_FIELDS.get(cls)
+    if names is None:
+        fields = getattr(cls, "__dataclass_fields__", None)
+        if fields is None:
+            return value
+        names = _FIGURE_FIELDS[cls] = tuple(name for name in sorted(fields) if name not in _WORDS)
+    found = []
+    for name in names:
+        v = getattr(value, name)
+        found.append((name, v if type(v) in _PLAIN else _figures(v)))
+    return tuple(found)
 
 
 def _assumptions(numbers: PairNumbers) -> list[str]:
