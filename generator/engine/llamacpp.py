@@ -8,8 +8,10 @@ old formats from c392e50, 2025-02-20). Function and file names in comments are u
 from __future__ import annotations
 
 import struct
+from bisect import bisect_left
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Mapping
+from functools import cached_property
+from typing import Any, Callable, Mapping
 
 from generator.engine.geometry import (
     CHUNKED,
@@ -128,14 +130,22 @@ class KvLayout:
     n_ff: int | None
     mla_lengths: tuple[int, int] | None = None  # key_length_mla, value_length_mla
 
-    @property
+    # The layout is frozen, so what is derived from it alone is derived once per layout (cached_property
+    # writes to the instance dict, past the frozen __setattr__; fields, eq and repr are unaffected).
+    # A catalog pair sizes one layout's cache ~50 times (five binary searches over -c).
+
+    @cached_property
     def is_swa_model(self) -> bool:
         return self.n_swa is not None and any(layer.swa for layer in self.kv_layers)
 
-    @property
+    @cached_property
     def v_width_max(self) -> int:
         # hparams.n_embd_v_gqa_max(): the width every V row is padded to when FA is off.
         return max((layer.v_width for layer in self.kv_layers), default=0)
+
+    @cached_property
+    def _memo(self) -> "_LayoutMemo":
+        return _LayoutMemo()
 
 
 def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
@@ -512,17 +522,67 @@ def _layer_bytes_per_cell(layout: KvLayout, layer: LayerKv, type_k: str, type_v:
     return k, row_size(type_v, v_width)
 
 
-def _build_cache(layout, kind, layers, cells_per_stream, n_stream, type_k, type_v, v_trans) -> KvCache:
-    k_bytes = v_bytes = 0
-    per_layer = []
-    for layer in layers:
-        k, v = _layer_bytes_per_cell(layout, layer, type_k, type_v, v_trans)
-        k_bytes += k * cells_per_stream * n_stream
-        v_bytes += v * cells_per_stream * n_stream
-        per_layer.append((k + v) * cells_per_stream * n_stream)
+class _CacheRows:
+    """One cache's layers for one (K type, V type, V transposed): bytes one cell takes in each layer.
+    A plan multiplies these by its cell count; they do not depend on the context size."""
+
+    __slots__ = ("indices", "k_bytes", "v_bytes", "layer_bytes", "_sorted_indices", "_suffix")
+
+    def __init__(self, layout: KvLayout, layers: list[LayerKv], type_k: str, type_v: str, v_trans: bool) -> None:
+        ks, vs = [], []
+        for layer in layers:  # in cache order, K before V, so a bad row raises as the cache build did
+            k, v = _layer_bytes_per_cell(layout, layer, type_k, type_v, v_trans)
+            ks.append(k)
+            vs.append(v)
+        self.indices = tuple(layer.index for layer in layers)
+        self.k_bytes = sum(ks)
+        self.v_bytes = sum(vs)
+        self.layer_bytes = tuple(k + v for k, v in zip(ks, vs))
+        self._sorted_indices, self._suffix = _suffix_sums(self.indices, self.layer_bytes)
+
+    def bytes_from_layer(self, first_layer: int) -> int:
+        """Bytes per cell of the layers numbered first_layer and up."""
+        return self._suffix[bisect_left(self._sorted_indices, first_layer)]
+
+
+def _suffix_sums(indices: tuple[int, ...], values: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    """(indices ascending, suffix) where suffix[i] sums the values of the i-th index and every later one."""
+    order = sorted(zip(indices, values))
+    suffix = [0] * (len(order) + 1)
+    for i in range(len(order) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + order[i][1]
+    return [index for index, _ in order], suffix
+
+
+class _LayoutMemo:
+    """What plan_kv derives from a layout and the cache types alone (see KvLayout._memo)."""
+
+    __slots__ = ("checked_types", "rows")
+
+    def __init__(self) -> None:
+        self.checked_types: set[tuple[str, str]] = set()  # (K type, V type) pairs that passed check_cache_types
+        self.rows: dict[tuple[str, str, str, bool], _CacheRows] = {}
+
+
+def _cache_rows(layout: KvLayout, kind: str, type_k: str, type_v: str, v_trans: bool) -> _CacheRows:
+    key = (kind, type_k, type_v, v_trans)
+    rows = layout._memo.rows.get(key)
+    if rows is None:
+        if kind == "kv":
+            layers = list(layout.kv_layers)
+        elif kind == "SWA":
+            layers = [layer for layer in layout.kv_layers if layer.swa]
+        else:
+            layers = [layer for layer in layout.kv_layers if not layer.swa]
+        rows = layout._memo.rows[key] = _CacheRows(layout, layers, type_k, type_v, v_trans)
+    return rows
+
+
+def _build_cache(kind: str, rows: _CacheRows, cells_per_stream: int, n_stream: int, type_k: str, type_v: str) -> KvCache:
+    cells = cells_per_stream * n_stream
     return KvCache(
-        kind, cells_per_stream, n_stream, tuple(layer.index for layer in layers), k_bytes, v_bytes, type_k, type_v,
-        tuple(per_layer),
+        kind, cells_per_stream, n_stream, rows.indices, rows.k_bytes * cells, rows.v_bytes * cells, type_k, type_v,
+        tuple(n_bytes * cells for n_bytes in rows.layer_bytes),
     )
 
 
@@ -555,31 +615,54 @@ class KvPlan:
                 out[il] = out.get(il, 0) + n_bytes
         return out
 
+    def kv_bytes_from_layer(self, first_layer: int) -> int:
+        """KV bytes of the layers numbered first_layer and up: what -ngl puts on the GPU."""
+        indices, suffix = self._layer_suffix
+        return suffix[bisect_left(indices, first_layer)]
 
-def plan_kv(layout: KvLayout, settings: ServerSettings) -> KvPlan:
-    """The KV cache llama-server builds for `settings` (llama_model::create_memory)."""
-    check_cache_types(layout, settings.cache_type_k, settings.cache_type_v)
+    @cached_property
+    def _layer_suffix(self) -> tuple[list[int], list[int]]:
+        # Once per plan, so placing -ngl layers is a lookup rather than a walk over every layer.
+        indices = tuple(il for cache in self.caches for il in cache.layer_indices)
+        values = tuple(n for cache in self.caches for n in cache.layer_bytes)
+        return _suffix_sums(indices, values)
+
+
+def _kv_parts(layout: KvLayout, settings: ServerSettings, ctx_size: int):
+    """plan_kv's decisions at -c ctx_size, before any KvCache is built: (context, unified, flash
+    attention, streams, ((kind, rows, cells per stream), ...)). max_ctx_that_fits probes a dozen
+    sizes and needs only the totals, not the per-layer tuples a KvPlan carries."""
+    if (settings.cache_type_k, settings.cache_type_v) not in layout._memo.checked_types:
+        check_cache_types(layout, settings.cache_type_k, settings.cache_type_v)
+        layout._memo.checked_types.add((settings.cache_type_k, settings.cache_type_v))
     fa = resolve_flash_attn(settings.flash_attn, settings.cache_type_v, layout.arch, settings.fa_supported)
     n_seq_max, unified = settings.seqs()
     if n_seq_max < 1:
         raise LlamaCppInputError("--parallel must be at least 1 (or -1 for auto)")
-    ctx = context_cells(settings.ctx_size, layout.n_ctx_train, n_seq_max, unified, settings.ctx_pad)
+    ctx = context_cells(ctx_size, layout.n_ctx_train, n_seq_max, unified, settings.ctx_pad)
     v_trans = not fa.enabled
     n_stream = 1 if unified else n_seq_max
+    type_k, type_v = settings.cache_type_k, settings.cache_type_v
     if layout.is_swa_model:
-        base_layers = [layer for layer in layout.kv_layers if not layer.swa]
-        swa_layers = [layer for layer in layout.kv_layers if layer.swa]
         size_swa = swa_cells_per_stream(
             ctx.n_ctx_seq, layout.n_swa, n_seq_max, unified, settings.ubatch_size, settings.swa_full, settings.ctx_pad
         )
-        caches = (
-            _build_cache(layout, "non-SWA", base_layers, ctx.n_ctx_seq, n_stream, settings.cache_type_k, settings.cache_type_v, v_trans),
-            _build_cache(layout, "SWA", swa_layers, size_swa, n_stream, settings.cache_type_k, settings.cache_type_v, v_trans),
+        parts = (
+            ("non-SWA", _cache_rows(layout, "non-SWA", type_k, type_v, v_trans), ctx.n_ctx_seq),
+            ("SWA", _cache_rows(layout, "SWA", type_k, type_v, v_trans), size_swa),
         )
     else:
-        caches = (
-            _build_cache(layout, "kv", list(layout.kv_layers), ctx.n_ctx_seq, n_stream, settings.cache_type_k, settings.cache_type_v, v_trans),
-        )
+        parts = (("kv", _cache_rows(layout, "kv", type_k, type_v, v_trans), ctx.n_ctx_seq),)
+    return ctx, unified, fa, n_stream, parts
+
+
+def plan_kv(layout: KvLayout, settings: ServerSettings) -> KvPlan:
+    """The KV cache llama-server builds for `settings` (llama_model::create_memory)."""
+    ctx, unified, fa, n_stream, parts = _kv_parts(layout, settings, settings.ctx_size)
+    caches = tuple(
+        _build_cache(kind, rows, cells_per_stream, n_stream, settings.cache_type_k, settings.cache_type_v)
+        for kind, rows, cells_per_stream in parts
+    )
     return KvPlan(ctx, unified, fa, caches)
 
 
@@ -640,13 +723,16 @@ WEIGHTS_BASIS = (
 
 def compute_buffer_bytes(layout: KvLayout, plan: KvPlan, ubatch_size: int, *, attention_on_gpu: bool = True) -> int:
     """Estimated GPU compute buffer (see COMPUTE_BUFFER_BASIS)."""
-    ctx = plan.context
-    n_tokens = min(ctx.n_ctx, ubatch_size)
-    n_kv = max((c.cells_per_stream for c in plan.caches), default=ctx.n_ctx_seq)
+    n_kv = max((c.cells_per_stream for c in plan.caches), default=plan.context.n_ctx_seq)
+    return _compute_buffer(layout, plan.context.n_ctx, n_kv, plan.flash_attn.enabled, ubatch_size, attention_on_gpu)
+
+
+def _compute_buffer(layout: KvLayout, n_ctx: int, n_kv: int, flash_attn: bool, ubatch_size: int, attention_on_gpu: bool) -> int:
+    n_tokens = min(n_ctx, ubatch_size)
     attention = 0
     if attention_on_gpu:
-        mask = n_kv * n_tokens * (2 if plan.flash_attn.enabled else 4)
-        kq = 0 if plan.flash_attn.enabled else layout.n_head * n_kv * n_tokens * 4
+        mask = n_kv * n_tokens * (2 if flash_attn else 4)
+        kq = 0 if flash_attn else layout.n_head * n_kv * n_tokens * 4
         attention = kq + mask
     logits = layout.n_vocab * n_tokens * 4
     ffn = 2 * (layout.n_ff or 0) * n_tokens * 4
@@ -673,15 +759,21 @@ class GpuUse:
 
 
 def gpu_use(layout: KvLayout, plan: KvPlan, settings: ServerSettings, weights_bytes: int, n_gpu_layers: int) -> GpuUse:
+    compute = compute_buffer_bytes(layout, plan, settings.ubatch_size, attention_on_gpu=settings.kv_offload)
+    return GpuUse(*_gpu_parts(layout, settings, weights_bytes, n_gpu_layers, plan.kv_bytes_from_layer, compute))
+
+
+def _gpu_parts(layout: KvLayout, settings: ServerSettings, weights_bytes: int, n_gpu_layers: int,
+               kv_bytes_from_layer: Callable[[int], int], compute_bytes: int) -> tuple[int, int, int]:
+    """gpu_use's (weights, KV, compute) on the GPU, given the KV of the layers from a given one up and
+    the compute buffer with any layer on the GPU; the searches below reuse both across probes."""
     repeating, output = _offloaded_units(layout, n_gpu_layers)
     units = repeating + (1 if output else 0)
     weights_gpu = weights_bytes * units // (layout.n_layer + 1)
     kv_gpu = 0
     if settings.kv_offload and repeating:
-        first_gpu_layer = layout.n_layer - repeating
-        kv_gpu = sum(b for il, b in plan.bytes_by_layer().items() if il >= first_gpu_layer)
-    compute = compute_buffer_bytes(layout, plan, settings.ubatch_size, attention_on_gpu=settings.kv_offload) if units else 0
-    return GpuUse(weights_gpu, kv_gpu, compute)
+        kv_gpu = kv_bytes_from_layer(layout.n_layer - repeating)
+    return weights_gpu, kv_gpu, compute_bytes if units else 0
 
 
 def _ngl_value(layout: KvLayout, settings: ServerSettings) -> int:
@@ -692,9 +784,29 @@ def _ngl_value(layout: KvLayout, settings: ServerSettings) -> int:
 
 def gpu_layers_that_fit(layout: KvLayout, plan: KvPlan, settings: ServerSettings, weights_bytes: int, budget_bytes: int) -> int:
     """Largest -ngl (0..n_layer+1) whose estimated GPU use stays within budget."""
+    compute = compute_buffer_bytes(layout, plan, settings.ubatch_size, attention_on_gpu=settings.kv_offload)
+
+    def fits(ngl: int) -> bool:
+        return sum(_gpu_parts(layout, settings, weights_bytes, ngl, plan.kv_bytes_from_layer, compute)) <= budget_bytes
+
+    top = layout.n_layer + 1
+    if top >= 1 and weights_bytes >= 0 and compute >= 0 and all(n >= 0 for cache in plan.caches for n in cache.layer_bytes):
+        # With no negative term, GPU use never falls as -ngl grows (more weights, more layers' KV,
+        # the compute buffer once any unit is on the GPU), so the largest -ngl that fits is found by
+        # bisection: what the scan from the top below finds, in a handful of probes instead of n_layer.
+        if fits(top):
+            return top
+        lo, hi = 0, top - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if fits(mid):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo if fits(lo) else 0
     best = 0
-    for ngl in range(layout.n_layer + 1, -1, -1):
-        if gpu_use(layout, plan, settings, weights_bytes, ngl).total_bytes <= budget_bytes:
+    for ngl in range(top, -1, -1):
+        if fits(ngl):
             best = ngl
             break
     return best
@@ -709,8 +821,16 @@ def max_ctx_that_fits(layout: KvLayout, settings: ServerSettings, weights_bytes:
     ngl = _ngl_value(layout, settings)
 
     def fits(k: int) -> bool:
-        plan = plan_kv(layout, replace(settings, ctx_size=k * step))
-        return gpu_use(layout, plan, settings, weights_bytes, ngl).total_bytes <= budget_bytes
+        # gpu_use(layout, plan_kv(layout, replace(settings, ctx_size=k * step)), settings, ...) from the
+        # same parts plan_kv builds its caches from, without building them.
+        ctx, _unified, fa, n_stream, parts = _kv_parts(layout, settings, k * step)
+
+        def kv_bytes_from_layer(first_layer: int) -> int:
+            return sum(rows.bytes_from_layer(first_layer) * (cells_per_stream * n_stream) for _kind, rows, cells_per_stream in parts)
+
+        n_kv = max(cells_per_stream for _kind, _rows, cells_per_stream in parts)
+        compute = _compute_buffer(layout, ctx.n_ctx, n_kv, fa.enabled, settings.ubatch_size, settings.kv_offload)
+        return sum(_gpu_parts(layout, settings, weights_bytes, ngl, kv_bytes_from_layer, compute)) <= budget_bytes
 
     if hi < 1 or not fits(1):
         return 0

@@ -347,10 +347,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     )
 
 
-def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int) -> LlamaNumbers:
+def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, layout: llama.KvLayout) -> LlamaNumbers:
     total = gpu_total_bytes(gpu)
-    geometry = geometry_from_hf_config(model.config.as_config_json())
-    layout = llama.kv_layout_from_geometry(geometry)
     # The reader asked for the model's whole context with one slot: `-c N -np 1`.
     settings = llama.ServerSettings(ctx_size=layout.n_ctx_train, parallel=1)
     result = llama.estimate_llamacpp(layout, settings, weights_bytes=weights, gpu_memory_bytes=total,
@@ -391,9 +389,9 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int) 
     )
 
 
-def _ollama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, llama_numbers: LlamaNumbers) -> OllamaNumbers:
+def _ollama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, llama_numbers: LlamaNumbers,
+                    layout: llama.KvLayout) -> OllamaNumbers:
     total = gpu_total_bytes(gpu)
-    layout = llama.kv_layout_from_geometry(geometry_from_hf_config(model.config.as_config_json()))
     common = dict(version=OLLAMA_VERSION, weights_bytes=weights, gpu_total_bytes=total,
                   compute_capability=gpu.compute_capability, gpu_library="rocm" if gpu.vendor == "amd" else "cuda",
                   model_name=variant.ollama_tag or model.id)
@@ -466,12 +464,14 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         if scenario:
             scenarios.append(scenario)
     else:
-        llama_numbers = _llama_numbers(gpu, model, variant, weights)
+        # One layout for both engines: it keeps what sizing its cache derives (KvLayout._memo).
+        layout = llama.kv_layout_from_geometry(geometry_from_hf_config(model.config.as_config_json()))
+        llama_numbers = _llama_numbers(gpu, model, variant, weights, layout)
         scenario = _llama_scenario(llama_numbers, gpu_total_bytes(gpu))
         if scenario:
             scenarios.append(scenario)
         if variant.ollama_tag:
-            ollama_numbers = _ollama_numbers(gpu, model, variant, weights, llama_numbers)
+            ollama_numbers = _ollama_numbers(gpu, model, variant, weights, llama_numbers, layout)
             scenario = _ollama_scenario(ollama_numbers)
             if scenario:
                 scenarios.append(scenario)
