@@ -344,9 +344,10 @@ _GPU_WORDS = frozenset({"buy_query", "rent", "aliases", "notes", "source", "memo
                         "compute_capability_source"})
 
 
-def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dict[tuple[str, str, str], PairNumbers], int]:
+def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[Results, int, dict[tuple[str, str, str], str]]:
     """compute_results(dataset), reusing cached numbers whose GPU, model, variant, settings and
-    engine code are unchanged and computing the rest across processes. Returns (results, computed)."""
+    engine code are unchanged and computing the rest across processes. Returns (results, how many
+    pairs were computed, each pair's key: the hash of everything its numbers were computed from)."""
     tasks = pair_tasks(dataset)
     # compute_pair reads the engine package and the schema records, nothing else.
     package = Path(__file__).resolve().parent
@@ -368,7 +369,7 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[dic
         results[task.key] = computed[i] if i in computed else known[key]
     if cache is not None and (missing or len(known) != len(keys)):
         _save_results(cache, [(key, results[task.key]) for task, key in zip(tasks, keys)])
-    return results, len(missing)
+    return results, len(missing), {task.key: key for task, key in zip(tasks, keys)}
 
 
 @dataclass(frozen=True)
@@ -406,7 +407,10 @@ def _page_key(job: _RenderJob, page: Page) -> str | None:
     from, so an unchanged page is known without building its view."""
     fields = [(f.name, getattr(page, f.name)) for f in _PAGE_FIELDS]
     inputs = getattr(page.view, "inputs", None)
-    return job.digest(job.render_key, fields, inputs if inputs is not None else dict(page.view))
+    if inputs is None:
+        return job.digest(job.render_key, fields, dict(page.view))
+    parts = [job.digest.of(part) for group in inputs for part in group]
+    return None if None in parts else job.digest(job.render_key, fields, parts)
 
 
 _PAGE_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name != "view")
@@ -528,8 +532,11 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     state = state_dir(out)
     report = WriteReport(fresh=manifest is None)
 
+    numbers_keys: dict[tuple[str, str, str], str] = {}
+
     def compute(dataset: Dataset) -> Results:
-        results, report.computed = cached_results(dataset, state / "results.pickle", jobs)
+        results, report.computed, keys = cached_results(dataset, state / "results.pickle", jobs)
+        numbers_keys.update(keys)
         return results
 
     with _collector_paused():
@@ -538,7 +545,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
     try:
-        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report)
+        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report, numbers_keys)
     finally:
         gc.unfreeze()
 
@@ -557,7 +564,8 @@ def _collector_paused() -> Iterator[None]:
 
 def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
                    pagefind: str | None, inputs: str, manifest: Manifest | None, old: dict[str, Entry],
-                   damaged: frozenset[str], state: Path, report: WriteReport) -> tuple[SitePlan, WriteReport]:
+                   damaged: frozenset[str], state: Path, report: WriteReport,
+                   numbers_keys: Mapping[tuple[str, str, str], str]) -> tuple[SitePlan, WriteReport]:
     pages = sp.plan.pages
     report.pages = len(pages)
     rules = affiliate_rules(sp.dataset)
@@ -569,7 +577,10 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     interrupts = _Interrupts()
     try:
         with interrupts.installed():
-            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules, ValueDigest(),
+            digest = ValueDigest()
+            for pair, key in numbers_keys.items():  # numbers stand in by what they were computed from: no need to hash them
+                digest.remember(sp.results[pair], f"numbers:{key}")
+            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules, digest,
                              parse_surfaces(sp.dataset.surfaces))
             entries: dict[str, Entry] = {}
             changed: list[str] = []

@@ -142,9 +142,10 @@ class _KeyPickler(pickle.Pickler):
     engine's numbers: the hash of their own pickle). reducer_override sees only objects that are
     not plain str/int/list/dict/tuple, so plain data pickles at C speed."""
 
-    def __init__(self, buffer: io.BytesIO, records: dict[int, tuple[object, str]]):
+    def __init__(self, buffer: io.BytesIO, records: dict[int, tuple[object, str]], fixed: Mapping[int, tuple[object, str]]):
         super().__init__(buffer, protocol=5)
         self.records = records
+        self.fixed = fixed
         self.top: object = None  # the shared object being hashed itself, which must be pickled, not stood in for
 
     def reducer_override(self, obj: object):  # noqa: ANN201
@@ -155,13 +156,13 @@ class _KeyPickler(pickle.Pickler):
         # Inside a shared dataclass its parts pickle inline: only records stand in there.
         if not kind or obj is self.top or (self.top is not None and kind == "frozen"):
             return NotImplemented
-        known = self.records.get(id(obj))
+        known = self.fixed.get(id(obj)) or self.records.get(id(obj))
         if known is None or known[0] is not obj:
             if kind == "record":
                 digest = sha(obj.model_dump_json().encode())  # type: ignore[attr-defined]
             else:  # a frozen dataclass: pickled once, then stood in for by its hash
                 buffer = io.BytesIO()
-                inner = _KeyPickler(buffer, self.records)
+                inner = _KeyPickler(buffer, self.records, self.fixed)
                 inner.top = obj
                 inner.dump(obj)
                 digest = sha(buffer.getvalue())
@@ -190,16 +191,35 @@ class ValueDigest:
 
     def __init__(self) -> None:
         self.records: dict[int, tuple[object, str]] = {}  # id -> (the record, kept alive; its hash)
+        self.fixed: dict[int, tuple[object, str]] = {}  # id -> (a value, its stand-in), given by remember()
+        self.parts: dict[int, tuple[object, str | None]] = {}  # id -> (a value given to of(), kept alive; its hash)
 
     def __call__(self, *values: object) -> str | None:
         if len(self.records) > 100_000:  # it keeps what it hashed alive: start over rather than grow with the site
             self.records.clear()
         buffer = io.BytesIO()
         try:
-            _KeyPickler(buffer, self.records).dump(values)
+            _KeyPickler(buffer, self.records, self.fixed).dump(values)
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             return None
         return sha(buffer.getvalue())
+
+    def remember(self, value: object, digest: str) -> None:
+        """Let value stand in by digest inside every hash, e.g. engine numbers by the hash of what
+        they were computed from (equal inputs, equal numbers), so they need not be hashed again."""
+        self.fixed[id(value)] = (value, digest)
+
+    def of(self, value: object) -> str | None:
+        """The digest of one value, remembered for as long as the value is: for parts many pages
+        share (a GPU's link list, a model's GPUs-that-fit list), hashed once rather than per page."""
+        known = self.parts.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        digest = self(value)
+        if len(self.parts) > 100_000:
+            self.parts.clear()
+        self.parts[id(value)] = (value, digest)
+        return digest
 
 
 @lru_cache(maxsize=16)

@@ -65,11 +65,11 @@ def test_parallel_serial_and_in_memory_builds_are_byte_identical(big_root: Path,
 def test_parallel_engine_results_equal_compute_results(big_root: Path, tmp_path: Path) -> None:
     dataset = load_dataset(big_root)
     expected = compute_results(dataset)
-    results, computed = cached_results(dataset, tmp_path / "cache.pickle", jobs=2)
+    results, computed, _ = cached_results(dataset, tmp_path / "cache.pickle", jobs=2)
     assert computed == len(expected)
     assert list(results) == list(expected)  # catalog order, as compute_results gives it
     assert results == expected
-    again, computed = cached_results(dataset, tmp_path / "cache.pickle", jobs=2)
+    again, computed, _ = cached_results(dataset, tmp_path / "cache.pickle", jobs=2)
     assert computed == 0 and again == expected
 
 
