@@ -530,8 +530,10 @@ class _CacheRows:
 
     def __init__(self, layout: KvLayout, layers: list[LayerKv], type_k: str, type_v: str, v_trans: bool) -> None:
         ks, vs = [], []
+        by_width: dict[tuple[int, int], tuple[int, int]] = {}  # most models repeat one layer shape
         for layer in layers:  # in cache order, K before V, so a bad row raises as the cache build did
-            k, v = _layer_bytes_per_cell(layout, layer, type_k, type_v, v_trans)
+            widths = (layer.k_width, layer.v_width)
+            k, v = by_width.get(widths) or by_width.setdefault(widths, _layer_bytes_per_cell(layout, layer, type_k, type_v, v_trans))
             ks.append(k)
             vs.append(v)
         self.indices = tuple(layer.index for layer in layers)

@@ -130,6 +130,7 @@ Results = Mapping[tuple[str, str, str], PairNumbers]
 
 # --------------------------------------------------------------------------- computing the catalog
 
+from collections import Counter  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
 from generator.engine import llamacpp as llama  # noqa: E402
@@ -229,6 +230,58 @@ def variant_weights(model: Model, variant: ModelVariant) -> tuple[int, bool, str
     return estimate, True, f"estimated from config.json parameters x {variant.format} bits; {vllm.ASSUMPTIONS.weights_source}"
 
 
+class _VariantWork:
+    """What compute_pair works out for a (model, variant) before a GPU comes in: the weights, the
+    config.json the engines read, and what they derive from it (vllm.ConfigFacts, the llama.cpp
+    KvLayout with its per-layer memo). A catalog computes each variant once per GPU, 48 times on a
+    10k-page site; this is the part that does not change between those runs. The engines only read
+    the config, so one dict serves every run."""
+
+    __slots__ = ("model", "variant", "weights", "_config", "_facts", "_layout")
+
+    def __init__(self, model: Model, variant: ModelVariant) -> None:
+        self.model, self.variant = model, variant  # held, so the ids keying _WORK stay theirs
+        self.weights = variant_weights(model, variant)
+        self._config: dict | None = None
+        self._facts: vllm.ConfigFacts | None = None
+        self._layout: llama.KvLayout | None = None
+
+    @property
+    def config(self) -> dict:
+        if self._config is None:
+            self._config = variant_config(self.model, self.variant)
+        return self._config
+
+    @property
+    def facts(self) -> vllm.ConfigFacts:
+        if self._facts is None:
+            self._facts = vllm.ConfigFacts(self.config)
+        return self._facts
+
+    @property
+    def layout(self) -> llama.KvLayout:
+        if self._layout is None:
+            self._layout = llama.kv_layout_from_geometry(geometry_from_hf_config(self.model.config.as_config_json()))
+        return self._layout
+
+
+# Records are frozen, so a (model, variant) pair of objects always means the same work. Bounded:
+# past _WORK_MAX entries (about 12 kB each) the memo starts over, so a long-lived process that loads
+# one catalog after another keeps at most that many.
+_WORK: dict[tuple[int, int], _VariantWork] = {}
+_WORK_MAX = 1024
+
+
+def _work(model: Model, variant: ModelVariant) -> _VariantWork:
+    key = (id(model), id(variant))
+    work = _WORK.get(key)
+    if work is None:
+        if len(_WORK) >= _WORK_MAX:
+            _WORK.clear()
+        work = _WORK[key] = _VariantWork(model, variant)
+    return work
+
+
 def _argv(flags: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     out: list[str] = []
     for flag, value in flags:
@@ -255,9 +308,10 @@ def _window_note(kinds: tuple[str, ...], window: int | None) -> tuple[str, ...]:
     )
 
 
-def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings) -> VllmNumbers:
+def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings: list[tuple[ModelVariant, int]]) -> VllmNumbers:
     total = gpu_total_bytes(gpu)
-    config = variant_config(model, variant)
+    work = _work(model, variant)
+    config = work.config
     utilization = settings.gpu_memory_utilization if settings else None
     inputs = vllm.VllmInputs(
         hf_config=config,
@@ -268,15 +322,18 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         vllm_version=VLLM_VERSION,
         gpu_memory_utilization=utilization,
     )
-    # Every plan below reads this one config: derive its geometry, groups and weight shape once.
-    facts = vllm.ConfigFacts(config)
+    # Every plan below reads this one config: its geometry, groups and weight shape are derived once.
+    facts = work.facts
     result = vllm.plan_vllm(inputs, facts=facts)
     geometry = facts.geometry
-    alternatives = {
-        f"{other.name} ({other.hf_repo})": (weights, variant_config(model, other))
-        for other, weights in siblings
-    }
-    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives, facts=facts)
+    alternatives = {}
+    alternative_facts = {}
+    for other, weights in siblings:
+        name = f"{other.name} ({other.hf_repo})"
+        other_work = _work(model, other)
+        alternatives[name] = (weights, other_work.config)
+        alternative_facts[name] = other_work.facts
+    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives, facts=facts, alternative_facts=alternative_facts)
     base_flags: tuple[tuple[str, str], ...] = ()
     if utilization is not None:
         base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
@@ -356,10 +413,12 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
     budget = total - llama.FIT_TARGET_BYTES
 
     growing = [layer for layer in layout.kv_layers if not layer.swa] or list(layout.kv_layers)
+    # Layers of one shape cost the same: count each (K width, V width) once, in first-seen order.
+    widths = Counter((layer.k_width, layer.v_width) for layer in growing)
 
     def per_token(cache_type: str) -> int:
-        return sum(llama.row_size(cache_type, layer.k_width) + (llama.row_size(cache_type, layer.v_width) if layer.v_width else 0)
-                   for layer in growing)
+        return sum(count * (llama.row_size(cache_type, k_width) + (llama.row_size(cache_type, v_width) if v_width else 0))
+                   for (k_width, v_width), count in widths.items())
 
     def max_ctx(cache_type: str) -> int:
         return llama.max_ctx_that_fits(layout, replace(settings, cache_type_k=cache_type, cache_type_v=cache_type), weights, budget)
@@ -446,14 +505,15 @@ def _llama_scenario(numbers: LlamaNumbers, total: int) -> str | None:
 
 
 def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -> PairNumbers:
-    weights, estimated, basis = variant_weights(model, variant)
+    work = _work(model, variant)
+    weights, estimated, basis = work.weights
     vllm_numbers = llama_numbers = ollama_numbers = None
     scenarios: list[str] = []
     if "vllm" in variant.engines:
         smaller = []
         for other in model.variants:
             if other.id != variant.id and "vllm" in other.engines:
-                other_weights = variant_weights(model, other)[0]
+                other_weights = _work(model, other).weights[0]
                 if other_weights < weights:
                     smaller.append((other, other_weights))
         vllm_numbers = _vllm_numbers(gpu, model, variant, settings, smaller)
@@ -464,8 +524,8 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         if scenario:
             scenarios.append(scenario)
     else:
-        # One layout for both engines: it keeps what sizing its cache derives (KvLayout._memo).
-        layout = llama.kv_layout_from_geometry(geometry_from_hf_config(model.config.as_config_json()))
+        # One layout for both engines and every GPU: it keeps what sizing its cache derives (KvLayout._memo).
+        layout = work.layout
         llama_numbers = _llama_numbers(gpu, model, variant, weights, layout)
         scenario = _llama_scenario(llama_numbers, gpu_total_bytes(gpu))
         if scenario:

@@ -1146,6 +1146,7 @@ def vllm_remediation(
     candidate_gpus: Mapping[str, int] | None = None,
     *,
     facts: ConfigFacts | None = None,
+    alternative_facts: Mapping[str, ConfigFacts] | None = None,
 ) -> tuple[Lever, ...]:
     """Rank the levers for a pair that does not start.
 
@@ -1153,7 +1154,8 @@ def vllm_remediation(
     the current one), e.g. a 4-bit variant. candidate_gpus: GPU name -> total bytes.
     Sorted: levers that start the requested length first, then by the length they allow,
     then by a fixed kind order, then by label. `facts` may carry what earlier plans derived from
-    inputs.hf_config; every lever on that config shares them.
+    inputs.hf_config; every lever on that config shares them. `alternative_facts` does the same for
+    alternative_weights' configs, by the same names.
     """
     facts = _facts_for(inputs, facts)
     geometry, derived, resolved = resolve_settings(inputs, facts=facts)
@@ -1186,7 +1188,8 @@ def vllm_remediation(
                              replace(inputs, tensor_parallel_size=tp), requested_len, facts=facts))
     for name, (weights, config) in sorted((alternative_weights or {}).items()):
         changed = replace(inputs, weights_bytes=weights, hf_config=config if config is not None else inputs.hf_config)
-        levers.append(_lever("quantization", name, (), changed, requested_len, "a smaller checkpoint", facts))
+        levers.append(_lever("quantization", name, (), changed, requested_len, "a smaller checkpoint",
+                             (alternative_facts or {}).get(name, facts)))
     for name, total in sorted((candidate_gpus or {}).items()):
         levers.append(_lever("gpu", name, (), replace(inputs, gpu_total_bytes=total, gpu_name=name), requested_len, facts=facts))
     found = [lever for lever in levers if lever is not None]
