@@ -212,11 +212,11 @@ class SitePlan:
 
 
 def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results,
-              verify: bool = True) -> SitePlan:
+              verify: bool = True, parse_cache: dict[str, bytes] | None = None) -> SitePlan:
     """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and
     check every command block (unless verify is False: a writing build checks them as pages render)."""
     root = Path(root)
-    dataset = load_dataset(root)
+    dataset = load_dataset(root, parse_cache)
     results = compute(dataset)
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates)
@@ -407,10 +407,7 @@ def _page_key(job: _RenderJob, page: Page) -> str | None:
     from, so an unchanged page is known without building its view."""
     fields = [(f.name, getattr(page, f.name)) for f in _PAGE_FIELDS]
     inputs = getattr(page.view, "inputs", None)
-    if inputs is None:
-        return job.digest(job.render_key, fields, dict(page.view))
-    parts = [job.digest.of(part) for group in inputs for part in group]
-    return None if None in parts else job.digest(job.render_key, fields, parts)
+    return job.digest(job.render_key, fields, inputs if inputs is not None else dict(page.view))
 
 
 _PAGE_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name != "view")
@@ -539,8 +536,14 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         numbers_keys.update(keys)
         return results
 
+    # Parses are kept by file bytes, under this code's version (the parser is part of it).
+    parse_version = code_digest(Path(__file__).resolve().parent)
+    stored = _load_pickle(state / "parsed.pickle")
+    parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
     with _collector_paused():
-        sp = plan_site(root, compute=compute, verify=False)
+        sp = plan_site(root, compute=compute, verify=False, parse_cache=parse_cache)
+    if parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
+        _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
@@ -548,6 +551,23 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report, numbers_keys)
     finally:
         gc.unfreeze()
+
+
+class _UsedEntries(dict):
+    """A cache that notes which entries a build read or wrote, so the saved copy keeps only those."""
+
+    def __init__(self, entries: Mapping[str, bytes]):
+        super().__init__(entries)
+        self.used: set[str] = set()
+
+    def get(self, key, default=None):
+        if key in self:
+            self.used.add(key)
+        return super().get(key, default)
+
+    def __setitem__(self, key, value) -> None:
+        self.used.add(key)
+        super().__setitem__(key, value)
 
 
 @contextmanager

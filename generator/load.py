@@ -7,9 +7,11 @@ editor sees the whole list in one pass.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, MutableMapping
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -328,7 +330,7 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
 # --------------------------------------------------------------------------- files
 
 
-def _read(root: Path, relative: str, issues: list[Issue]) -> tuple[Any, Positions] | None:
+def _read(root: Path, relative: str, issues: list[Issue], cache: MutableMapping[str, bytes] | None = None) -> tuple[Any, Positions] | None:
     path = root / relative
     try:
         if not path.resolve().is_relative_to(root.resolve()):
@@ -339,12 +341,24 @@ def _read(root: Path, relative: str, issues: list[Issue]) -> tuple[Any, Position
     except OSError as exc:
         issues.append(Issue(relative, 1, 0, "", f"cannot read file: {exc.strerror or exc}", "Check that it exists"))
         return None
+    key = None
+    if cache is not None:
+        # Parsing is most of a load; a rebuild re-parses only the files whose bytes changed.
+        key = hashlib.sha256(relative.encode() + b"\0" + data).hexdigest()
+        hit = cache.get(key)
+        if hit is not None:
+            parsed, link_issues = pickle.loads(hit)  # a fresh copy: callers may change what they get
+            issues.extend(link_issues)
+            return parsed
     try:
         parsed = parse_yaml(relative, data)
     except _YamlProblem as problem:
         issues.append(Issue(relative, problem.line, problem.col, "", problem.message, problem.fix))
         return None
-    issues.extend(_link_issues(parsed[0], Source(relative, parsed[1])))
+    link_issues = _link_issues(parsed[0], Source(relative, parsed[1]))
+    issues.extend(link_issues)
+    if key is not None:
+        cache[key] = pickle.dumps((parsed, link_issues), protocol=pickle.HIGHEST_PROTOCOL)
     return parsed
 
 
@@ -380,8 +394,9 @@ def _content_files(root: Path, folder: str) -> list[str]:
     return [f"{folder}/{name}" for name in names]
 
 
-def _catalog(root: Path, relative: str, model: type[BaseModel], issues: list[Issue]) -> tuple[Any, Positions] | None:
-    parsed = _read(root, relative, issues)
+def _catalog(root: Path, relative: str, model: type[BaseModel], issues: list[Issue],
+             cache: MutableMapping[str, bytes] | None = None) -> tuple[Any, Positions] | None:
+    parsed = _read(root, relative, issues, cache)
     if parsed is None:
         return None
     data, positions = parsed
@@ -390,11 +405,12 @@ def _catalog(root: Path, relative: str, model: type[BaseModel], issues: list[Iss
     return (record, positions) if record is not None else None
 
 
-def _content_records(root: Path, folder: str, model: type[BaseModel], issues: list[Issue]) -> list[tuple[Any, Source]]:
+def _content_records(root: Path, folder: str, model: type[BaseModel], issues: list[Issue],
+                     cache: MutableMapping[str, bytes] | None = None) -> list[tuple[Any, Source]]:
     """One record per file under folder, validated; files that fail add their issues and are skipped."""
     found = []
     for relative in _content_files(root, folder):
-        parsed = _read(root, relative, issues)
+        parsed = _read(root, relative, issues, cache)
         if parsed is None:
             continue
         source = Source(relative, parsed[1])
@@ -416,20 +432,22 @@ def _unique(records: Iterable[tuple[str, Source]], what: str, issues: list[Issue
             seen[slug] = source
 
 
-def load_dataset(root: Path) -> Dataset:
-    """Read and validate every record under root, or raise ContentError with all problems."""
+def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = None) -> Dataset:
+    """Read and validate every record under root, or raise ContentError with all problems.
+
+    parse_cache, when given, keeps each file's parse by its path and bytes between loads."""
     root = Path(root)
     issues: list[Issue] = []
 
-    site = _catalog(root, "data/site.yaml", SiteConfig, issues)
-    gpus = _catalog(root, "data/gpus.yaml", GpuCatalog, issues)
-    models = _catalog(root, "data/models.yaml", ModelCatalog, issues)
-    engines = _catalog(root, "data/engines.yaml", EngineCatalog, issues)
-    affiliates = _catalog(root, "data/affiliates.yaml", AffiliateCatalog, issues)
+    site = _catalog(root, "data/site.yaml", SiteConfig, issues, parse_cache)
+    gpus = _catalog(root, "data/gpus.yaml", GpuCatalog, issues, parse_cache)
+    models = _catalog(root, "data/models.yaml", ModelCatalog, issues, parse_cache)
+    engines = _catalog(root, "data/engines.yaml", EngineCatalog, issues, parse_cache)
+    affiliates = _catalog(root, "data/affiliates.yaml", AffiliateCatalog, issues, parse_cache)
 
     errors: dict[str, tuple[ErrorSignature, Source]] = {}
     error_sources: list[tuple[str, Source]] = []
-    for record, source in _content_records(root, "content/errors", ErrorSignature, issues):
+    for record, source in _content_records(root, "content/errors", ErrorSignature, issues, parse_cache):
         stem = Path(source.path).stem
         if record.id != stem:
             issues.append(source.issue(("id",), "id", f"{record.id!r} differs from the file name {stem!r}", f"Rename the file to {record.id}.yaml or set id: {stem}"))
@@ -437,7 +455,7 @@ def load_dataset(root: Path) -> Dataset:
         errors.setdefault(record.id, (record, source))
 
     pairs: list[tuple[Pair, Source]] = []
-    for record, source in _content_records(root, "content/pairs", Pair, issues):
+    for record, source in _content_records(root, "content/pairs", Pair, issues, parse_cache):
         expected = f"{record.gpu}--{record.model}-{record.variant}"
         if Path(source.path).stem != expected:
             issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
@@ -445,7 +463,7 @@ def load_dataset(root: Path) -> Dataset:
 
     ledger = None
     if (root / "data/lastmod.yaml").is_file():
-        ledger = _catalog(root, "data/lastmod.yaml", DateLedger, issues)
+        ledger = _catalog(root, "data/lastmod.yaml", DateLedger, issues, parse_cache)
 
     surfaces: dict[str, str] = {}
     for engine, name in SURFACE_FILES.items():

@@ -192,7 +192,6 @@ class ValueDigest:
     def __init__(self) -> None:
         self.records: dict[int, tuple[object, str]] = {}  # id -> (the record, kept alive; its hash)
         self.fixed: dict[int, tuple[object, str]] = {}  # id -> (a value, its stand-in), given by remember()
-        self.parts: dict[int, tuple[object, str | None]] = {}  # id -> (a value given to of(), kept alive; its hash)
 
     def __call__(self, *values: object) -> str | None:
         if len(self.records) > 100_000:  # it keeps what it hashed alive: start over rather than grow with the site
@@ -208,18 +207,6 @@ class ValueDigest:
         """Let value stand in by digest inside every hash, e.g. engine numbers by the hash of what
         they were computed from (equal inputs, equal numbers), so they need not be hashed again."""
         self.fixed[id(value)] = (value, digest)
-
-    def of(self, value: object) -> str | None:
-        """The digest of one value, remembered for as long as the value is: for parts many pages
-        share (a GPU's link list, a model's GPUs-that-fit list), hashed once rather than per page."""
-        known = self.parts.get(id(value))
-        if known is not None and known[0] is value:
-            return known[1]
-        digest = self(value)
-        if len(self.parts) > 100_000:
-            self.parts.clear()
-        self.parts[id(value)] = (value, digest)
-        return digest
 
 
 @lru_cache(maxsize=16)

@@ -66,8 +66,7 @@ class LazyView(Mapping[str, Any]):
 
     `build` must read nothing but `inputs` (and constants), so the inputs are the whole of what
     the view depends on: an incremental build hashes them to decide whether the page changed,
-    without building the view. `inputs` is a tuple of groups (tuples) of parts; parts many pages
-    share are hashed once."""
+    without building the view."""
 
     __slots__ = ("_build", "inputs", "_data")
 

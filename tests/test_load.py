@@ -65,6 +65,26 @@ def test_invalid_case_reports_file_line_and_message(case: str, tmp_path: Path) -
     assert len(lines) == expect.get("count", len(lines))
 
 
+@pytest.mark.parametrize("case", CASES)
+def test_a_load_through_the_parse_cache_reports_the_same(case: str, tmp_path: Path) -> None:
+    # The cache is first filled from the valid site, then from the broken one, then read back.
+    root = copy_site(tmp_path / "root")
+    cache: dict[str, bytes] = {}
+    assert load_dataset(root, cache) == load_dataset(root) == load_dataset(root, cache)
+    expect = apply_case(case, root)
+
+    def outcome(parse_cache):
+        try:
+            return load_dataset(root, parse_cache)
+        except ContentError as error:
+            return error.issues
+
+    first = outcome(None)
+    assert outcome(cache) == first and outcome(cache) == first
+    assert cache, "parses are kept"
+    assert expect is not None
+
+
 def test_every_problem_in_one_pass(site_root: Path) -> None:
     gpus = site_root / "data/gpus.yaml"
     gpus.write_text(gpus.read_text().replace("marketed_gb: 24", "marketed_gb: -24").replace("vendor: nvidia", "vendor: nvidea"))
