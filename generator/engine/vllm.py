@@ -23,6 +23,7 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
@@ -298,17 +299,19 @@ def in_flight_tokens(pipeline_parallel_size: int, max_num_batched_tokens: int) -
 
 def largest_fitting_len(check_bytes: int, bytes_per_block: int, groups: tuple[KvGroup, ...], upper: int, block_size: int, in_flight: int) -> int:
     """_estimate_max_model_len_from_groups: binary search over [1, upper]; 0 if 1 token does not fit."""
-    # Blocks per request never fall as the length grows, so vLLM's search finds the largest length that
-    # fits. With only full-attention groups that length has a closed form: n groups fit a length L
-    # when n * cdiv(L, block_size) <= check // bytes_per_block, i.e. L <= (check // bpb // n) * block_size.
-    # A catalog runs this search ~20 times per pair; the closed form gives the same number.
-    if (groups and upper >= 1 and type(check_bytes) is int and type(bytes_per_block) is int and bytes_per_block > 0
-            and type(block_size) is int and block_size > 0 and all(g.kind == FULL for g in groups)):
-        longest = check_bytes // bytes_per_block // len(groups) * block_size
-        return min(upper, longest) if longest >= 1 else 0
-    # Groups of one kind and window hold the same blocks: count each shape once per probe.
+    # Groups of one kind and window hold the same blocks: count each shape once.
     shapes = Counter((g.kind, g.window) for g in groups)
+    # A catalog runs this ~20 times per pair. For plain integer inputs the length vLLM's search finds
+    # is solved instead (_solve_fitting_len); anything else goes through the search itself.
+    if (all(type(value) is int for value in (check_bytes, bytes_per_block, upper, block_size, in_flight))
+            and bytes_per_block > 0 and block_size > 0
+            and all(type(window) is int for kind, window in shapes if kind in (SLIDING, CHUNKED))):
+        return _solve_fitting_len(check_bytes, bytes_per_block, shapes, upper, block_size, in_flight)
+    return _search_fitting_len(check_bytes, bytes_per_block, shapes, upper, block_size, in_flight)
 
+
+def _search_fitting_len(check_bytes: int, bytes_per_block: int, shapes: Counter, upper: int, block_size: int, in_flight: int) -> int:
+    """vLLM's binary search, as vLLM runs it."""
     def fits(length: int) -> bool:
         blocks = sum(count * group_blocks_per_request(kind, window, length, block_size, in_flight)
                      for (kind, window), count in shapes.items())
@@ -324,6 +327,48 @@ def largest_fitting_len(check_bytes: int, bytes_per_block: int, groups: tuple[Kv
         else:
             high = mid - 1
     return best
+
+
+def _solve_fitting_len(check_bytes: int, bytes_per_block: int, shapes: Counter, upper: int, block_size: int, in_flight: int) -> int:
+    """The length _search_fitting_len finds, solved (integers, bytes_per_block and block_size > 0).
+
+    Blocks per request never fall as the length grows, so the search finds the largest length in
+    [1, upper] that fits. With t = cdiv(L, block_size), and cdiv(min(cap, L), bs) = min(cdiv(cap, bs), t),
+    a request holds G(t) = sum of count * min(C, t) over the groups (C = cdiv(window cap, block_size);
+    no cap for full attention) plus one block per sliding group. G is linear between the caps, so
+    the largest t with G(t) <= check // bytes_per_block is solved segment by segment, and the
+    largest length is t * block_size (or upper, if smaller)."""
+    if upper < 1:
+        return 0
+    budget = check_bytes // bytes_per_block  # blocks one request may hold
+    fixed = 0  # blocks that no longer grow with t: capped groups already passed, sliding groups' +1
+    slope = 0  # groups that still grow by one block per block of tokens
+    ahead: dict[int, int] = {}  # cap -> groups with that cap, not yet reached
+    for (kind, window), count in shapes.items():
+        if kind == SLIDING:
+            fixed += count
+            cap = cdiv(window - 1 + in_flight, block_size)
+        elif kind == CHUNKED:
+            cap = cdiv(window + in_flight, block_size)
+        else:
+            slope += count
+            continue
+        if cap <= 1:
+            fixed += count * cap  # min(cap, t) is cap for every t >= 1
+        else:
+            slope += count
+            ahead[cap] = ahead.get(cap, 0) + count
+    if fixed + slope > budget:  # G(1): one token does not fit
+        return 0
+    for cap in sorted(ahead):
+        # Between the previous cap (where G fit) and this one, G(t) = fixed + slope * t.
+        if fixed + slope * cap > budget:
+            return min(upper, (budget - fixed) // slope * block_size)
+        fixed += ahead[cap] * cap
+        slope -= ahead[cap]
+    if slope == 0:
+        return upper  # every group is capped and the capped total fits: any length does
+    return min(upper, (budget - fixed) // slope * block_size)
 
 
 # --------------------------------------------------------------------------- the budget model
@@ -415,6 +460,9 @@ def batch_defaults(gpu_total_bytes: int, gpu_name: str = "") -> tuple[int, int]:
     return 256, 2048
 
 
+# Every budget-model plan needs this list's length and a catalog has a handful of (seqs, tokens)
+# pairs; a bounded memo (the result is an immutable tuple) spares rebuilding it per plan.
+@lru_cache(maxsize=256, typed=True)
 def cudagraph_capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, ...]:
     """VllmConfig._set_cudagraph_sizes defaults (non-Blackwell, no spec decode)."""
     largest = min(max_num_seqs * 2, 512)
@@ -1123,9 +1171,10 @@ _LEVER_ORDER = ("clamp_max_model_len", "kv_cache_dtype_fp8", "enforce_eager", "f
                 "tensor_parallel", "quantization", "gpu")
 
 
-def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, requested_len: int, note: str = "",
-           facts: ConfigFacts | None = None) -> Lever | None:
-    changed = replace(inputs, max_model_len=-1)
+def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, changes: Mapping[str, Any],
+           requested_len: int, note: str = "", facts: ConfigFacts | None = None) -> Lever | None:
+    """The lever that applies `changes` to inputs, priced by auto-fit (max_model_len -1)."""
+    changed = replace(inputs, max_model_len=-1, **changes)
     try:
         # What plan_vllm(changed) would report, without its log lines and result record.
         auto = _size(changed, ASSUMPTIONS, _facts_for(changed, facts))
@@ -1158,40 +1207,40 @@ def vllm_remediation(
     alternative_weights' configs, by the same names.
     """
     facts = _facts_for(inputs, facts)
-    geometry, derived, resolved = resolve_settings(inputs, facts=facts)
+    resolved = _resolve(inputs, facts)
+    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
     requested_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
-    version = parse_version(resolved.vllm_version)
     levers: list[Lever | None] = []
-    base = _lever("clamp_max_model_len", "", (), inputs, requested_len, facts=facts)
+    base = _lever("clamp_max_model_len", "", (), inputs, {}, requested_len, facts=facts)
     if base and base.max_model_len_that_fits > 0:
         levers.append(replace(base, label=f"--max-model-len {base.max_model_len_that_fits}",
                               flags=(("--max-model-len", str(base.max_model_len_that_fits)),), fits_requested=False,
                               note="the largest length that starts with everything else unchanged"))
     if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
         levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
-                             replace(inputs, kv_cache_dtype="fp8"), requested_len, "halves bytes per token", facts))
+                             inputs, {"kv_cache_dtype": "fp8"}, requested_len, "halves bytes per token", facts))
     eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager) and inputs.kv_cache_memory_bytes is None
     if eager_helps:
         levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
-                             replace(inputs, enforce_eager=True), requested_len, "no CUDA graphs: slower decoding", facts))
+                             inputs, {"enforce_eager": True}, requested_len, "no CUDA graphs: slower decoding", facts))
         if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
             levers.append(_lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager",
                                  (("--kv-cache-dtype", "fp8"), ("--enforce-eager", "")),
-                                 replace(inputs, kv_cache_dtype="fp8", enforce_eager=True), requested_len, facts=facts))
-    if inputs.kv_cache_memory_bytes is None and resolved.gpu_memory_utilization < 0.95:
+                                 inputs, {"kv_cache_dtype": "fp8", "enforce_eager": True}, requested_len, facts=facts))
+    if inputs.kv_cache_memory_bytes is None and resolved.utilization < 0.95:
         levers.append(_lever("utilization", "--gpu-memory-utilization 0.95", (("--gpu-memory-utilization", "0.95"),),
-                             replace(inputs, gpu_memory_utilization=0.95), requested_len,
+                             inputs, {"gpu_memory_utilization": 0.95}, requested_len,
                              "needs that much memory free at startup", facts))
     tp = _next_power_of_two(inputs.tensor_parallel_size + 1)
     if tp * inputs.pipeline_parallel_size <= inputs.gpu_count:
         levers.append(_lever("tensor_parallel", f"--tensor-parallel-size {tp}", (("--tensor-parallel-size", str(tp)),),
-                             replace(inputs, tensor_parallel_size=tp), requested_len, facts=facts))
+                             inputs, {"tensor_parallel_size": tp}, requested_len, facts=facts))
     for name, (weights, config) in sorted((alternative_weights or {}).items()):
-        changed = replace(inputs, weights_bytes=weights, hf_config=config if config is not None else inputs.hf_config)
-        levers.append(_lever("quantization", name, (), changed, requested_len, "a smaller checkpoint",
+        changes = {"weights_bytes": weights, "hf_config": config if config is not None else inputs.hf_config}
+        levers.append(_lever("quantization", name, (), inputs, changes, requested_len, "a smaller checkpoint",
                              (alternative_facts or {}).get(name, facts)))
     for name, total in sorted((candidate_gpus or {}).items()):
-        levers.append(_lever("gpu", name, (), replace(inputs, gpu_total_bytes=total, gpu_name=name), requested_len, facts=facts))
+        levers.append(_lever("gpu", name, (), inputs, {"gpu_total_bytes": total, "gpu_name": name}, requested_len, facts=facts))
     found = [lever for lever in levers if lever is not None]
     return tuple(sorted(found, key=lambda l: (not l.fits_requested, -l.max_model_len_that_fits, _LEVER_ORDER.index(l.kind), l.label)))
 
