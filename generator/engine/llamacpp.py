@@ -147,6 +147,12 @@ class KvLayout:
     def _memo(self) -> "_LayoutMemo":
         return _LayoutMemo()
 
+    @cached_property
+    def _sizes_nonnegative(self) -> bool:
+        # With no negative width or dimension, every cache row and compute-buffer term grows with the context.
+        dims = (self.n_head, self.n_vocab, self.n_ff or 0, self.n_embd)
+        return all(d >= 0 for d in dims) and all(layer.k_width >= 0 and layer.v_width >= 0 for layer in self.kv_layers)
+
 
 def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
     """Layout of the GGUF llama.cpp's converter writes for this config.json."""
@@ -619,6 +625,10 @@ class KvPlan:
 
     def kv_bytes_from_layer(self, first_layer: int) -> int:
         """KV bytes of the layers numbered first_layer and up: what -ngl puts on the GPU."""
+        if all(min(cache.layer_indices, default=first_layer) >= first_layer for cache in self.caches):
+            # Every layer is on the GPU (full offload, the usual case): no suffix sums needed. The slice
+            # pairs bytes with indices as bytes_by_layer's zip does.
+            return sum(sum(cache.layer_bytes[: len(cache.layer_indices)]) for cache in self.caches)
         indices, suffix = self._layer_suffix
         return suffix[bisect_left(indices, first_layer)]
 
@@ -630,10 +640,9 @@ class KvPlan:
         return _suffix_sums(indices, values)
 
 
-def _kv_parts(layout: KvLayout, settings: ServerSettings, ctx_size: int):
-    """plan_kv's decisions at -c ctx_size, before any KvCache is built: (context, unified, flash
-    attention, streams, ((kind, rows, cells per stream), ...)). max_ctx_that_fits probes a dozen
-    sizes and needs only the totals, not the per-layer tuples a KvPlan carries."""
+def _kv_setup(layout: KvLayout, settings: ServerSettings) -> tuple[FlashAttention, int, bool, int]:
+    """The part of plan_kv that does not depend on -c, in plan_kv's order: type checks, flash
+    attention, slots. Returns (flash attention, n_seq_max, unified, streams)."""
     if (settings.cache_type_k, settings.cache_type_v) not in layout._memo.checked_types:
         check_cache_types(layout, settings.cache_type_k, settings.cache_type_v)
         layout._memo.checked_types.add((settings.cache_type_k, settings.cache_type_v))
@@ -641,9 +650,16 @@ def _kv_parts(layout: KvLayout, settings: ServerSettings, ctx_size: int):
     n_seq_max, unified = settings.seqs()
     if n_seq_max < 1:
         raise LlamaCppInputError("--parallel must be at least 1 (or -1 for auto)")
+    return fa, n_seq_max, unified, 1 if unified else n_seq_max
+
+
+def _kv_parts(layout: KvLayout, settings: ServerSettings, setup: tuple[FlashAttention, int, bool, int], ctx_size: int):
+    """The rest of plan_kv at -c ctx_size, before any KvCache is built: (context, ((kind, rows, cells
+    per stream), ...)). max_ctx_that_fits probes a dozen sizes and needs only the totals, not the
+    per-layer tuples a KvPlan carries."""
+    fa, n_seq_max, unified, _n_stream = setup
     ctx = context_cells(ctx_size, layout.n_ctx_train, n_seq_max, unified, settings.ctx_pad)
     v_trans = not fa.enabled
-    n_stream = 1 if unified else n_seq_max
     type_k, type_v = settings.cache_type_k, settings.cache_type_v
     if layout.is_swa_model:
         size_swa = swa_cells_per_stream(
@@ -655,12 +671,14 @@ def _kv_parts(layout: KvLayout, settings: ServerSettings, ctx_size: int):
         )
     else:
         parts = (("kv", _cache_rows(layout, "kv", type_k, type_v, v_trans), ctx.n_ctx_seq),)
-    return ctx, unified, fa, n_stream, parts
+    return ctx, parts
 
 
 def plan_kv(layout: KvLayout, settings: ServerSettings) -> KvPlan:
     """The KV cache llama-server builds for `settings` (llama_model::create_memory)."""
-    ctx, unified, fa, n_stream, parts = _kv_parts(layout, settings, settings.ctx_size)
+    setup = _kv_setup(layout, settings)
+    fa, _n_seq_max, unified, n_stream = setup
+    ctx, parts = _kv_parts(layout, settings, setup, settings.ctx_size)
     caches = tuple(
         _build_cache(kind, rows, cells_per_stream, n_stream, settings.cache_type_k, settings.cache_type_v)
         for kind, rows, cells_per_stream in parts
@@ -821,11 +839,17 @@ def max_ctx_that_fits(layout: KvLayout, settings: ServerSettings, weights_bytes:
     top = limit if limit is not None else max(layout.n_ctx_train, settings.ctx_size)
     hi = top // step
     ngl = _ngl_value(layout, settings)
+    setup: tuple[FlashAttention, int, bool, int] | None = None
 
     def fits(k: int) -> bool:
         # gpu_use(layout, plan_kv(layout, replace(settings, ctx_size=k * step)), settings, ...) from the
-        # same parts plan_kv builds its caches from, without building them.
-        ctx, _unified, fa, n_stream, parts = _kv_parts(layout, settings, k * step)
+        # same parts plan_kv builds its caches from, without building them. What does not depend on
+        # -c is worked out at the first probe, where plan_kv would first do it.
+        nonlocal setup
+        if setup is None:
+            setup = _kv_setup(layout, settings)
+        fa, n_stream = setup[0], setup[3]
+        ctx, parts = _kv_parts(layout, settings, setup, k * step)
 
         def kv_bytes_from_layer(first_layer: int) -> int:
             return sum(rows.bytes_from_layer(first_layer) * (cells_per_stream * n_stream) for _kind, rows, cells_per_stream in parts)
@@ -836,6 +860,11 @@ def max_ctx_that_fits(layout: KvLayout, settings: ServerSettings, weights_bytes:
 
     if hi < 1 or not fits(1):
         return 0
+    # GPU use never falls as -c grows when no size is negative (cells, padding and the compute buffer
+    # all grow with it), so the search ends at the top whenever the top fits: most catalog pairs
+    # either fit their whole context or not even one step, and this spares the dozen probes between.
+    if layout._sizes_nonnegative and settings.ubatch_size >= 0 and fits(hi):
+        return hi * step
     lo = 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
