@@ -363,7 +363,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     grid = []
     for util in GRID_UTILIZATIONS:
         for dtype in GRID_DTYPES:
-            auto = replace(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1)
+            auto = vllm.replace_inputs(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1)
             grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts)))
     per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
     growing_layers = _growing_layers(geometry.layer_kinds)
