@@ -446,23 +446,32 @@ def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | N
     return out, problems
 
 
-def _pack_facts(html: bytes, rules: Mapping[str, object]) -> bytes:
-    """What the HTML check needs from a page, slimmed and compressed: about a kilobyte a page, so
-    a build can keep every page's facts (and the cache can hold them between builds) at 100k pages."""
-    return zlib.compress(pickle.dumps(slim_facts(read_page(html.decode("utf-8")), rules), protocol=pickle.HIGHEST_PROTOCOL), 1)
+_SUMMARY = ("title", "description", "noindex", "refresh")  # what the site-wide title/description check reads
+
+
+def _pack_facts(html: bytes, rules: Mapping[str, object]) -> tuple[tuple, bytes]:
+    """What the HTML check needs from a page: the few fields every check of the whole site reads,
+    and the rest slimmed and compressed (about a kilobyte a page), so a build can keep every
+    page's facts (and the cache can hold them between builds) at 100k pages."""
+    facts = slim_facts(read_page(html.decode("utf-8")), rules)
+    summary = tuple(getattr(facts, name) for name in _SUMMARY)
+    return summary, zlib.compress(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
 class _Blobs:
     """Packed facts by content hash (this build's, then the cache's), unpacked on demand, a few kept."""
 
-    def __init__(self, *sources: Mapping[str, bytes]):
+    def __init__(self, *sources: Mapping[str, tuple[tuple, bytes]]):
         self.sources = sources
         self.unpacked: dict[str, object] = {}
+
+    def summary(self, digest: str) -> tuple:
+        return next(source[digest] for source in self.sources if digest in source)[0]
 
     def get(self, digest: str) -> object:
         found = self.unpacked.get(digest)
         if found is None:
-            blob = next(source[digest] for source in self.sources if digest in source)
+            _, blob = next(source[digest] for source in self.sources if digest in source)
             found = pickle.loads(zlib.decompress(blob))
             if len(self.unpacked) >= 4096:
                 self.unpacked.clear()
@@ -471,8 +480,8 @@ class _Blobs:
 
 
 class _Facts:
-    """One page's facts for check_pages, unpacked when an attribute is read, so the check walks
-    the whole site without every page's facts unpacked at once."""
+    """One page's facts for check_pages, unpacked when an attribute beyond the summary is read, so
+    the check walks the whole site without every page's facts unpacked at once."""
 
     __slots__ = ("digest", "blobs")
 
@@ -480,7 +489,35 @@ class _Facts:
         self.digest, self.blobs = digest, blobs
 
     def __getattr__(self, name: str) -> object:
+        if name in _SUMMARY:
+            return self.blobs.summary(self.digest)[_SUMMARY.index(name)]
         return getattr(self.blobs.get(self.digest), name)
+
+
+def _check_scope(old: Mapping[str, Entry], entries: Mapping[str, Entry], changed: list[str], deleted: list[str],
+                 blobs: _Blobs) -> set[str] | None:
+    """The pages an incremental build must check, or None for the whole site.
+
+    The last build checked every page. An unchanged page can only break if something it links to
+    went away: a file (any deletion), or an id on a page that changed. Without either, checking
+    the pages whose HTML changed (their own facts and links, their titles against every page's)
+    checks the site."""
+    if deleted:
+        return None
+    scope = set()
+    for path in changed:
+        if not path.endswith(".html"):
+            continue
+        previous = old.get(path)
+        if previous is not None:
+            try:
+                before = blobs.get(previous.sha).ids  # type: ignore[attr-defined]
+            except StopIteration:  # the old page's facts are no longer kept
+                return None
+            if not before <= blobs.get(entries[path].sha).ids:  # type: ignore[attr-defined]
+                return None
+        scope.add(page_url(path))
+    return scope
 
 
 def _render_key(sp: SitePlan, root: Path) -> str:
@@ -648,9 +685,16 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             for path, entry in entries.items():
                 if path.endswith(".html"):
                     facts[page_url(path)] = _Facts(entry.sha, blobs)
-            with _collector_paused():  # unpacking facts allocates much and frees little
-                check_pages(set(entries), facts, str(sp.site["base_url"]), rules)
             deleted = sorted(set(old) - set(entries))
+            scope = _check_scope(old, entries, changed, deleted, blobs) if manifest is not None else None
+            with _collector_paused():  # unpacking facts allocates much and frees little
+                try:
+                    check_pages(set(entries), facts, str(sp.site["base_url"]), rules, scope=scope)
+                except RenderError:
+                    if scope is None:
+                        raise
+                    check_pages(set(entries), facts, str(sp.site["base_url"]), rules)  # report as a cold build would
+                    raise
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             if manifest is None:

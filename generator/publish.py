@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Collection, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urljoin, urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
@@ -476,9 +476,14 @@ def page_url(path: str) -> str:
     return _page_url(path)
 
 
-def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule]) -> None:
+def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
+                scope: Collection[str] | None = None) -> None:
     """check_html over facts already read (read_page per HTML file, keyed by page_url), so a build can
-    read pages where it renders them (in parallel, or only the changed ones) and check the whole site once."""
+    read pages where it renders them (in parallel, or only the changed ones) and check the whole site once.
+
+    scope: check only these pages' own facts and links, and their titles and descriptions against
+    every page's; for an incremental build whose other pages passed before and link to nothing
+    that went away (build._check_scope)."""
     own_host = _host(base_url)
     issues: list[Issue] = []
 
@@ -509,7 +514,8 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         return unquote(resolved), parts.fragment
 
     hosts: dict[str, tuple[str, str]] = {}  # href -> (host, scheme)
-    for url, facts in sorted(pages.items()):
+    for url in sorted(pages if scope is None else scope):
+        facts = pages[url]
         for dup in facts.duplicate_ids:
             problem(url, 1, "id", f"id {dup!r} appears twice on the page")
         for link in facts.links:
@@ -541,30 +547,33 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
                 continue
             if fragment and target_file.endswith(".html") and fragment not in pages[target_url].ids:
                 problem(url, link.line, "link", f"{link.href}: no element with id {fragment!r} on {target_url}")
-    _check_meta(pages, base_url, problem)
+    _check_meta(pages, base_url, problem, scope)
     if issues:
         raise RenderError(issues)
 
 
-def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem) -> None:
+def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem, scope: Collection[str] | None = None) -> None:
+    """Each page's own meta (every page, or those in scope), and unique titles and descriptions across all pages."""
     titles: dict[str, str] = {}
     descriptions: dict[str, str] = {}
     for url, facts in sorted(pages.items()):
         if facts.refresh:  # an alias page: it only has to point home
             continue
+        own = scope is None or url in scope
         title = _squash(facts.title)
-        if not title:
+        if own and not title:
             problem(url, 1, "title", "the page has no <title>")
         if facts.description is None:
-            problem(url, 1, "description", "the page has no meta description")
+            if own:
+                problem(url, 1, "description", "the page has no meta description")
             continue
         length = len(facts.description)
-        if not DESCRIPTION_MIN <= length <= DESCRIPTION_MAX:
+        if own and not DESCRIPTION_MIN <= length <= DESCRIPTION_MAX:
             problem(url, 1, "description", f"meta description is {length} characters; search engines show {DESCRIPTION_MIN}-{DESCRIPTION_MAX}",
                     "Rewrite it to fit")
         if facts.noindex or url == NOT_FOUND_URL:
             continue
-        if facts.canonical != base_url + url:
+        if own and facts.canonical != base_url + url:
             problem(url, 1, "canonical", f"canonical is {facts.canonical!r}, not the page's own absolute URL {base_url + url}")
         if title in titles:
             problem(url, 1, "title", f"title {title!r} is also the title of {titles[title]}", "Give each indexable page its own title")
@@ -573,6 +582,8 @@ def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem) -> None
             problem(url, 1, "description", f"the description is also on {descriptions[facts.description]}",
                     "Give each indexable page its own description")
         descriptions.setdefault(facts.description, url)
+        if not own:
+            continue
         types = set()
         for block in facts.json_ld:
             try:

@@ -123,13 +123,21 @@ def test_an_incremental_build_equals_a_cold_build_and_leaves_unchanged_files_alo
     assert leftovers(tmp_path) == []
 
 
-def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_path: Path) -> None:
+def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     build_and_write(root, site, jobs=2, search=False)
     _edit_pair_intro(root)
+    scopes = []
+
+    def spy(*args, scope=None):
+        scopes.append(scope)
+        return check_pages(*args, scope=scope)
+
+    monkeypatch.setattr(build_module, "check_pages", spy)
     report = build_and_write(root, site, jobs=2, search=False)
     assert "rendered 1 of " in report  # the featured pair's page: the intro shows nowhere else
     assert "0 pairs computed" in report
+    assert len(scopes) == 1 and len(scopes[0]) == 1  # only that page's HTML is checked again
 
 
 def test_a_gpu_edit_no_engine_reads_recomputes_no_pair(root: Path, tmp_path: Path) -> None:
@@ -156,6 +164,53 @@ def test_a_flag_dropped_from_a_cli_surface_fails_the_rebuild_like_a_cold_build(r
     assert "--max-model-len" in str(failure.value)
     assert len(failure.value.issues) == len(cold_failure.value.issues)
     assert tree(site) == before
+
+
+def _failure(root: Path, out: Path) -> tuple[str, ...]:
+    with pytest.raises(RenderError) as raised:
+        build_and_write(root, out, jobs=1, search=False)
+    return tuple(issue.format() for issue in raised.value.issues)
+
+
+def test_a_broken_link_on_a_changed_page_fails_the_rebuild_like_a_cold_build(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=1, search=False)
+    before = tree(site)
+    edit_yaml(root / "content/errors/vllm-max-model-len-error.yaml",
+              lambda d: d.update(cause=d["cause"].rstrip() + "\nSee [the guide](/no-such-guide/).\n"))
+    incremental = _failure(root, site)
+    assert any("/no-such-guide/" in line for line in incremental)
+    assert incremental == _failure(root, tmp_path / "cold")
+    assert tree(site) == before
+
+
+def test_a_title_taken_from_an_unchanged_page_fails_the_rebuild_like_a_cold_build(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=1, search=False)
+    other = yaml.safe_load((root / "content/errors/ollama-partial-offload.yaml").read_text(encoding="utf-8"))
+    edit_yaml(root / "content/errors/llamacpp-kv-cache-alloc-failed.yaml", lambda d: d.update(title=other["title"]))
+    incremental = _failure(root, site)
+    assert any("is also the title of" in line for line in incremental)
+    assert incremental == _failure(root, tmp_path / "cold")
+
+
+def test_the_check_covers_the_whole_site_when_a_file_or_an_id_goes_away() -> None:
+    old_ids, new_ids = {"a", "b"}, {"a"}
+
+    class Facts:
+        def __init__(self, ids):
+            self.ids = ids
+
+    class Blobs:
+        def get(self, digest):
+            return {"old": Facts(old_ids), "new": Facts(new_ids), "same": Facts(old_ids)}[digest]
+
+    old = {"x/index.html": output.Entry("old", 1, 1, "k"), "y/index.html": output.Entry("same", 1, 1, "k")}
+    kept = {"x/index.html": output.Entry("same", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
+    assert build_module._check_scope(old, kept, ["x/index.html"], [], Blobs()) == {"/x/"}
+    assert build_module._check_scope(old, kept, ["x/index.html"], ["z/index.md"], Blobs()) is None
+    lost = {"x/index.html": output.Entry("new", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
+    assert build_module._check_scope(old, lost, ["x/index.html"], [], Blobs()) is None
 
 
 def test_pages_of_a_deleted_record_disappear(root: Path, tmp_path: Path) -> None:
