@@ -579,7 +579,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
     with _collector_paused():
         sp = plan_site(root, compute=compute, verify=False, parse_cache=parse_cache)
-    if parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
+    if parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
         _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
@@ -596,6 +596,7 @@ class _UsedEntries(dict):
     def __init__(self, entries: Mapping[str, bytes]):
         super().__init__(entries)
         self.used: set[str] = set()
+        self.added = False
 
     def get(self, key, default=None):
         if key in self:
@@ -604,6 +605,7 @@ class _UsedEntries(dict):
 
     def __setitem__(self, key, value) -> None:
         self.used.add(key)
+        self.added = True
         super().__setitem__(key, value)
 
 

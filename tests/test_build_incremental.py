@@ -140,6 +140,19 @@ def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_p
     assert len(scopes) == 1 and len(scopes[0]) == 1  # only that page's HTML is checked again
 
 
+def test_a_rebuild_parses_only_the_files_that_changed(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import load
+
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=1, search=False)
+    parsed = []
+    real = load.parse_yaml
+    monkeypatch.setattr(load, "parse_yaml", lambda path, data: parsed.append(path) or real(path, data))
+    _edit_pair_intro(root)
+    build_and_write(root, site, jobs=1, search=False)
+    assert parsed == [next((root / "content/pairs").glob("*.yaml")).relative_to(root).as_posix()]
+
+
 def test_a_gpu_edit_no_engine_reads_recomputes_no_pair(root: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     build_and_write(root, site, jobs=1, search=False)
