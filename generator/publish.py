@@ -13,7 +13,9 @@ import hashlib
 import json
 import re
 import subprocess
+from bisect import bisect_left
 from dataclasses import dataclass, field, replace
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping, Sequence
@@ -378,10 +380,15 @@ class _PageFacts:
     sections: list[list[str]] = field(default_factory=list)
 
 
-class _Reader(HTMLParser):
-    """One pass over a page: ids, links with their rel and enclosing sections, title and meta."""
+LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "form": "action", "source": "src", "iframe": "src"}
 
-    LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "form": "action", "source": "src", "iframe": "src"}
+
+class _Reader(HTMLParser):
+    """One pass over a page: ids, links with their rel and enclosing sections, title and meta.
+
+    read_page's fallback (and the reference its tests compare it with): it reads any HTML, slowly."""
+
+    LINK_ATTRS = LINK_ATTRS
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -437,11 +444,230 @@ class _Reader(HTMLParser):
             self.facts.sections[index].append(data)
 
 
-def read_page(html: str) -> _PageFacts:
+def _read_with_htmlparser(html: str) -> _PageFacts:
     reader = _Reader()
     reader.feed(html)
     reader.close()
     return reader.facts
+
+
+# read_page below gives _Reader's facts at a fraction of HTMLParser's cost (which looks at every
+# tag in Python): regular expressions step over the tags no fact depends on, and Python sees only
+# the ~80 tags per page that carry one. It accepts a strict subset of HTML's syntax, the one our
+# templates write; a page with anything else (a tag or attribute HTMLParser would read more loosely,
+# an unclosed comment or <script>, <?...>, <![CDATA[...]]>, a bogus comment) goes to _Reader.
+# Each pattern is spelled so that what it accepts, HTMLParser (Python 3.11) reads the same way.
+_WS = r"[ \t\n\r\f]"  # HTMLParser's \s is wider; a tag spaced with anything else falls back
+_NAME = r"[a-zA-Z][a-zA-Z0-9-]*+"
+_ATTR_NAME = r"[a-zA-Z_:][-a-zA-Z0-9_:.]*+"
+# A bare value starts with neither a quote (HTMLParser would strip it) nor "=" (HTMLParser reads "==" as one).
+_VALUE = r"""(?:"[^"]*+"|'[^']*+'|[^\s"'>=][^\s"'>]*+)"""
+_ATTR = rf"{_WS}++{_ATTR_NAME}(?:{_WS}*+={_WS}*+{_VALUE})?"
+_COMMENT = r"<!--(?s:.*?)--\s*>"  # HTMLParser ends a comment at the first --\s*> after "<!--"
+_DOCTYPE = r"<!(?i:doctype)[^>]*+>"
+_END = rf"</{_NAME}{_WS}*+>"
+_CDATA_TAGS = ("script", "style")  # HTMLParser.CDATA_CONTENT_ELEMENTS: raw text up to their end tag
+_FACT_TAGS = (*LINK_ATTRS, "section", "title", "meta", "style")  # start tags read_page must look at
+_FACT_END_TAGS = ("section", "title", "script")  # end tags that change its state
+
+
+def _any_case(words: Iterable[str]) -> str:
+    """A pattern for any of the words in any case, grouped by first letter: (?i:...) is slower."""
+    by_first: dict[str, list[str]] = {}
+    for word in sorted(words, key=len, reverse=True):
+        by_first.setdefault(word[0], []).append(word[1:])
+
+    def letters(text: str) -> str:
+        return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else re.escape(c) for c in text)
+
+    return "(?:" + "|".join(f"{letters(first)}(?:{'|'.join(map(letters, rests))})" for first, rests in by_first.items()) + ")"
+
+
+def _attrs_but(names: Iterable[str]) -> str:
+    """Attributes, none of them named one of names."""
+    return rf"(?:{_WS}++(?!{_any_case(names)}(?![-a-zA-Z0-9_:.])){_ATTR_NAME}(?:{_WS}*+={_WS}*+{_VALUE})?)*+"
+
+
+# Markup no fact depends on: a start tag of another name without an id, a <meta> that names
+# nothing (og:, charset), an end tag of another name, a comment, the doctype. The first three come
+# first as our templates spell them (lower case, attributes double-quoted): re matches those faster.
+_PLAIN_ATTR = r' [a-z][-a-z0-9_:.]*+="[^"]*+"'
+_DULL = (
+    rf"</(?!(?:{'|'.join(_FACT_END_TAGS)})>)[a-z][a-z0-9-]*+>"
+    rf"|<(?!(?:{'|'.join(_FACT_TAGS)})[ />])[a-z][a-z0-9-]*+(?:(?! id=){_PLAIN_ATTR})*+(?: ?/)?>"
+    rf"|<meta(?:(?! (?:id|name|http-equiv)=){_PLAIN_ATTR})*+(?: ?/)?>"
+    rf"|</(?!{_any_case(_FACT_END_TAGS)}{_WS}*+>){_NAME}{_WS}*+>"
+    rf"|<(?!{_any_case(_FACT_TAGS)}(?![a-zA-Z0-9-])){_NAME}{_attrs_but(['id'])}{_WS}*+/?>"
+    rf"|<{_any_case(['meta'])}{_attrs_but(['id', 'name', 'http-equiv'])}{_WS}*+/?>"
+    rf"|{_COMMENT}|{_DOCTYPE}"
+)
+# One step: skip text and dull markup, then stop at a tag that matters, a "<" that HTMLParser passes
+# on as text, the end, or (bad) a "<" this reader does not accept. It cannot fail to match.
+# A start tag comes in two spellings: the one our templates write (lower case, attributes
+# double-quoted without character references) needs no lower() or unescape().
+_STEP = re.compile(
+    rf"(?:[^<]++|{_DULL})*+"
+    r"""(?:(<([a-z][a-z0-9-]*+)((?: [a-z][-a-z0-9_:.]*+="[^"&]*+")*+)(?: ?(/))?>)"""  # 1 tag, 2 name, 3 attributes, 4 "/"
+    rf"|(<({_NAME})((?:{_ATTR})*+){_WS}*+(/?)>)"  # 5 tag, 6 name, 7 attributes, 8 "/"
+    rf"|</({_NAME}){_WS}*+>"  # 9: an end tag's name
+    rf"|(<)(?![a-zA-Z/!?])"  # 10: a "<" that is text
+    rf"|(\Z)"  # 11: the end
+    rf"|(<))"  # 12: markup read_page does not accept
+)
+_PLAIN_ATTRS = re.compile(r' ([a-z][-a-z0-9_:.]*+)="([^"]*+)"')  # _PLAIN_ATTR's parts
+_ATTRS = re.compile(rf"""({_ATTR_NAME})(?:{_WS}*+={_WS}*+(?:"([^"]*+)"|'([^']*+)'|([^\s"'>=][^\s"'>]*+)))?""")
+_CDATA_END = {tag: re.compile(rf"</\s*{tag}\s*>", re.I) for tag in _CDATA_TAGS}  # HTMLParser.set_cdata_mode's
+# Any markup, for a stretch without <script>, <style> or a lone "<" (those _chunks reads). It starts
+# with its one literal, "<", so that re can look for that first. In such a stretch (read_page has
+# accepted it) a quote inside a tag always opens or closes an attribute value.
+_MARKUP = re.compile(r"""<(?:!--(?s:.*?)--\s*>|!(?i:doctype)[^>]*+>|[^>"']*+(?:"[^"]*+"[^>"']*+|'[^']*+'[^>"']*+)*+>)""")
+_TOKEN = re.compile(rf"{_COMMENT}|{_DOCTYPE}|<({_NAME})(?:{_ATTR})*+{_WS}*+(/?)>|{_END}|(<)")
+_NO_REL: frozenset[str] = frozenset()
+
+
+def _chunks(html: str, start: int, end: int) -> list[str]:
+    """The text HTMLParser hands to handle_data between start and end (a stretch read_page has
+    accepted), chunk by chunk: each run of text between two tags entity-decoded, a "<" that opens
+    no tag on its own, and the raw content of a <script> or <style>."""
+    out = []
+    pos = start
+    while (m := _TOKEN.search(html, pos, end)) is not None:
+        if m.start() > pos:
+            out.append(unescape(html[pos : m.start()]))
+        pos = m.end()
+        tag, closed, lone = m.group(1, 2, 3)
+        if lone:
+            out.append("<")
+        elif tag and not closed and (tag := tag.lower()) in _CDATA_TAGS:
+            closing = _CDATA_END[tag].search(html, pos, end)
+            assert closing is not None, "read_page hands over only stretches whose <script> ends"
+            if closing.start() > pos:
+                out.append(html[pos : closing.start()])
+            pos = closing.end()
+    if pos < end:
+        out.append(unescape(html[pos:end]))
+    return out
+
+
+def read_page(html: str) -> _PageFacts:
+    """_Reader's facts about one page: ids, links, title, meta, canonical, JSON-LD and section texts.
+
+    A section's text comes as one string, chunks already joined and not squashed (or as no string
+    when empty): all its readers (slim_facts, check_pages) take from it is _squash(" ".join(...)),
+    which gives what it gives for _Reader's chunks, and squashing here too would do that work twice."""
+    facts = _PageFacts()
+    ids, duplicate_ids, links = facts.ids, facts.duplicate_ids, facts.links
+    regions: list[list[int]] = []  # per section: [start, end) of its content in html
+    open_sections: list[int] = []
+    title_regions: list[tuple[int, int]] = []
+    title_start = -1  # where the open <title>'s content starts; -1 while no <title> is open
+    raw_text: list[int] = []  # where a <script>, <style> or lone "<" is: text _MARKUP would misread
+    line, line_pos = 1, 0
+    step, plain_attrs, attributes, link_attrs = _STEP.match, _PLAIN_ATTRS.findall, _ATTRS.findall, LINK_ATTRS
+    pos = 0
+    while True:
+        m = step(html, pos)
+        pos = m.end()
+        kind = m.lastindex
+        if kind == 1:
+            tag, attrs, closed = m.group(2, 3, 4)
+            a = dict(plain_attrs(attrs)) if attrs else {}
+        elif kind == 5:
+            tag, attrs, closed = m.group(6, 7, 8)
+            tag = tag.lower()
+            a = {}
+            for name, double, single, bare in attributes(attrs):
+                value = double or single or bare
+                a[name.lower()] = unescape(value) if "&" in value else value
+        elif kind == 9:
+            tag = m.group(9).lower()
+            if tag == "section":
+                if open_sections:
+                    regions[open_sections.pop()][1] = m.start(9) - 2
+            elif tag == "title" and title_start >= 0:
+                title_regions.append((title_start, m.start(9) - 2))
+                title_start = -1
+            continue
+        elif kind == 10:
+            raw_text.append(pos - 1)
+            continue
+        elif kind == 11:
+            break
+        else:
+            return _read_with_htmlparser(html)
+        if "id" in a:
+            (duplicate_ids.append if a["id"] in ids else ids.add)(a["id"])
+        attr = link_attrs.get(tag)
+        if attr:
+            if tag == "a" and "name" in a:
+                ids.add(a["name"])
+            href = a.get(attr)
+            if href:
+                rel = frozenset(a["rel"].lower().split()) if "rel" in a else _NO_REL
+                if tag == "link" and "canonical" in rel:
+                    facts.canonical = href
+                start = m.start(kind)
+                line += html.count("\n", line_pos, start)
+                line_pos = start
+                links.append(_Link(href, line, rel, tuple(open_sections), tag))
+            if tag == "script":
+                ld_json = a.get("type") == "application/ld+json"
+                if ld_json:
+                    facts.json_ld.append("")
+                if not closed:
+                    closing = _CDATA_END[tag].search(html, pos)
+                    if closing is None:  # HTMLParser drops the rest of the page
+                        return _read_with_htmlparser(html)
+                    raw_text.append(m.start(kind))
+                    if ld_json and title_start < 0:
+                        facts.json_ld[-1] = html[pos : closing.start()]
+                    pos = closing.end()
+        elif tag == "section":
+            if closed:
+                regions.append([pos, pos])
+            else:
+                open_sections.append(len(regions))
+                regions.append([pos, -1])
+        elif tag == "meta":
+            name = a.get("name", "").lower()
+            if name == "description":
+                facts.description = a.get(CONTENT_ATTR, "")
+            elif name == "robots" and "noindex" in a.get(CONTENT_ATTR, "").lower():
+                facts.noindex = True
+            elif a.get("http-equiv", "").lower() == "refresh":
+                facts.refresh = True
+        elif tag == "title":
+            if not closed:
+                if title_start < 0:
+                    title_start = pos
+            elif title_start >= 0:
+                title_regions.append((title_start, m.start(kind)))
+                title_start = -1
+        elif tag == "style" and not closed:
+            closing = _CDATA_END[tag].search(html, pos)
+            if closing is None:
+                return _read_with_htmlparser(html)
+            raw_text.append(m.start(kind))
+            pos = closing.end()
+    end = len(html)
+    if title_start >= 0:
+        title_regions.append((title_start, end))
+    for start, stop in title_regions:
+        if html.find("<", start, stop) < 0:
+            facts.title += unescape(html[start:stop])
+        else:
+            facts.title += "".join(_chunks(html, start, stop))
+    sections = facts.sections
+    for start, stop in regions:
+        if stop < 0:
+            stop = end
+        first_raw = bisect_left(raw_text, start)
+        if first_raw < len(raw_text) and raw_text[first_raw] < stop:
+            text = " ".join(_chunks(html, start, stop))
+        else:
+            text = unescape(_MARKUP.sub(" ", html[start:stop]))
+        sections.append([text] if text else [])
+    return facts
 
 
 def slim_facts(facts: _PageFacts, affiliates: Mapping[str, AffiliateRule]) -> _PageFacts:
