@@ -590,7 +590,7 @@ def _build_cache(kind: str, rows: _CacheRows, cells_per_stream: int, n_stream: i
     cells = cells_per_stream * n_stream
     return KvCache(
         kind, cells_per_stream, n_stream, rows.indices, rows.k_bytes * cells, rows.v_bytes * cells, type_k, type_v,
-        tuple(n_bytes * cells for n_bytes in rows.layer_bytes),
+        tuple([n_bytes * cells for n_bytes in rows.layer_bytes]),
     )
 
 
@@ -810,7 +810,7 @@ def gpu_layers_that_fit(layout: KvLayout, plan: KvPlan, settings: ServerSettings
         return sum(_gpu_parts(layout, settings, weights_bytes, ngl, plan.kv_bytes_from_layer, compute)) <= budget_bytes
 
     top = layout.n_layer + 1
-    if top >= 1 and weights_bytes >= 0 and compute >= 0 and all(n >= 0 for cache in plan.caches for n in cache.layer_bytes):
+    if top >= 1 and weights_bytes >= 0 and compute >= 0 and all(min(cache.layer_bytes, default=0) >= 0 for cache in plan.caches):
         # With no negative term, GPU use never falls as -ngl grows (more weights, more layers' KV,
         # the compute buffer once any unit is on the GPU), so the largest -ngl that fits is found by
         # bisection: what the scan from the top below finds, in a handful of probes instead of n_layer.
