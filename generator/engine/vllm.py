@@ -713,8 +713,9 @@ class ConfigFacts:
     order a plan first needs them, so a bad config raises the same error at the same step as
     before; a part that raised is derived (and raises) again next time.
 
-    The facts describe the config as it was when read: build them for one computation and drop
-    them, rather than keeping them while the dict may change.
+    The facts describe the config as it was when read, and plans find them by the dict's identity:
+    keep them only as long as nobody changes that dict (the catalog keeps one per variant, for a
+    config dict it built and never changes).
     """
 
     __slots__ = ("hf_config", "_geometry", "_derived", "_shape", "_groups", "_moe")
