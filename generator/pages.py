@@ -121,9 +121,26 @@ def short_gpu(gpu: Gpu) -> str:
     return gpu.name.removeprefix("GeForce ")
 
 
-def fill(text: str, quantities: Mapping[str, str]) -> str:
+class FilledText(str):
+    """Editor prose with its {{ name }} placeholders filled in. It keeps the prose as written and the
+    values in order, so Markdown can be rendered once per error rather than once per page
+    (render.md_block); as a string it is the filled text."""
+
+    template: str
+    values: tuple[str, ...]
+
+
+def fill(text: str, quantities: Mapping[str, str]) -> FilledText:
     """Replace {{ name }} with the engine's figure; load() has checked every name exists."""
-    return PLACEHOLDER.sub(lambda m: quantities[m.group(1)], text)
+    values: list[str] = []
+
+    def value(match: re.Match[str]) -> str:
+        values.append(quantities[match.group(1)])
+        return values[-1]
+
+    filled = FilledText(PLACEHOLDER.sub(value, text))
+    filled.template, filled.values = text, tuple(values)
+    return filled
 
 
 # --------------------------------------------------------------------------- links

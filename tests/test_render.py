@@ -45,3 +45,64 @@ def test_templates_are_strict_about_undefined_names() -> None:
     env = template_environment(str(REPO / "templates"))
     with pytest.raises(jinja2.UndefinedError):
         env.from_string("{{ missing.value }}").render()
+
+
+# --- prose with figures: rendered once per prose, same bytes as rendering each filled text
+
+_FIGURE_SETS = [
+    lambda i: f"{(i + 1) * 1234:,}",  # plain numbers
+    lambda i: f"{i + 7}.00 GiB",
+    lambda i: ["RTX 4090", "Qwen2.5-Coder-32B", "0.90", "A100-SXM4-80GB"][i % 4],
+    lambda i: ["snake_case_name", "50%", "(8.9)", "a*b*", "x & y", "<b>", " padded ", "1."][i % 8],  # not plain: the slow way
+]
+
+
+def _prose_fields(error) -> list[tuple[str, bool]]:
+    fields = [(error.triage, False), (error.cause, False)]
+    fields += [(fix.note, True) for fix in error.fixes]
+    fields += [(item.answer, False) for item in error.faq]
+    return fields
+
+
+@pytest.mark.parametrize("figures", _FIGURE_SETS, ids=["numbers", "sizes", "names", "markdown-characters"])
+def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
+    from generator.load import load_dataset
+    from generator.markdown import markdown_inline_html, markdown_to_html
+    from generator.pages import fill
+    from generator.render import md_block, md_inline
+    from generator.schema import PLACEHOLDER
+
+    dataset = load_dataset(REPO)
+    checked = 0
+    for error in dataset.errors.values():
+        for text, inline in _prose_fields(error):
+            names = PLACEHOLDER.findall(text)
+            filled = fill(text, {name: figures(i) for i, name in enumerate(names)})
+            expected = markdown_inline_html(str(filled)) if inline else markdown_to_html(str(filled))
+            assert str(md_inline(filled) if inline else md_block(filled)) == expected, text
+            checked += bool(names)
+    assert checked > 20  # the shipped prose has figures in it
+    from generator.render import _stand_in_html
+
+    assert _stand_in_html.cache_info().currsize > 10  # most prose took the render-once path
+
+
+@pytest.mark.parametrize("template", [
+    "{{ a }}. starts a line",
+    "- {{ a }} in a list",
+    "text\n{{ a }}. on the next line",
+    "see [the page](/oom/{{ a }}/)",
+    "`{{ a }}` in code and **{{ b }}** in bold",
+    "{{ a }}_{{ b }}_ next to underscores",
+    "# {{ a }} heading",
+    "> {{ a }} quoted",
+    "ends with {{ a }}  \nhard break",
+])
+@pytest.mark.parametrize("values", [("1", "2"), ("12,345", "RTX 4090"), ("3.5", "x_y")])
+def test_figures_in_markdown_positions_render_as_the_filled_text_would(template: str, values: tuple[str, str]) -> None:
+    from generator.markdown import markdown_to_html
+    from generator.pages import fill
+    from generator.render import md_block
+
+    filled = fill(template, dict(zip(("a", "b"), values)))
+    assert str(md_block(filled)) == markdown_to_html(str(filled))
