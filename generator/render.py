@@ -61,48 +61,54 @@ def _inline_html(text: str) -> str:
 # the renderer escapes text) replace the words. That gives the bytes rendering the filled text
 # would, as long as nothing Markdown reads can tell a figure from the word: each figure is a plain
 # run of letters, digits and . , : / % - and spaces that starts and ends with a letter or digit (as
-# the word does), no figure starts a line (where "1." opens a list), the prose has no link or
-# autolink (whose targets are encoded), and each word comes out exactly once. Anything else is
-# rendered the slow way.
-_PLAIN_FIGURE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 .,:/%-]*[A-Za-z0-9])?")
+# the word does), with underscores only between letters or digits (Q4_K_M: never emphasis); a figure that begins a line's text is not "12. " (an ordered list); the prose has
+# no autolink or raw HTML; and each word comes out exactly once, in text, not inside a tag (a
+# link target is encoded). Anything else is rendered the slow way.
+_PLAIN_FIGURE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 .,:/%-]|(?<=[A-Za-z0-9])_(?=[A-Za-z0-9]))*(?<=[A-Za-z0-9])")
+_LIST_MARKER = re.compile(r"\d{1,9}[.)](?:[ \t\n]|$)")
 _STAND_IN = "kvtriagefigure{}x"
 
 
-def _stand_in_prose(template: str) -> str | None:
-    """The prose with numbered stand-in words for its placeholders, or None if a placeholder
-    starts a line or the prose holds a link."""
-    if "](" in template or "]:" in template or "<" in template:
+def _stand_in_prose(template: str) -> tuple[str, tuple[tuple[int, str], ...]] | None:
+    """The prose with numbered stand-in words for its placeholders, and for those that begin their
+    line's text, the two characters after them; None if the prose has an autolink or HTML."""
+    if "<" in template:
         return None
-    parts, count, last = [], 0, 0
+    parts, line_starts, count, last = [], [], 0, 0
     for match in PLACEHOLDER.finditer(template):
         line_start = template.rfind("\n", 0, match.start()) + 1
         if not any(ch.isalnum() for ch in template[line_start : match.start()]):
-            return None
+            line_starts.append((count, template[match.end() : match.end() + 2]))
         parts.append(template[last : match.start()])
         parts.append(_STAND_IN.format(count))
         count += 1
         last = match.end()
     parts.append(template[last:])
-    return "".join(parts)
+    return "".join(parts), tuple(line_starts)
 
 
 @lru_cache(maxsize=1024)
-def _stand_in_html(template: str, inline: bool) -> str | None:
-    prose = _stand_in_prose(template)
-    if prose is None:
+def _stand_in_html(template: str, inline: bool) -> tuple[str, tuple[tuple[int, str], ...]] | None:
+    found = _stand_in_prose(template)
+    if found is None:
         return None
+    prose, line_starts = found
     html = markdown_inline_html(prose) if inline else markdown_to_html(prose)
-    count = len(PLACEHOLDER.findall(template))
-    if any(html.count(_STAND_IN.format(i)) != 1 for i in range(count)):
-        return None
-    return html
+    for i in range(len(PLACEHOLDER.findall(template))):
+        word = _STAND_IN.format(i)
+        at = html.find(word)
+        if at < 0 or html.find(word, at + 1) >= 0 or html.rfind("<", 0, at) > html.rfind(">", 0, at):
+            return None
+    return html, line_starts
 
 
 def _filled_html(text: str, inline: bool) -> str:
     template, values = getattr(text, "template", None), getattr(text, "values", None)
     if template is not None and values and all(_PLAIN_FIGURE.fullmatch(v) for v in values):
-        html = _stand_in_html(template, inline)
-        if html is not None:
+        found = _stand_in_html(template, inline)
+        # A figure that begins a line must not make it an ordered list ("12. ...", "3) ...").
+        if found is not None and not any(_LIST_MARKER.match(values[i] + after) for i, after in found[1]):
+            html = found[0]
             for i, value in enumerate(values):
                 html = html.replace(_STAND_IN.format(i), escapeHtml(value), 1)
             return html
@@ -133,9 +139,26 @@ FILTERS = {
 # --------------------------------------------------------------------------- environment
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Environment(jinja2.Environment):
+    """Jinja's `a.b` on a dict tries the attribute, fails (an exception each time), then the key:
+    about four million times in a 10k-page build. A plain dict has no attributes of its own, so a
+    key that is not a dict method name is looked up directly, which is what Jinja would return."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                pass
+        return super().getattr(obj, attribute)
+
+
 @lru_cache(maxsize=8)
 def template_environment(templates_dir: str) -> jinja2.Environment:
-    env = jinja2.Environment(
+    env = _Environment(
         loader=jinja2.FileSystemLoader(templates_dir),
         undefined=jinja2.StrictUndefined,
         # .md twins are Markdown, not HTML: escaping there would corrupt code blocks.

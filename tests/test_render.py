@@ -52,8 +52,9 @@ def test_templates_are_strict_about_undefined_names() -> None:
 _FIGURE_SETS = [
     lambda i: f"{(i + 1) * 1234:,}",  # plain numbers
     lambda i: f"{i + 7}.00 GiB",
-    lambda i: ["RTX 4090", "Qwen2.5-Coder-32B", "0.90", "A100-SXM4-80GB"][i % 4],
-    lambda i: ["snake_case_name", "50%", "(8.9)", "a*b*", "x & y", "<b>", " padded ", "1."][i % 8],  # not plain: the slow way
+    lambda i: ["RTX 4090", "Qwen2.5-Coder-32B", "0.90", "A100-SXM4-80GB", "Q4_K_M", "Q8_0"][i % 6],
+    lambda i: ["snake_case_name", "50%", "(8.9)", "a*b*", "x & y", "<b>", " padded ", "1.", "_lead", "trail_", "a__b"][i % 11],
+    lambda i: ["1. item", "2. two", "10"][i % 3],  # list markers where a figure begins a line
 ]
 
 
@@ -64,7 +65,7 @@ def _prose_fields(error) -> list[tuple[str, bool]]:
     return fields
 
 
-@pytest.mark.parametrize("figures", _FIGURE_SETS, ids=["numbers", "sizes", "names", "markdown-characters"])
+@pytest.mark.parametrize("figures", _FIGURE_SETS, ids=["numbers", "sizes", "names", "markdown-characters", "list-markers"])
 def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
     from generator.load import load_dataset
     from generator.markdown import markdown_inline_html, markdown_to_html
@@ -97,8 +98,11 @@ def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
     "# {{ a }} heading",
     "> {{ a }} quoted",
     "ends with {{ a }}  \nhard break",
+    "[link text {{ a }}](/oom/) and [{{ b }}][ref]\n\n[ref]: /gpus/{{ a }}/",
+    "<https://example.com/{{ a }}>",
+    "1. first\n2. {{ a }} second\n\n{{ b }}. own line",
 ])
-@pytest.mark.parametrize("values", [("1", "2"), ("12,345", "RTX 4090"), ("3.5", "x_y")])
+@pytest.mark.parametrize("values", [("1", "2"), ("12,345", "RTX 4090"), ("3.5", "x_y"), ("1. a", "7. b"), ("Q4_K_M", "_x_"), ("a_", "b__c")])
 def test_figures_in_markdown_positions_render_as_the_filled_text_would(template: str, values: tuple[str, str]) -> None:
     from generator.markdown import markdown_to_html
     from generator.pages import fill
