@@ -445,6 +445,7 @@ class _Reader(HTMLParser):
 
 
 def _read_with_htmlparser(html: str) -> _PageFacts:
+    """read_page as it was: HTMLParser, every tag in Python. read_page's fallback."""
     reader = _Reader()
     reader.feed(html)
     reader.close()
@@ -453,7 +454,7 @@ def _read_with_htmlparser(html: str) -> _PageFacts:
 
 # read_page below gives _Reader's facts at a fraction of HTMLParser's cost (which looks at every
 # tag in Python): regular expressions step over the tags no fact depends on, and Python sees only
-# the ~80 tags per page that carry one. It accepts a strict subset of HTML's syntax, the one our
+# the ~100 tags per page that carry one. It accepts a strict subset of HTML's syntax, the one our
 # templates write; a page with anything else (a tag or attribute HTMLParser would read more loosely,
 # an unclosed comment or <script>, <?...>, <![CDATA[...]]>, a bogus comment) goes to _Reader.
 # Each pattern is spelled so that what it accepts, HTMLParser (Python 3.11) reads the same way.
@@ -503,17 +504,27 @@ _DULL = (
 )
 # One step: skip text and dull markup, then stop at a tag that matters, a "<" that HTMLParser passes
 # on as text, the end, or (bad) a "<" this reader does not accept. It cannot fail to match.
-# A start tag comes in two spellings: the one our templates write (lower case, attributes
-# double-quoted without character references) needs no lower() or unescape().
+# A start tag comes in three spellings, commonest first: <a href="..."> and a tag whose only
+# attribute is its id, as our templates write them; any tag so written (lower case, attributes
+# double-quoted without character references: no lower() or unescape() needed); any other.
 _STEP = re.compile(
     rf"(?:[^<]++|{_DULL})*+"
-    r"""(?:(<([a-z][a-z0-9-]*+)((?: [a-z][-a-z0-9_:.]*+="[^"&]*+")*+)(?: ?(/))?>)"""  # 1 tag, 2 name, 3 attributes, 4 "/"
-    rf"|(<({_NAME})((?:{_ATTR})*+){_WS}*+(/?)>)"  # 5 tag, 6 name, 7 attributes, 8 "/"
-    rf"|</({_NAME}){_WS}*+>"  # 9: an end tag's name
-    rf"|(<)(?![a-zA-Z/!?])"  # 10: a "<" that is text
-    rf"|(\Z)"  # 11: the end
-    rf"|(<))"  # 12: markup read_page does not accept
+    r"""(?:(?P<link><a href="(?P<href>[^"&]*+)">)"""
+    rf"""|(?P<anchor><(?!(?:{'|'.join(_FACT_TAGS)})[ />])[a-z][a-z0-9-]*+ id="(?P<id>[^"&]*+)">)"""
+    r"""|(?P<plain><(?P<plain_tag>[a-z][a-z0-9-]*+)(?P<plain_attrs>(?: [a-z][-a-z0-9_:.]*+="[^"&]*+")*+)(?: ?(?P<plain_close>/))?>)"""
+    rf"|(?P<start><(?P<tag>{_NAME})(?P<attrs>(?:{_ATTR})*+){_WS}*+(?P<close>/?)>)"
+    rf"|</(?P<end>{_NAME}){_WS}*+>"
+    rf"|(?P<lone><)(?![a-zA-Z/!?])"  # a "<" that is text
+    rf"|(?P<eof>\Z)"
+    rf"|(?P<bad><))"
 )
+# m.lastindex of each outcome (comparing ints is faster than m.lastgroup's names), and the groups read
+_LINK, _ANCHOR, _PLAIN, _START, _END_TAG, _LONE, _EOF = (
+    _STEP.groupindex[name] for name in ("link", "anchor", "plain", "start", "end", "lone", "eof")
+)
+_HREF, _ID = _STEP.groupindex["href"], _STEP.groupindex["id"]
+_PLAIN_PARTS = tuple(_STEP.groupindex[name] for name in ("plain_tag", "plain_attrs", "plain_close"))
+_START_PARTS = tuple(_STEP.groupindex[name] for name in ("tag", "attrs", "close"))
 _PLAIN_ATTRS = re.compile(r' ([a-z][-a-z0-9_:.]*+)="([^"]*+)"')  # _PLAIN_ATTR's parts
 _ATTRS = re.compile(rf"""({_ATTR_NAME})(?:{_WS}*+={_WS}*+(?:"([^"]*+)"|'([^']*+)'|([^\s"'>=][^\s"'>]*+)))?""")
 _CDATA_END = {tag: re.compile(rf"</\s*{tag}\s*>", re.I) for tag in _CDATA_TAGS}  # HTMLParser.set_cdata_mode's
@@ -569,29 +580,41 @@ def read_page(html: str) -> _PageFacts:
         m = step(html, pos)
         pos = m.end()
         kind = m.lastindex
-        if kind == 1:
-            tag, attrs, closed = m.group(2, 3, 4)
+        if kind == _LINK:
+            href = m.group(_HREF)
+            if href:
+                start = m.start(kind)
+                line += html.count("\n", line_pos, start)
+                line_pos = start
+                links.append(_Link(href, line, _NO_REL, tuple(open_sections), "a"))
+            continue
+        if kind == _ANCHOR:
+            id_ = m.group(_ID)
+            (duplicate_ids.append if id_ in ids else ids.add)(id_)
+            continue
+        if kind == _PLAIN:
+            tag, attrs, closed = m.group(*_PLAIN_PARTS)
             a = dict(plain_attrs(attrs)) if attrs else {}
-        elif kind == 5:
-            tag, attrs, closed = m.group(6, 7, 8)
+        elif kind == _START:
+            tag, attrs, closed = m.group(*_START_PARTS)
             tag = tag.lower()
             a = {}
             for name, double, single, bare in attributes(attrs):
                 value = double or single or bare
                 a[name.lower()] = unescape(value) if "&" in value else value
-        elif kind == 9:
-            tag = m.group(9).lower()
+        elif kind == _END_TAG:
+            tag = m.group(kind).lower()
             if tag == "section":
                 if open_sections:
-                    regions[open_sections.pop()][1] = m.start(9) - 2
+                    regions[open_sections.pop()][1] = m.start(kind) - 2
             elif tag == "title" and title_start >= 0:
-                title_regions.append((title_start, m.start(9) - 2))
+                title_regions.append((title_start, m.start(kind) - 2))
                 title_start = -1
             continue
-        elif kind == 10:
+        elif kind == _LONE:
             raw_text.append(pos - 1)
             continue
-        elif kind == 11:
+        elif kind == _EOF:
             break
         else:
             return _read_with_htmlparser(html)

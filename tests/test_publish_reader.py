@@ -1,6 +1,11 @@
 """publish.read_page: the regex reader gives the facts HTMLParser (publish._Reader) gives, on every
 page the fixture site builds, on hand-picked tricky snippets and on generated ones; and it reads our
-own pages itself instead of handing them to _Reader, its fallback."""
+own pages itself instead of handing them to _Reader, its fallback.
+
+The reference is the running interpreter's html.parser; read_page was written against Python 3.11.7's.
+Later CPython security releases change how html.parser reads some malformed markup (script end tags,
+comments, <title> text): if one of the snippets below starts to differ there, read_page must follow
+(or hand that construct to _Reader)."""
 
 from __future__ import annotations
 
