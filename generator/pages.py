@@ -387,6 +387,7 @@ class _Planner:
         self._links: dict[str | None, list[dict[str, Any]]] = {}
         self._fits: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._pair_pages: dict[tuple[str, str, str], list[dict[str, str]]] | None = None
+        self._runnable: dict[str, int] | None = None
         self._variants = {(m.id, v.id): v for m in dataset.models.values() for v in m.variants}
 
     # ---- shared pieces
@@ -541,8 +542,17 @@ class _Planner:
                 self.pair_index[error.id][gpu.id].append((model.id, variant.id))
             if error.pair_pages:
                 # Pairs this engine can run that start fine or fail some other way: no page, nothing to say.
-                runnable = sum(1 for n in self.results.values() if error.engine in self.records(n.key)[2].engines)
+                runnable = self.runnable_pairs(error.engine)
                 self.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
+
+    def runnable_pairs(self, engine: str) -> int:
+        """How many catalog pairs this engine can run (their variant lists it)."""
+        if self._runnable is None:
+            self._runnable = defaultdict(int)
+            for key in self.results:
+                for name in self._variants[(key[1], key[2])].engines:
+                    self._runnable[name] += 1
+        return self._runnable[engine]
 
     def pair_title(self, error: ErrorSignature, gpu: Gpu, model: Model, variant: ModelVariant, numbers: PairNumbers) -> tuple[str, str]:
         name = error.short_name or error.title
