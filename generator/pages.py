@@ -6,6 +6,7 @@ needs, already computed and formatted, so rendering is string assembly and nothi
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -42,7 +43,7 @@ LEVER_NAMES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # 100k of them at 100k pages
 class Page:
     url: str  # site path, '/' or '/a/b/'
     template: str  # templates/<template>.html and .md
@@ -388,6 +389,7 @@ class _Planner:
         self._fits: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._pair_pages: dict[tuple[str, str, str], list[dict[str, str]]] | None = None
         self._runnable: dict[str, int] | None = None
+        self._keys: dict[tuple[str, str], str] = {}
         self._variants = {(m.id, v.id): v for m in dataset.models.values() for v in m.variants}
 
     # ---- shared pieces
@@ -479,10 +481,12 @@ class _Planner:
     # ---- thin-page guard
 
     @staticmethod
-    def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> tuple:
-        """The figures a reader compares, without names: equal fingerprints mean a page says nothing its sibling does not."""
+    def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> bytes:
+        """The figures a reader compares, without names: equal fingerprints mean a page says nothing
+        its sibling does not. A digest, not the figures: the guard keeps one per page of an error."""
         engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
-        return (numbers.model, numbers.variant, _figures(engine_numbers) if engine_numbers is not None else None)
+        figures = (numbers.model, numbers.variant, _figures(engine_numbers) if engine_numbers is not None else None)
+        return hashlib.blake2b(repr(figures).encode(), digest_size=16).digest()
 
     # ---- the pages
 
@@ -507,7 +511,11 @@ class _Planner:
     def plan_pairs(self) -> None:
         featured = {(p.gpu, p.model, p.variant): p for p in self.d.pairs}
         for error in self.d.errors.values():
-            seen: dict[tuple, str] = {}
+            # Shared by every pair page of the error: at 100k pages, copies per page add up.
+            error_crumbs = (("Home", "/"), (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"),
+                            (error.short_name or error.title, error_url(error.id)))
+            error_key = f"error:{error.id}"
+            seen: dict[bytes, str] = {}
             seen_urls: set[str] = set()
             for numbers in self.pairs_for(error):
                 gpu, model, variant = self.records(numbers.key)
@@ -525,13 +533,8 @@ class _Planner:
                 duplicate_of = None if indexable else seen[fp]
 
                 title, description = self.pair_title(error, gpu, model, variant, numbers)
-                crumbs = (
-                    ("Home", "/"),
-                    (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"),
-                    (error.short_name or error.title, error_url(error.id)),
-                    (f"{short_gpu(gpu)} · {model.name} {variant.name}", url),
-                )
-                inputs = (f"gpu:{gpu.id}", f"model:{model.id}", f"error:{error.id}", "engine")
+                crumbs = (*error_crumbs, (f"{short_gpu(gpu)} · {model.name} {variant.name}", url))
+                inputs = (self.key_of("gpu", gpu.id), self.key_of("model", model.id), error_key, "engine")
                 if numbers.key in featured:
                     inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
                 self.add(url=url, template="pair", title=title, description=description, kind="pair",
@@ -544,6 +547,10 @@ class _Planner:
                 # Pairs this engine can run that start fine or fail some other way: no page, nothing to say.
                 runnable = self.runnable_pairs(error.engine)
                 self.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
+
+    def key_of(self, kind: str, record_id: str) -> str:
+        """The record key "kind:id", one string object per record however many pages name it."""
+        return self._keys.setdefault((kind, record_id), f"{kind}:{record_id}")
 
     def runnable_pairs(self, engine: str) -> int:
         """How many catalog pairs this engine can run (their variant lists it)."""
