@@ -554,7 +554,7 @@ class WriteReport:
 
 
 def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None,
-                      pagefind: str | None = None, inputs: str = "") -> tuple[SitePlan, WriteReport]:
+                      pagefind: str | None = None, inputs: str = "", today: str | None = None) -> tuple[SitePlan, WriteReport]:
     """Build root into out, rendering and writing only what changed since the manifest in out.
 
     A first build (no manifest we can trust) writes a fresh tree and swaps it in whole; later builds
@@ -578,7 +578,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     stored = _load_pickle(state / "parsed.pickle")
     parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
     with _collector_paused():
-        sp = plan_site(root, compute=compute, verify=False, parse_cache=parse_cache)
+        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache)
     if parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
         _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
         # The dataset, results and plan live until the end: the collector need not scan them again
@@ -743,16 +743,18 @@ def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], 
         txn.put(MANIFEST_NAME)
 
 
-def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None) -> str:
+def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
+                    today: str | None = None) -> str:
     """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
-    inputs are as the manifest recorded them, else only the pages and files that changed."""
+    inputs are as the manifest recorded them, else only the pages and files that changed. today dates
+    records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date)."""
     root, out = Path(root), Path(out)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
-    inputs = input_fingerprint(root, search=pagefind is not None)
+    inputs = input_fingerprint(root, search=pagefind is not None, today=today)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
     if up_to_date(out, inputs, search=pagefind is not None):
         return f"nothing changed: {out} is up to date\n{note}"
-    sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs)
+    sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today)
     return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note

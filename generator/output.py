@@ -237,10 +237,10 @@ def search_wanted(search: bool | None) -> bool:
     return importlib.util.find_spec("pagefind_bin") is not None
 
 
-def input_fingerprint(root: Path, search: bool) -> str:
+def input_fingerprint(root: Path, search: bool, today: str | None = None) -> str:
     """Everything a build's output depends on: the files under the input folders, the generator's
     code, library versions, the date undated records take, and whether the site is indexed."""
-    today = os.environ.get("SOURCE_DATE_EPOCH") or datetime.now(tz=timezone.utc).date().isoformat()
+    today = today or os.environ.get("SOURCE_DATE_EPOCH") or datetime.now(tz=timezone.utc).date().isoformat()
     return fingerprint_files(
         Path(root), INPUT_FOLDERS, (code_digest(PACKAGE), library_versions(), f"today={today}", f"search={search}")
     )

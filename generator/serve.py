@@ -1,8 +1,10 @@
 """`kvtriage serve`: build, serve the last good build on 127.0.0.1, rebuild on save, reload the browser.
 
 Pages are served from the last build that succeeded, held in memory and swapped whole, so a
-reader never sees a half-built site. A build that fails keeps the last good pages and shows
-its problems on every page and in the terminal. Change detection polls file mtimes (stdlib
+reader never sees a half-built site. Each rebuild is an incremental build into a private folder
+(the same code as `kvtriage build`, so an edit re-renders only the pages that show it), and only
+the files whose bytes changed are read back. A build that fails keeps the last good pages and
+shows its problems on every page and in the terminal. Change detection polls file mtimes (stdlib
 only); the browser polls /__kvtriage/version and reloads when it changes.
 """
 
@@ -12,8 +14,10 @@ import argparse
 import html
 import json
 import mimetypes
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -82,6 +86,8 @@ class DevSite:
         self._lock = threading.Lock()
         self._snapshot = Snapshot()
         self._stamps: dict[str, int] = {}
+        self._work = Path(tempfile.mkdtemp(prefix="kvtriage-serve-"))  # the private build and its caches
+        self._shas: dict[str, str] = {}  # path -> content hash of the bytes in the snapshot
 
     @property
     def snapshot(self) -> Snapshot:
@@ -95,15 +101,21 @@ class DevSite:
         self._stamps = stamps
         return True
 
+    def close(self) -> None:
+        shutil.rmtree(self._work, ignore_errors=True)
+
     def rebuild(self) -> bool:
         """Build once; keep the result if it succeeded. Returns True on success."""
-        from generator.build import build_site, forget_templates  # here, so `kvtriage --help` stays light
+        from generator.build import build_and_write, forget_templates  # here, so `kvtriage --help` stays light
+        from generator.output import read_manifest
 
         self._stamps = _mtimes(self.root)
         forget_templates()
         started = time.monotonic()
+        out = self._work / "site"
         try:
-            build = build_site(self.root, today=self.today)
+            # One job: this process runs the HTTP threads, and forking a threaded process is unsafe.
+            build_and_write(self.root, out, jobs=1, search=False, today=self.today)
         except SiteError as error:
             problems = tuple(issue.format() for issue in error.issues)
             with self._lock:
@@ -114,10 +126,22 @@ class DevSite:
                 print("  " + line, file=self.log)
             self.log.flush()
             return False
-        files = {f.path: f.content for f in build.files}
+        manifest = read_manifest(out)
+        assert manifest is not None  # a build that succeeded wrote it
+        old = self.snapshot.files
+        files: dict[str, bytes] = {}
+        read = 0
+        for path, entry in manifest.files.items():
+            if self._shas.get(path) == entry.sha and path in old:
+                files[path] = old[path]
+            else:
+                files[path] = (out / path).read_bytes()
+                read += 1
+        self._shas = {path: entry.sha for path, entry in manifest.files.items()}
         with self._lock:
             self._snapshot = Snapshot(files, self._snapshot.version + 1, (), True)
-        print(f"built {len(build.plan.pages)} pages in {time.monotonic() - started:.1f}s", file=self.log)
+        pages = sum(1 for path in files if path.endswith(".html"))
+        print(f"built {pages} pages in {time.monotonic() - started:.1f}s ({read} files changed)", file=self.log)
         self.log.flush()
         return True
 
@@ -232,6 +256,7 @@ class DevServer:
         self.httpd.server_close()
         if self.thread is not None:
             self.thread.join(timeout=5)
+        self.site.close()
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:

@@ -166,3 +166,17 @@ def test_the_serve_command_stops_cleanly_on_sigterm(site_root: Path) -> None:
             child.communicate()
     assert child.returncode == 0
     assert "stopped" in err
+
+
+def test_an_edit_rebuilds_incrementally_and_serves_the_change(running: tuple[DevServer, io.StringIO], site_root: Path) -> None:
+    server, log = running
+    pair = site_root / "content/pairs/rtx-4090--qwen2.5-coder-32b-instruct-awq.yaml"
+    text = pair.read_text(encoding="utf-8")
+    pair.write_text(text.replace("intro: |\n", "intro: |\n  Served-edit-marker.\n\n", 1), encoding="utf-8")
+    _wait_for_version(server, 1)
+    last = log.getvalue().strip().splitlines()[-1]
+    changed = int(last.rsplit("(", 1)[1].split()[0])
+    assert 0 < changed <= 4, last  # that pair's page and its Markdown twin, not the site
+    page = next(path for path in server.site.snapshot.files if "Served-edit-marker".encode() in server.site.snapshot.files[path])
+    assert page.endswith(".html") or page.endswith(".md")
+    assert b"Served-edit-marker" in _get(server.url + page.removesuffix("index.html"))[2]
