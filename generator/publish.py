@@ -739,16 +739,20 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
     def problem(url: str, line: int, what: str, message: str, fix: str = "") -> None:
         issues.append(Issue(f"site{url}", line, 0, what, message, fix))
 
-    resolved: dict[tuple[str, str], tuple[str | None, str]] = {}
+    resolved: dict[str, tuple[str | None, str]] = {}
 
     def target_of(url: str, raw: str) -> tuple[str | None, str]:
+        if raw.startswith("#"):  # this page: most links of a big site, and nothing to look up
+            return unquote(url), raw[1:]
         # A link from the root ("/gpus/x/", "//host/") or with a scheme resolves alike on every page:
-        # work it out once per href, not once per page (most of this check's time on a big site).
-        key = ("", raw) if raw.startswith("/") or ":" in raw.split("/", 1)[0] else (url, raw)
-        found = resolved.get(key)
-        if found is None:
-            found = resolved[key] = resolve(url, raw)
-        return found
+        # work it out once per href, not once per page. Links relative to their page are not kept:
+        # at 100k pages the memo would hold one entry per link of the site.
+        if raw.startswith("/") or ":" in raw.split("/", 1)[0]:
+            found = resolved.get(raw)
+            if found is None:
+                found = resolved[raw] = resolve(url, raw)
+            return found
+        return resolve(url, raw)
 
     def resolve(url: str, raw: str) -> tuple[str | None, str]:
         """(internal page or file path, fragment) for an internal link; (None, '') for an external one."""
@@ -768,7 +772,11 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         for dup in facts.duplicate_ids:
             problem(url, 1, "id", f"id {dup!r} appears twice on the page")
         for link in facts.links:
-            host, scheme = hosts.get(link.href) or hosts.setdefault(link.href, (_host(link.href), urlsplit(link.href).scheme))
+            href = link.href
+            if ":" in href or href.startswith("//"):  # only these can reach another host
+                host, scheme = hosts.get(href) or hosts.setdefault(href, (_host(href), urlsplit(href).scheme))
+            else:
+                host, scheme = "", ""
             rule = affiliates.get(host) if scheme in ("http", "https") else None
             if rule is not None:
                 missing = {"sponsored", "noopener"} - link.rel
