@@ -458,25 +458,80 @@ def _pack_facts(html: bytes, rules: Mapping[str, object]) -> tuple[tuple, bytes]
     return summary, zlib.compress(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
-class _Blobs:
-    """Packed facts by content hash (this build's, then the cache's), unpacked on demand, a few kept."""
+class _FactsStore:
+    """Every page's facts for the HTML check: the summary in memory, the rest (about a kilobyte a
+    page) in a file beside the site, read back when the check asks; a few kept unpacked. At 100k
+    pages the facts would otherwise be the largest thing a build holds.
 
-    def __init__(self, *sources: Mapping[str, tuple[tuple, bytes]]):
-        self.sources = sources
+    The data file only grows during a build; the index saved at the end says which blobs are
+    live. When most of the file is dead it is rewritten under a new generation number, and the
+    index names its generation, so a build stopped at any point leaves a consistent pair."""
+
+    def __init__(self, folder: Path, version: str, reuse: bool):
+        self.folder, self.version = folder, version
+        folder.mkdir(parents=True, exist_ok=True)
+        stored = _load_pickle(folder / "facts.pickle") if reuse else {}
+        self.generation = int(stored.get("generation", 0)) if stored.get("version") == version else 0
+        path = self._data(self.generation)
+        self.index: dict[str, tuple[tuple, int, int]] = stored.get("index", {}) if stored.get("version") == version and path.is_file() else {}
+        self.saved = set(self.index)
+        if not self.index:  # starting over: no other generation is live
+            for stale in folder.glob("facts-*.bin"):
+                stale.unlink(missing_ok=True)
+        self.handle = open(path, "r+b" if self.index else "w+b")
+        self.size = self.handle.seek(0, os.SEEK_END)
         self.unpacked: dict[str, object] = {}
 
+    def _data(self, generation: int) -> Path:
+        return self.folder / f"facts-{generation}.bin"
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self.index
+
+    def add(self, digest: str, summary: tuple, blob: bytes) -> None:
+        if digest not in self.index:
+            self.handle.write(blob)
+            self.index[digest] = (summary, self.size, len(blob))
+            self.size += len(blob)
+
     def summary(self, digest: str) -> tuple:
-        return next(source[digest] for source in self.sources if digest in source)[0]
+        return self.index[digest][0]
 
     def get(self, digest: str) -> object:
         found = self.unpacked.get(digest)
         if found is None:
-            _, blob = next(source[digest] for source in self.sources if digest in source)
-            found = pickle.loads(zlib.decompress(blob))
+            _, offset, length = self.index[digest]
+            self.handle.flush()
+            found = pickle.loads(zlib.decompress(os.pread(self.handle.fileno(), length, offset)))
             if len(self.unpacked) >= 4096:
                 self.unpacked.clear()
             self.unpacked[digest] = found
         return found
+
+    def save(self, live: set[str]) -> None:
+        """Keep the facts of these pages for the next build."""
+        index = {digest: self.index[digest] for digest in live if digest in self.index}
+        self.handle.flush()
+        generation = self.generation
+        if sum(length for _, _, length in index.values()) * 2 < self.size:
+            generation += 1
+            with open(self._data(generation), "wb") as fresh:
+                moved, at = {}, 0
+                for digest, (summary, offset, length) in index.items():
+                    fresh.write(os.pread(self.handle.fileno(), length, offset))
+                    moved[digest] = (summary, at, length)
+                    at += length
+            index = moved
+        if generation != self.generation or index.keys() != self.saved or len(index) != len(self.index):
+            _save_pickle(self.folder / "facts.pickle", {"version": self.version, "generation": generation, "index": index})
+        if generation != self.generation:
+            self.close()
+            self._data(self.generation).unlink(missing_ok=True)
+            self.generation = generation
+
+    def close(self) -> None:
+        if not self.handle.closed:
+            self.handle.close()
 
 
 class _Facts:
@@ -485,7 +540,7 @@ class _Facts:
 
     __slots__ = ("digest", "blobs")
 
-    def __init__(self, digest: str, blobs: _Blobs):
+    def __init__(self, digest: str, blobs: _FactsStore):
         self.digest, self.blobs = digest, blobs
 
     def __getattr__(self, name: str) -> object:
@@ -495,7 +550,7 @@ class _Facts:
 
 
 def _check_scope(old: Mapping[str, Entry], entries: Mapping[str, Entry], changed: list[str], deleted: list[str],
-                 blobs: _Blobs) -> set[str] | None:
+                 blobs: _FactsStore) -> set[str] | None:
     """The pages an incremental build must check, or None for the whole site.
 
     The last build checked every page. An unchanged page can only break if something it links to
@@ -512,7 +567,7 @@ def _check_scope(old: Mapping[str, Entry], entries: Mapping[str, Entry], changed
         if previous is not None:
             try:
                 before = blobs.get(previous.sha).ids  # type: ignore[attr-defined]
-            except StopIteration:  # the old page's facts are no longer kept
+            except KeyError:  # the old page's facts are no longer kept
                 return None
             if not before <= blobs.get(entries[path].sha).ids:  # type: ignore[attr-defined]
                 return None
@@ -630,8 +685,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     rules = affiliate_rules(sp.dataset)
     # Facts are read by this code under these affiliate rules; another version of either starts over.
     facts_version = sha(f"{code_digest(Path(__file__).resolve().parent)}|{sorted(rules.items())!r}".encode())
-    stored = _load_pickle(state / "facts.pickle") if manifest is not None else {}
-    facts_cache: dict = stored.get("facts", {}) if stored.get("version") == facts_version else {}
+    store = _FactsStore(state, facts_version, reuse=manifest is not None)
     staging = Staging(out)
     interrupts = _Interrupts()
     try:
@@ -639,12 +693,11 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             digest = ValueDigest()
             for pair, key in numbers_keys.items():  # numbers stand in by what they were computed from: no need to hash them
                 digest.remember(sp.results[pair], f"numbers:{key}")
-            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, facts_cache, staging, rules, digest,
+            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, store.index, staging, rules, digest,
                              parse_surfaces(sp.dataset.surfaces))
             entries: dict[str, Entry] = {}
             changed: list[str] = []
             facts: dict[str, _Facts] = {}  # page URL -> facts, for the whole-site HTML check
-            new_facts: dict[str, bytes] = {}
             done = 0
             size = max(1, min(_RENDER_CHUNK, len(pages) // (parallel.job_count(jobs) * 4)))
             problems: list[Issue] = []
@@ -652,7 +705,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                 for part, found in pool.map(_render_chunk, parallel.chunks(len(pages), size)):
                     problems.extend(found)
                     for i, key, rendered, page_facts in part:
-                        new_facts.update(page_facts)
+                        for fact_digest, (summary, blob) in page_facts.items():
+                            store.add(fact_digest, summary, blob)
                         page = pages[i]
                         if rendered is None:
                             for suffix in ("html", "md"):
@@ -674,8 +728,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             for rendered in site_files(sp):
                 path = safe_relative(rendered.path)
                 digest = sha(rendered.content)
-                if path.endswith(".html") and digest not in facts_cache and digest not in new_facts:
-                    new_facts[digest] = _pack_facts(rendered.content, rules)
+                if path.endswith(".html") and digest not in store:
+                    store.add(digest, *_pack_facts(rendered.content, rules))
                 previous = old.get(path)
                 if previous is not None and previous.sha == digest and path not in damaged:
                     entries[path] = previous
@@ -683,12 +737,11 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                     staging.write(path, rendered.content)
                     entries[path] = Entry(digest, len(rendered.content), 0, None)
                     changed.append(path)
-            blobs = _Blobs(new_facts, facts_cache)
             for path, entry in entries.items():
                 if path.endswith(".html"):
-                    facts[page_url(path)] = _Facts(entry.sha, blobs)
+                    facts[page_url(path)] = _Facts(entry.sha, store)
             deleted = sorted(set(old) - set(entries))
-            scope = _check_scope(old, entries, changed, deleted, blobs) if manifest is not None else None
+            scope = _check_scope(old, entries, changed, deleted, store) if manifest is not None else None
             with _collector_paused():  # unpacking facts allocates much and frees little
                 try:
                     check_pages(set(entries), facts, str(sp.site["base_url"]), rules, scope=scope)
@@ -705,12 +758,11 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                 _finish_incremental(staging, out, entries, changed, deleted, inputs, job.render_key, pagefind, html_changed)
     except BaseException:
         staging.discard()
+        store.close()
         raise
     staging.discard()
-    kept = {digest: facts_cache[digest] for digest in {e.sha for p, e in entries.items() if p.endswith(".html")} if digest in facts_cache}
-    kept.update({digest: value for digest, value in new_facts.items()})
-    if kept.keys() != facts_cache.keys():
-        _save_pickle(state / "facts.pickle", {"version": facts_version, "facts": kept})
+    store.save({e.sha for p, e in entries.items() if p.endswith(".html")})
+    store.close()
     return sp, report
 
 

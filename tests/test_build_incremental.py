@@ -364,3 +364,27 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
         build_and_write(root, site, jobs=2, search=True)
     assert tree(site) == before and mtimes(site) == stamps
     assert leftovers(tmp_path) == []
+
+
+def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) -> None:
+    from generator.build import _FactsStore, _pack_facts
+
+    rules = {}
+    pages = {f"d{i}": _pack_facts(f"<!doctype html><title>Page {i}</title><a id=x{i} href=/p{i}/>x</a>".encode(), rules)
+             for i in range(10)}
+    store = _FactsStore(tmp_path, "v1", reuse=False)
+    for digest, (summary, blob) in pages.items():
+        store.add(digest, summary, blob)
+    store.save(set(pages))
+    store.close()
+
+    again = _FactsStore(tmp_path, "v1", reuse=True)
+    assert again.summary("d3")[0] == "Page 3" and again.get("d3").ids == {"x3"}
+    again.save({"d1", "d2"})  # most of the file is dead now: rewritten under the next generation
+    again.close()
+    assert sorted(p.name for p in tmp_path.glob("facts-*.bin")) == ["facts-1.bin"]
+
+    third = _FactsStore(tmp_path, "v1", reuse=True)
+    assert "d3" not in third and third.get("d2").ids == {"x2"}
+    third.close()
+    assert "d1" not in _FactsStore(tmp_path, "v2", reuse=True)  # another code or rule version starts over
