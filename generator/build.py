@@ -634,11 +634,11 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
     with _collector_paused():
         sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache)
-    if parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
-        _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
+    if parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
+        _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
     try:
         return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report, numbers_keys)
     finally:
