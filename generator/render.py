@@ -59,11 +59,14 @@ def _inline_html(text: str) -> str:
 # --- Markdown with the engine's figures in it, rendered once per prose rather than once per page.
 # The prose is rendered with a plain word standing in for each figure, and the figures (escaped as
 # the renderer escapes text) replace the words. That gives the bytes rendering the filled text
-# would, as long as nothing Markdown reads can tell a figure from the word: each figure is a plain
-# run of letters, digits and . , : / % - and spaces that starts and ends with a letter or digit (as
-# the word does), with underscores only between letters or digits (Q4_K_M: never emphasis); a figure that begins a line's text is not "12. " (an ordered list); the prose has
-# no autolink or raw HTML; and each word comes out exactly once, in text, not inside a tag (a
-# link target is encoded). Anything else is rendered the slow way.
+# would, as long as nothing Markdown reads can tell a figure from the word:
+# - each figure is a plain run of letters, digits and . , : / % - and spaces that starts and ends
+#   with a letter or digit (as the word does), with underscores only between letters or digits
+#   (Q4_K_M: never emphasis), and holds no stand-in word itself;
+# - a figure that begins a line's text does not make it an ordered list ("12. ");
+# - the prose has no autolink or raw HTML;
+# - each word comes out exactly once, in text, not inside a tag (a link target is encoded).
+# Anything else is rendered the slow way.
 _PLAIN_FIGURE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 .,:/%-]|(?<=[A-Za-z0-9])_(?=[A-Za-z0-9]))*(?<=[A-Za-z0-9])")
 _LIST_MARKER = re.compile(r"\d{1,9}[.)](?:[ \t\n]|$)")
 _STAND_IN = "kvtriagefigure{}x"
@@ -104,7 +107,7 @@ def _stand_in_html(template: str, inline: bool) -> tuple[str, tuple[tuple[int, s
 
 def _filled_html(text: str, inline: bool) -> str:
     template, values = getattr(text, "template", None), getattr(text, "values", None)
-    if template is not None and values and all(_PLAIN_FIGURE.fullmatch(v) for v in values):
+    if template is not None and values and all(_PLAIN_FIGURE.fullmatch(v) and "kvtriagefigure" not in v for v in values):
         found = _stand_in_html(template, inline)
         # A figure that begins a line must not make it an ordered list ("12. ...", "3) ...").
         if found is not None and not any(_LIST_MARKER.match(values[i] + after) for i, after in found[1]):

@@ -102,7 +102,8 @@ def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
     "<https://example.com/{{ a }}>",
     "1. first\n2. {{ a }} second\n\n{{ b }}. own line",
 ])
-@pytest.mark.parametrize("values", [("1", "2"), ("12,345", "RTX 4090"), ("3.5", "x_y"), ("1. a", "7. b"), ("Q4_K_M", "_x_"), ("a_", "b__c")])
+@pytest.mark.parametrize("values", [("1", "2"), ("12,345", "RTX 4090"), ("3.5", "x_y"), ("1. a", "7. b"), ("Q4_K_M", "_x_"), ("a_", "b__c"),
+                                    ("kvtriagefigure1x", "kvtriagefigure0x")])
 def test_figures_in_markdown_positions_render_as_the_filled_text_would(template: str, values: tuple[str, str]) -> None:
     from generator.markdown import markdown_to_html
     from generator.pages import fill
