@@ -7,6 +7,7 @@ a command, is a field here or a field of the engine results these wrap.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Mapping
 
 # Bump when any engine's arithmetic changes: it invalidates incremental builds and moves
@@ -237,32 +238,21 @@ class _VariantWork:
     10k-page site; this is the part that does not change between those runs. The engines only read
     the config, so one dict serves every run."""
 
-    __slots__ = ("model", "variant", "weights", "_config", "_facts", "_layout")
-
     def __init__(self, model: Model, variant: ModelVariant) -> None:
         self.model, self.variant = model, variant  # held, so the ids keying _WORK stay theirs
         self.weights = variant_weights(model, variant)
-        self._config: dict | None = None
-        self._facts: vllm.ConfigFacts | None = None
-        self._layout: llama.KvLayout | None = None
 
-    @property
+    @cached_property
     def config(self) -> dict:
-        if self._config is None:
-            self._config = variant_config(self.model, self.variant)
-        return self._config
+        return variant_config(self.model, self.variant)
 
-    @property
+    @cached_property
     def facts(self) -> vllm.ConfigFacts:
-        if self._facts is None:
-            self._facts = vllm.ConfigFacts(self.config)
-        return self._facts
+        return vllm.ConfigFacts(self.config)
 
-    @property
+    @cached_property
     def layout(self) -> llama.KvLayout:
-        if self._layout is None:
-            self._layout = llama.kv_layout_from_geometry(geometry_from_hf_config(self.model.config.as_config_json()))
-        return self._layout
+        return llama.kv_layout_from_geometry(geometry_from_hf_config(self.model.config.as_config_json()))
 
 
 # Records are frozen, so a (model, variant) pair of objects always means the same work. Bounded:

@@ -22,7 +22,7 @@ import math
 import re
 from bisect import bisect_left
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
@@ -718,45 +718,28 @@ class ConfigFacts:
     config dict it built and never changes).
     """
 
-    __slots__ = ("hf_config", "_geometry", "_derived", "_shape", "_groups", "_moe")
-
     def __init__(self, hf_config: Mapping[str, Any]) -> None:
         self.hf_config = hf_config
-        self._geometry: Geometry | None = None
-        self._derived: DerivedMaxLen | None = None
-        self._shape: WeightShape | None = None
-        self._groups: tuple[KvGroup, ...] | None = None
-        self._moe: tuple[int, int, int, int] | None = None
 
-    @property
+    @cached_property
     def geometry(self) -> Geometry:
-        if self._geometry is None:
-            self._geometry = geometry_from_hf_config(self.hf_config)
-        return self._geometry
+        return geometry_from_hf_config(self.hf_config)
 
-    @property
+    @cached_property
     def derived(self) -> DerivedMaxLen:
-        if self._derived is None:
-            self._derived = derive_max_model_len(self.hf_config)
-        return self._derived
+        return derive_max_model_len(self.hf_config)
 
-    @property
+    @cached_property
     def weight_shape(self) -> WeightShape:
-        if self._shape is None:
-            self._shape = weight_shape(self.hf_config, self.geometry)
-        return self._shape
+        return weight_shape(self.hf_config, self.geometry)
 
-    @property
+    @cached_property
     def groups(self) -> tuple[KvGroup, ...]:
-        if self._groups is None:
-            self._groups = kv_cache_groups(self.geometry)
-        return self._groups
+        return kv_cache_groups(self.geometry)
 
-    @property
+    @cached_property
     def moe(self) -> tuple[int, int, int, int]:
-        if self._moe is None:
-            self._moe = _moe_shape(_text_config(self.hf_config))
-        return self._moe
+        return _moe_shape(_text_config(self.hf_config))
 
 
 def _facts_for(inputs: "VllmInputs", facts: ConfigFacts | None) -> ConfigFacts:
