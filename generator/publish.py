@@ -383,6 +383,17 @@ class _PageFacts:
 LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "form": "action", "source": "src", "iframe": "src"}
 
 
+def _read_meta(facts: _PageFacts, attrs: Mapping[str, str]) -> None:
+    """What a <meta> tells the checks: the description, robots noindex, a refresh (an alias page)."""
+    name = attrs.get("name", "").lower()
+    if name == "description":
+        facts.description = attrs.get(CONTENT_ATTR, "")
+    elif name == "robots" and "noindex" in attrs.get(CONTENT_ATTR, "").lower():
+        facts.noindex = True
+    elif attrs.get("http-equiv", "").lower() == "refresh":
+        facts.refresh = True
+
+
 class _Reader(HTMLParser):
     """One pass over a page: ids, links with their rel and enclosing sections, title and meta.
 
@@ -410,13 +421,7 @@ class _Reader(HTMLParser):
         elif tag == "title":
             self.in_title = True
         elif tag == "meta":
-            name = a.get("name", "").lower()
-            if name == "description":
-                facts.description = a.get(CONTENT_ATTR, "")
-            elif name == "robots" and "noindex" in a.get(CONTENT_ATTR, "").lower():
-                facts.noindex = True
-            elif a.get("http-equiv", "").lower() == "refresh":
-                facts.refresh = True
+            _read_meta(facts, a)
         elif tag == "script" and a.get("type") == "application/ld+json":
             self.in_json_ld = True
             facts.json_ld.append("")
@@ -652,13 +657,7 @@ def read_page(html: str) -> _PageFacts:
                 open_sections.append(len(regions))
                 regions.append([pos, -1])
         elif tag == "meta":
-            name = a.get("name", "").lower()
-            if name == "description":
-                facts.description = a.get(CONTENT_ATTR, "")
-            elif name == "robots" and "noindex" in a.get(CONTENT_ATTR, "").lower():
-                facts.noindex = True
-            elif a.get("http-equiv", "").lower() == "refresh":
-                facts.refresh = True
+            _read_meta(facts, a)
         elif tag == "title":
             if not closed:
                 if title_start < 0:
