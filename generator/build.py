@@ -36,14 +36,14 @@ from generator.output import (
     MANIFEST_NAME,
     Entry,
     Manifest,
+    Published,
     Staging,
     ValueDigest,
-    changed_on_disk,
     code_digest,
     fingerprint_files,
     input_fingerprint,
     library_versions,
-    read_manifest,
+    read_published,
     sha,
     stat_entry,
     swap_in,
@@ -609,15 +609,17 @@ class WriteReport:
 
 
 def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None,
-                      pagefind: str | None = None, inputs: str = "", today: str | None = None) -> tuple[SitePlan, WriteReport]:
-    """Build root into out, rendering and writing only what changed since the manifest in out.
+                      pagefind: str | None = None, inputs: str = "", today: str | None = None,
+                      published: Published | None = None) -> tuple[SitePlan, WriteReport]:
+    """Build root into out, rendering and writing only what changed since the manifest in out
+    (published: out as the caller already read it).
 
     A first build (no manifest we can trust) writes a fresh tree and swaps it in whole; later builds
     apply their changes as one transaction. Either way a failure leaves out as it was."""
     root, out = Path(root), Path(out).resolve()
-    manifest = read_manifest(out) if out.is_dir() else None
+    published = published if published is not None else read_published(out)
+    manifest, damaged = published.manifest, published.damaged
     old = dict(manifest.files) if manifest is not None else {}
-    damaged = frozenset(changed_on_disk(out, manifest)) if manifest is not None else frozenset()
     state = state_dir(out)
     report = WriteReport(fresh=manifest is None)
 
@@ -796,17 +798,20 @@ def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], 
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
-                    today: str | None = None) -> str:
+                    today: str | None = None, published: Published | None = None) -> str:
     """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
     inputs are as the manifest recorded them, else only the pages and files that changed. today dates
-    records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date)."""
+    records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date); published
+    is out as the caller already read it."""
     root, out = Path(root), Path(out)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
     inputs = input_fingerprint(root, search=pagefind is not None, today=today)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
-    if up_to_date(out, inputs, search=pagefind is not None):
+    published = published if published is not None else read_published(out)
+    if up_to_date(out, inputs, search=pagefind is not None, published=published):
         return f"nothing changed: {out} is up to date\n{note}"
-    sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today)
+    sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                   published=published)
     return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note

@@ -57,19 +57,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from generator.output import input_fingerprint, search_wanted, up_to_date
+    from generator.output import input_fingerprint, read_published, search_wanted, up_to_date
 
     root = Path(args.root)
     out = Path(args.out) if args.out else root / "site"
     # Nothing changed since the last build: answer before importing the pipeline (a third of a second).
     search = search_wanted(args.search)
-    if up_to_date(out, input_fingerprint(root, search=search), search=search) is not None:
+    published = read_published(out)
+    if up_to_date(out, input_fingerprint(root, search=search), search=search, published=published) is not None:
         print(f"nothing changed: {out} is up to date")
         return EXIT_OK
 
     from generator.build import build_and_write
 
-    report = build_and_write(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search)
+    report = build_and_write(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search,
+                             published=published)
     print(report)
     return EXIT_OK
 
