@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from generator.errors import ContentError, Issue
 from generator.markdown import unsafe_links
 from generator.schema import (
+    ENGINE_NAMES,
     FILL_IN,
     PLACEHOLDER,
     QUANTITY_NAMES,
@@ -605,9 +606,18 @@ def _cross_references(gpus, models, programs, errors, pairs, broken_errors: froz
         elif pair.variant not in {v.id for v in models[pair.model][0].variants}:
             variants = [v.id for v in models[pair.model][0].variants]
             issues.append(source.issue(("variant",), "variant", f"model {pair.model!r} has no variant {pair.variant!r}", _did_you_mean(pair.variant, variants)))
+        variant = next((v for v in models[pair.model][0].variants if v.id == pair.variant), None) if pair.model in models else None
         for i, error_id in enumerate(pair.errors):
             if error_id not in errors and error_id not in broken_errors:
                 issues.append(source.issue(("errors", i), f"errors[{i}]", f"error {error_id!r} does not exist", _did_you_mean(error_id, errors)))
+            elif error_id in errors and variant is not None and errors[error_id][0].engine not in variant.engines:
+                # No page could show the pair with this error: the engine cannot load the build.
+                engine = ENGINE_NAMES[errors[error_id][0].engine]
+                runs_on = " and ".join(ENGINE_NAMES[e] for e in variant.engines)
+                issues.append(source.issue(("errors", i), f"errors[{i}]",
+                                           f"{error_id!r} is printed by {engine}, which does not run variant {pair.variant!r} "
+                                           f"(it runs on {runs_on})",
+                                           "List only errors of an engine the variant names, or feature a variant that engine runs"))
     return issues
 
 

@@ -56,6 +56,7 @@ QUANTITY_NAMES = frozenset(
 
 Engine = Literal["vllm", "llamacpp", "ollama"]
 ENGINES: tuple[str, ...] = ("vllm", "llamacpp", "ollama")
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}  # as readers and the projects write them
 
 
 def _check_slug(value: str) -> str:
