@@ -17,7 +17,7 @@ import signal
 import tempfile
 import zlib
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
@@ -31,7 +31,7 @@ from generator.calculator import CATALOG_PATH, catalog_json
 from generator.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
-from generator.pages import Page, Plan, plan_pages
+from generator.pages import Page, Plan, PlanMemo, plan_pages
 from generator.output import (
     MANIFEST_NAME,
     Entry,
@@ -212,14 +212,15 @@ class SitePlan:
 
 
 def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results,
-              verify: bool = True, parse_cache: dict[str, bytes] | None = None) -> SitePlan:
+              verify: bool = True, parse_cache: dict[str, bytes] | None = None, memo: PlanMemo | None = None) -> SitePlan:
     """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and
-    check every command block (unless verify is False: a writing build checks them as pages render)."""
+    check every command block (unless verify is False: a writing build checks them as pages render).
+    memo: pair pages an earlier plan in this process made (a resident builder's)."""
     root = Path(root)
     dataset = load_dataset(root, parse_cache)
     results = compute(dataset)
     dates = record_dates(dataset, today or today_for_build())
-    plan = plan_pages(dataset, results, dates)
+    plan = plan_pages(dataset, results, dates, memo)
     problems = [] if not verify else verify_commands(
         ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
         parse_surfaces(dataset.surfaces),
@@ -344,10 +345,14 @@ _GPU_WORDS = frozenset({"buy_query", "rent", "aliases", "notes", "source", "memo
                         "compute_capability_source"})
 
 
-def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[Results, int, dict[tuple[str, str, str], str]]:
+def cached_results(dataset: Dataset, cache: Path | None, jobs: int,
+                   memory: dict[str, PairNumbers] | None = None) -> tuple[Results, int, dict[tuple[str, str, str], str]]:
     """compute_results(dataset), reusing cached numbers whose GPU, model, variant, settings and
     engine code are unchanged and computing the rest across processes. Returns (results, how many
-    pairs were computed, each pair's key: the hash of everything its numbers were computed from)."""
+    pairs were computed, each pair's key: the hash of everything its numbers were computed from).
+
+    The cache is the file `cache`, or `memory` when given (a resident builder's: it is left holding
+    this build's numbers, and unchanged numbers come back as the very same objects)."""
     tasks = pair_tasks(dataset)
     # compute_pair reads the engine package and the schema records, nothing else.
     package = Path(__file__).resolve().parent
@@ -355,7 +360,7 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[Res
     gpu_sha = {key: sha(gpu.model_dump_json(exclude=_GPU_WORDS).encode()) for key, gpu in dataset.gpus.items()}
     model_sha = {key: content_sha(model) for key, model in dataset.models.items()}
     keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}".encode()) for t in tasks]
-    known = _load_results(cache) if cache is not None else {}
+    known = memory if memory is not None else _load_results(cache) if cache is not None else {}
     missing = [i for i, key in enumerate(keys) if key not in known]
     computed: dict[int, PairNumbers] = {}
     if missing:
@@ -367,7 +372,11 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int) -> tuple[Res
     results = {}
     for i, (task, key) in enumerate(zip(tasks, keys)):
         results[task.key] = computed[i] if i in computed else known[key]
-    if cache is not None and (missing or len(known) != len(keys)):
+    if memory is not None:
+        kept = {key: results[task.key] for task, key in zip(tasks, keys)}
+        memory.clear()
+        memory.update(kept)
+    elif cache is not None and (missing or len(known) != len(keys)):
         _save_results(cache, [(key, results[task.key]) for task, key in zip(tasks, keys)])
     return results, len(missing), {task.key: key for task, key in zip(tasks, keys)}
 
@@ -387,6 +396,7 @@ class _RenderJob:
     rules: Mapping[str, object]  # affiliate rules, for slim_facts
     digest: ValueDigest  # one per build; each worker's copy remembers the hashes of the records it saw
     surfaces: object  # the CLI surfaces every command block is checked against
+    known_keys: Mapping[int, tuple[Page, str]]  # id(page) -> (page, key): pages a resident builder keyed before
 
 
 def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
@@ -422,7 +432,8 @@ def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | N
     out, problems = [], []
     for i in span:
         page = job.pages[i]
-        key = _page_key(job, page)
+        known = job.known_keys.get(id(page))
+        key = known[1] if known is not None and known[0] is page else _page_key(job, page)
         if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
             out.append((i, key, None, {}))
         else:
@@ -535,17 +546,18 @@ class _FactsStore:
 
 
 class _Facts:
-    """One page's facts for check_pages, unpacked when an attribute beyond the summary is read, so
-    the check walks the whole site without every page's facts unpacked at once."""
+    """One page's facts for check_pages: the summary fields every check reads held as attributes, the
+    rest unpacked when first read, so the check walks the whole site without every page's facts
+    unpacked at once."""
 
-    __slots__ = ("digest", "blobs")
+    __slots__ = ("digest", "blobs", *_SUMMARY)
 
     def __init__(self, digest: str, blobs: _FactsStore):
         self.digest, self.blobs = digest, blobs
+        for name, value in zip(_SUMMARY, blobs.summary(digest)):
+            setattr(self, name, value)
 
-    def __getattr__(self, name: str) -> object:
-        if name in _SUMMARY:
-            return self.blobs.summary(self.digest)[_SUMMARY.index(name)]
+    def __getattr__(self, name: str) -> object:  # only for what is not a slot
         return getattr(self.blobs.get(self.digest), name)
 
 
@@ -608,16 +620,36 @@ class WriteReport:
                 f"{self.deleted} deleted, {self.computed} pairs computed)")
 
 
+@dataclass(eq=False)
+class Resident:
+    """What a long-running builder (`kvtriage serve`) keeps in memory between builds of one site into
+    a folder only it writes: parses, engine numbers, planned pair pages, page keys and the manifest it
+    last wrote. A build then redoes only what an edit reaches, without reading caches back from disk.
+
+    Everything here is a pure function of the inputs it was made from, except `published`, which is
+    replaced only once a build's output is in place: a failed build leaves the folder, and so this
+    record of it, as they were."""
+
+    parsed: dict[str, bytes] = field(default_factory=dict)
+    numbers: dict[str, PairNumbers] = field(default_factory=dict)  # by the hash of what they were computed from
+    plans: PlanMemo = field(default_factory=PlanMemo)
+    render_key: str = ""
+    page_keys: dict[int, tuple[Page, str]] = field(default_factory=dict)  # id(page) -> (page, key) under render_key
+    published: Published | None = None
+
+
 def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None,
                       pagefind: str | None = None, inputs: str = "", today: str | None = None,
-                      published: Published | None = None) -> tuple[SitePlan, WriteReport]:
+                      published: Published | None = None, resident: Resident | None = None) -> tuple[SitePlan, WriteReport]:
     """Build root into out, rendering and writing only what changed since the manifest in out
-    (published: out as the caller already read it).
+    (published: out as the caller already read it; resident: what this process kept from its last
+    build into out, used instead of the caches on disk).
 
     A first build (no manifest we can trust) writes a fresh tree and swaps it in whole; later builds
     apply their changes as one transaction. Either way a failure leaves out as it was."""
     root, out = Path(root), Path(out).resolve()
-    published = published if published is not None else read_published(out)
+    if published is None:
+        published = resident.published if resident is not None and resident.published is not None else read_published(out)
     manifest, damaged = published.manifest, published.damaged
     old = dict(manifest.files) if manifest is not None else {}
     state = state_dir(out)
@@ -626,23 +658,31 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     numbers_keys: dict[tuple[str, str, str], str] = {}
 
     def compute(dataset: Dataset) -> Results:
-        results, report.computed, keys = cached_results(dataset, state / "results.pickle", jobs)
+        results, report.computed, keys = cached_results(
+            dataset, None if resident is not None else state / "results.pickle", jobs, resident.numbers if resident is not None else None)
         numbers_keys.update(keys)
         return results
 
     # Parses are kept by file bytes, under this code's version (the parser is part of it).
     parse_version = code_digest(Path(__file__).resolve().parent)
-    stored = _load_pickle(state / "parsed.pickle")
-    parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
+    if resident is not None:
+        parse_cache = _UsedEntries(resident.parsed)
+    else:
+        stored = _load_pickle(state / "parsed.pickle")
+        parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
     with _collector_paused():
-        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache)
+        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache,
+                       memo=resident.plans if resident is not None else None)
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
-    if parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
+    if resident is not None:
+        resident.parsed = {k: parse_cache[k] for k in parse_cache.used}
+    elif parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
         _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
     try:
-        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report, numbers_keys)
+        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
+                              numbers_keys, resident)
     finally:
         gc.unfreeze()
 
@@ -681,7 +721,7 @@ def _collector_paused() -> Iterator[None]:
 def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
                    pagefind: str | None, inputs: str, manifest: Manifest | None, old: dict[str, Entry],
                    damaged: frozenset[str], state: Path, report: WriteReport,
-                   numbers_keys: Mapping[tuple[str, str, str], str]) -> tuple[SitePlan, WriteReport]:
+                   numbers_keys: Mapping[tuple[str, str, str], str], resident: Resident | None = None) -> tuple[SitePlan, WriteReport]:
     pages = sp.plan.pages
     report.pages = len(pages)
     rules = affiliate_rules(sp.dataset)
@@ -695,8 +735,11 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             digest = ValueDigest()
             for pair, key in numbers_keys.items():  # numbers stand in by what they were computed from: no need to hash them
                 digest.remember(sp.results[pair], f"numbers:{key}")
-            job = _RenderJob(pages, sp.env, sp.site, _render_key(sp, root), old, damaged, store.index, staging, rules, digest,
-                             parse_surfaces(sp.dataset.surfaces))
+            render_key = _render_key(sp, root)
+            known_keys = resident.page_keys if resident is not None and resident.render_key == render_key else {}
+            job = _RenderJob(pages, sp.env, sp.site, render_key, old, damaged, store.index, staging, rules, digest,
+                             parse_surfaces(sp.dataset.surfaces), known_keys)
+            page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []
             facts: dict[str, _Facts] = {}  # page URL -> facts, for the whole-site HTML check
@@ -707,6 +750,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                 for part, found in pool.map(_render_chunk, parallel.chunks(len(pages), size)):
                     problems.extend(found)
                     for i, key, rendered, page_facts in part:
+                        page_keys[i] = key
                         for fact_digest, (summary, blob) in page_facts.items():
                             store.add(fact_digest, summary, blob)
                         page = pages[i]
@@ -755,9 +799,9 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             if manifest is None:
-                _finish_fresh(staging, out, entries, inputs, job.render_key, pagefind)
+                written = _finish_fresh(staging, out, entries, inputs, job.render_key, pagefind)
             else:
-                _finish_incremental(staging, out, entries, changed, deleted, inputs, job.render_key, pagefind, html_changed)
+                written = _finish_incremental(staging, out, entries, changed, deleted, inputs, job.render_key, pagefind, html_changed)
     except BaseException:
         staging.discard()
         store.close()
@@ -765,20 +809,26 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     staging.discard()
     store.save({e.sha for p, e in entries.items() if p.endswith(".html")})
     store.close()
+    if resident is not None:
+        resident.published = Published(written, frozenset())
+        resident.render_key = render_key
+        resident.page_keys = {id(page): (page, key) for page, key in zip(pages, page_keys) if key is not None}
     return sp, report
 
 
 def _finish_fresh(staging: Staging, out: Path, entries: dict[str, Entry], inputs: str, render_key: str,
-                  pagefind: str | None) -> None:
+                  pagefind: str | None) -> Manifest:
     if pagefind is not None:
         index_search(staging.dir, pagefind)
     final = {path: stat_entry(staging.dir / path, entry.sha, entry.key) for path, entry in entries.items()}
-    staging.write(MANIFEST_NAME, Manifest(inputs, final, render_key).to_bytes())
+    manifest = Manifest(inputs, final, render_key)
+    staging.write(MANIFEST_NAME, manifest.to_bytes())
     swap_in(staging, out)
+    return manifest
 
 
 def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], deleted: list[str],
-                        inputs: str, render_key: str, pagefind: str | None, html_changed: bool) -> None:
+                        inputs: str, render_key: str, pagefind: str | None, html_changed: bool) -> Manifest:
     with transaction(out, staging) as txn:
         for path in changed:
             txn.put(path)
@@ -793,25 +843,29 @@ def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], 
             txn.remove_dir("pagefind")
         placed = set(changed)
         final = {path: stat_entry(out / path, e.sha, e.key) if path in placed else e for path, e in entries.items()}
-        staging.write(MANIFEST_NAME, Manifest(inputs, final, render_key).to_bytes())
+        manifest = Manifest(inputs, final, render_key)
+        staging.write(MANIFEST_NAME, manifest.to_bytes())
         txn.put(MANIFEST_NAME)
+    return manifest
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
-                    today: str | None = None, published: Published | None = None) -> str:
+                    today: str | None = None, published: Published | None = None, resident: Resident | None = None) -> str:
     """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
     inputs are as the manifest recorded them, else only the pages and files that changed. today dates
     records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date); published
-    is out as the caller already read it."""
+    is out as the caller already read it; resident is what a long-running builder kept from its last
+    build into out (see Resident)."""
     root, out = Path(root), Path(out)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
     inputs = input_fingerprint(root, search=pagefind is not None, today=today)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
-    published = published if published is not None else read_published(out)
+    if published is None:
+        published = resident.published if resident is not None and resident.published is not None else read_published(out)
     if up_to_date(out, inputs, search=pagefind is not None, published=published):
         return f"nothing changed: {out} is up to date\n{note}"
     sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
-                                   published=published)
+                                   published=published, resident=resident)
     return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note

@@ -16,11 +16,10 @@ from urllib.parse import quote_plus
 from generator.commands import CommandBlock, llamacpp_blocks, ollama_blocks, vllm_blocks
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
-from generator.schema import PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
+from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
 GIB = 1024**3
 MIB = 1024**2
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}
 LEVER_NAMES = {
     "clamp-context": "Cap the context",
     "fp8-kv": "fp8 KV cache",
@@ -375,11 +374,69 @@ def _pair_page_view(inputs: tuple[PairInputs, PageMeta]) -> dict[str, Any]:
     return view
 
 
+@dataclass(eq=False)
+class _PairUnit:
+    """One error's pair pages, what planning them added to the site-wide tallies, and what they were
+    planned from besides the inputs every error shares (see PlanMemo)."""
+
+    error: ErrorSignature
+    pages: list[Page] = field(default_factory=list)
+    index: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))  # gpu -> [(model, variant)]
+    indexable: list[str] = field(default_factory=list)
+    thin: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    keys: frozenset[tuple[str, str, str]] = frozenset()  # every candidate pair, page or not
+    featured: tuple[Any, ...] = ()  # the featured pair records read
+    dates: tuple[tuple[str, str], ...] = ()  # (record key, date) of every date the pages show
+    fingerprints: dict[tuple[str, str, str], bytes] = field(default_factory=dict)  # kept only for a PlanMemo
+
+
+@dataclass(frozen=True, eq=False)
+class _Tables:
+    """The GPU and model pages and their index pages, and what they read besides the shared inputs:
+    which pair pages exist, under which error labels, and the dates they show."""
+
+    pages: list[Page]
+    pair_index: Mapping[str, Mapping[str, list[tuple[str, str]]]]
+    labels: tuple[tuple[str, str], ...]
+    dates: tuple[tuple[str, str], ...]
+
+
+class PlanMemo:
+    """Pair pages planned earlier in this process, kept per error so a resident builder (`kvtriage
+    serve`) re-plans only the errors an edit reaches.
+
+    An error's pair pages read its record, some featured pairs, some dates, and inputs every error
+    shares: the site record, every GPU, model and affiliate program (through the GPUs that fit and
+    the buy links), and the engine numbers of every pair. Earlier pages are reused when the shared
+    records are equal, the numbers are the very same objects (the resident builder keeps unchanged
+    numbers), and the error's own inputs are equal. Anything else is planned afresh."""
+
+    def __init__(self) -> None:
+        self.units: dict[str, _PairUnit] = {}
+        self.tables: _Tables | None = None
+        self._shared: tuple[Any, ...] | None = None
+        self._results: Results | None = None
+
+    @staticmethod
+    def _shared_of(dataset: Dataset) -> tuple[Any, ...]:
+        return (dataset.site, dataset.gpus, dataset.models, dataset.affiliates)
+
+    def same_shared(self, dataset: Dataset, results: Results) -> bool:
+        old = self._results
+        if old is None or self._shared != self._shared_of(dataset) or len(old) != len(results):
+            return False
+        return all(old.get(key) is numbers for key, numbers in results.items())
+
+    def remember(self, dataset: Dataset, results: Results) -> None:
+        self._shared, self._results = self._shared_of(dataset), results
+
+
 class _Planner:
-    def __init__(self, dataset: Dataset, results: Results, dates: Mapping[str, str]):
+    def __init__(self, dataset: Dataset, results: Results, dates: Mapping[str, str], memo: PlanMemo | None = None):
         self.d = dataset
         self.results = results
         self.dates = dates
+        self.memo = memo
         self.pages: list[Page] = []
         self.thin: dict[str, int] = defaultdict(int)
         # error id -> gpu id -> [(model, variant)] of the pair pages that exist
@@ -397,8 +454,11 @@ class _Planner:
     def lastmod(self, inputs: Iterable[str]) -> str:
         return max((self.dates.get(key, self.dates.get("*", "1970-01-01")) for key in inputs), default=self.dates.get("*", "1970-01-01"))
 
-    def add(self, *, url: str, template: str, title: str, description: str, kind: str, view: dict[str, Any] | PairInputs,
-            inputs: tuple[str, ...], crumbs: tuple[tuple[str, str], ...] = (), indexable: bool = True) -> None:
+    def add(self, **fields: Any) -> None:
+        self.pages.append(self.page(**fields))
+
+    def page(self, *, url: str, template: str, title: str, description: str, kind: str, view: dict[str, Any] | PairInputs,
+             inputs: tuple[str, ...], crumbs: tuple[tuple[str, str], ...] = (), indexable: bool = True) -> Page:
         lastmod = self.lastmod(inputs)
         meta = PageMeta(self.d.site, url, title, description, lastmod, crumbs)
         if isinstance(view, PairInputs):
@@ -406,10 +466,8 @@ class _Planner:
         else:
             view = dict(view)
             view.update(page_meta_view(meta))
-        self.pages.append(
-            Page(url=url, template=template, title=title, description=description, kind=kind, lastmod=lastmod,
-                 view=view, breadcrumbs=crumbs, indexable=indexable, inputs=inputs)
-        )
+        return Page(url=url, template=template, title=title, description=description, kind=kind, lastmod=lastmod,
+                    view=view, breadcrumbs=crumbs, indexable=indexable, inputs=inputs)
 
     def records(self, key: tuple[str, str, str]) -> tuple[Gpu, Model, ModelVariant]:
         gpu = self.d.gpus[key[0]]
@@ -491,12 +549,15 @@ class _Planner:
     # ---- the pages
 
     def plan(self) -> Plan:
+        memo = self.memo
+        self.reusable = memo is not None and memo.same_shared(self.d, self.results)
         self.plan_pairs()
         self.plan_errors()
-        self.plan_gpus()
-        self.plan_models()
+        self.plan_tables()
         self.plan_engines()
         self.plan_home()
+        if memo is not None:
+            memo.remember(self.d, self.results)
         return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))
 
     def pairs_for(self, error: ErrorSignature) -> list[PairNumbers]:
@@ -510,43 +571,92 @@ class _Planner:
 
     def plan_pairs(self) -> None:
         featured = {(p.gpu, p.model, p.variant): p for p in self.d.pairs}
+        memo = self.memo
+        units: dict[str, _PairUnit] = {}
         for error in self.d.errors.values():
-            # Shared by every pair page of the error: at 100k pages, copies per page add up.
-            error_crumbs = (("Home", "/"), (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"),
-                            (error.short_name or error.title, error_url(error.id)))
-            error_key = f"error:{error.id}"
-            seen: dict[bytes, str] = {}
-            seen_urls: set[str] = set()
-            for numbers in self.pairs_for(error):
-                gpu, model, variant = self.records(numbers.key)
-                if error.engine not in variant.engines:
-                    self.thin["engine cannot run this variant"] += 1
-                    continue
-                url = pair_url(error.id, gpu.id, model.id, variant.id)
-                seen_urls.add(url)
-                fp = self.fingerprint(error, numbers)
-                indexable = fp not in seen or numbers.key in featured
-                if not indexable:
-                    self.thin["same numbers as a sibling GPU"] += 1
-                seen.setdefault(fp, url)
-                intro = featured[numbers.key].intro if numbers.key in featured and featured[numbers.key].intro else None
-                duplicate_of = None if indexable else seen[fp]
+            unit = memo.units.get(error.id) if memo is not None and self.reusable else None
+            if unit is None or not self._still_current(unit, error):
+                # The same error with other featured pairs or dates: most pages come out as before.
+                unit = self._plan_error_pairs(error, featured, unit if unit is not None and unit.error == error else None)
+            units[error.id] = unit
+            self.pages.extend(unit.pages)
+            self.pair_index[error.id].update((gpu_id, list(pairs)) for gpu_id, pairs in unit.index.items())
+            self.indexable_pairs.update(unit.indexable)
+            for rule, count in unit.thin.items():
+                self.thin[rule] += count
+        if memo is not None:
+            memo.units = units
 
+    def _relevant_pairs(self, error: ErrorSignature, keys: frozenset[tuple[str, str, str]]) -> tuple[Any, ...]:
+        """The featured pair records planning this error's pages reads: those that list it, and those
+        of pairs it has a candidate page for (their intro shows, and they are never thinned)."""
+        return tuple(p for p in self.d.pairs if error.id in p.errors or (p.gpu, p.model, p.variant) in keys)
+
+    def _dates_read(self, pages: Iterable[Page]) -> tuple[tuple[str, str], ...]:
+        keys = sorted({key for page in pages for key in page.inputs})
+        return tuple((key, self.lastmod((key,))) for key in keys)
+
+    def _still_current(self, unit: _PairUnit, error: ErrorSignature) -> bool:
+        """Whether a unit planned earlier is what planning this error now would give (the shared
+        inputs were found equal already)."""
+        return (unit.error == error and unit.featured == self._relevant_pairs(error, unit.keys)
+                and all(self.lastmod((key,)) == date for key, date in unit.dates))
+
+    def _plan_error_pairs(self, error: ErrorSignature, featured: Mapping[tuple[str, str, str], Any],
+                          before: _PairUnit | None = None) -> _PairUnit:
+        """One error's pair pages, the thin-page guard applied among them. before: this error's pages
+        as planned from the same shared inputs (see PlanMemo); a page whose own inputs are all
+        unchanged is taken from it as it is."""
+        unit = _PairUnit(error=error)
+        old_pages = {page.url: page for page in before.pages} if before is not None else {}
+        old_fingerprints = before.fingerprints if before is not None else {}
+        keep_fingerprints = self.memo is not None
+        # Shared by every pair page of the error: at 100k pages, copies per page add up.
+        error_crumbs = (("Home", "/"), (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"),
+                        (error.short_name or error.title, error_url(error.id)))
+        error_key = f"error:{error.id}"
+        seen: dict[bytes, str] = {}
+        seen_urls: set[str] = set()
+        candidates = self.pairs_for(error)
+        unit.keys = frozenset(numbers.key for numbers in candidates)
+        unit.featured = self._relevant_pairs(error, unit.keys)
+        for numbers in candidates:
+            gpu, model, variant = self.records(numbers.key)
+            if error.engine not in variant.engines:
+                unit.thin["engine cannot run this variant"] += 1
+                continue
+            url = pair_url(error.id, gpu.id, model.id, variant.id)
+            seen_urls.add(url)
+            fp = old_fingerprints.get(numbers.key) or self.fingerprint(error, numbers)
+            if keep_fingerprints:
+                unit.fingerprints[numbers.key] = fp
+            indexable = fp not in seen or numbers.key in featured
+            if not indexable:
+                unit.thin["same numbers as a sibling GPU"] += 1
+            seen.setdefault(fp, url)
+            intro = featured[numbers.key].intro if numbers.key in featured and featured[numbers.key].intro else None
+            duplicate_of = None if indexable else seen[fp]
+            inputs = (self.key_of("gpu", gpu.id), self.key_of("model", model.id), error_key, "engine")
+            if numbers.key in featured:
+                inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
+            page = old_pages.get(url)
+            if page is None or not (page.indexable == indexable and page.inputs == inputs and page.lastmod == self.lastmod(inputs)
+                                    and page.view.inputs[0].intro == intro and page.view.inputs[0].duplicate_of == duplicate_of):
                 title, description = self.pair_title(error, gpu, model, variant, numbers)
                 crumbs = (*error_crumbs, (f"{short_gpu(gpu)} · {model.name} {variant.name}", url))
-                inputs = (self.key_of("gpu", gpu.id), self.key_of("model", model.id), error_key, "engine")
-                if numbers.key in featured:
-                    inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
-                self.add(url=url, template="pair", title=title, description=description, kind="pair",
-                         view=self.pair_inputs(error, numbers, intro, duplicate_of), inputs=inputs, crumbs=crumbs,
-                         indexable=indexable)
-                if indexable:
-                    self.indexable_pairs.add(url)
-                self.pair_index[error.id][gpu.id].append((model.id, variant.id))
-            if error.pair_pages:
-                # Pairs this engine can run that start fine or fail some other way: no page, nothing to say.
-                runnable = self.runnable_pairs(error.engine)
-                self.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
+                page = self.page(url=url, template="pair", title=title, description=description, kind="pair",
+                                 view=self.pair_inputs(error, numbers, intro, duplicate_of), inputs=inputs,
+                                 crumbs=crumbs, indexable=indexable)
+            unit.pages.append(page)
+            if indexable:
+                unit.indexable.append(url)
+            unit.index[gpu.id].append((model.id, variant.id))
+        if error.pair_pages:
+            # Pairs this engine can run that start fine or fail some other way: no page, nothing to say.
+            runnable = self.runnable_pairs(error.engine)
+            unit.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
+        unit.dates = self._dates_read(unit.pages)
+        return unit
 
     def key_of(self, kind: str, record_id: str) -> str:
         """The record key "kind:id", one string object per record however many pages name it."""
@@ -638,6 +748,21 @@ class _Planner:
                         self._pair_pages[(gpu_id, model_id, variant_id)].append(
                             {"label": label, "url": pair_url(error_id, gpu_id, model_id, variant_id)})
         return self._pair_pages.get(numbers.key, [])
+
+    def plan_tables(self) -> None:
+        """The GPU and model pages (a table of every pair each) and their index pages."""
+        labels = tuple((e.id, e.short_name or e.title) for e in self.d.errors.values())
+        before = self.memo.tables if self.memo is not None and self.reusable else None
+        if (before is not None and before.labels == labels and before.pair_index == self.pair_index
+                and all(self.lastmod((key,)) == date for key, date in before.dates)):
+            self.pages.extend(before.pages)
+            return
+        start = len(self.pages)
+        self.plan_gpus()
+        self.plan_models()
+        if self.memo is not None:
+            pages = self.pages[start:]
+            self.memo.tables = _Tables(pages, self.pair_index, labels, self._dates_read(pages))
 
     def plan_gpus(self) -> None:
         items = []
@@ -753,8 +878,10 @@ def _assumptions(numbers: PairNumbers) -> list[str]:
     return seen
 
 
-def plan_pages(dataset: Dataset, results: Results, dates: Mapping[str, str] | None = None) -> Plan:
-    plan = _Planner(dataset, results, dates or {}).plan()
+def plan_pages(dataset: Dataset, results: Results, dates: Mapping[str, str] | None = None, memo: PlanMemo | None = None) -> Plan:
+    """Every page of the site. memo: pair pages planned by an earlier call in this process, reused
+    where their inputs are unchanged (see PlanMemo); it is updated for the next call."""
+    plan = _Planner(dataset, results, dates or {}, memo).plan()
     check_unique_urls(plan.pages, dataset.origins)
     return plan
 

@@ -88,6 +88,8 @@ class DevSite:
         self._stamps: dict[str, int] = {}
         self._work = Path(tempfile.mkdtemp(prefix="kvtriage-serve-"))  # the private build and its caches
         self._shas: dict[str, str] = {}  # path -> content hash of the bytes in the snapshot
+        self._resident: Any = None  # build.Resident: what the last builds left in memory for the next
+        self._template_stamps: dict[str, int] | None = None
 
     @property
     def snapshot(self) -> Snapshot:
@@ -106,16 +108,20 @@ class DevSite:
 
     def rebuild(self) -> bool:
         """Build once; keep the result if it succeeded. Returns True on success."""
-        from generator.build import build_and_write, forget_templates  # here, so `kvtriage --help` stays light
-        from generator.output import read_manifest
+        from generator.build import Resident, build_and_write, forget_templates  # here, so `kvtriage --help` stays light
 
         self._stamps = _mtimes(self.root)
-        forget_templates()
+        templates = {path: stamp for path, stamp in self._stamps.items() if path.startswith("templates/")}
+        if templates != self._template_stamps:  # compiled templates are kept until a template file changes
+            forget_templates()
+            self._template_stamps = templates
+        if self._resident is None:
+            self._resident = Resident()
         started = time.monotonic()
         out = self._work / "site"
         try:
             # One job: this process runs the HTTP threads, and forking a threaded process is unsafe.
-            build_and_write(self.root, out, jobs=1, search=False, today=self.today)
+            build_and_write(self.root, out, jobs=1, search=False, today=self.today, resident=self._resident)
         except SiteError as error:
             problems = tuple(issue.format() for issue in error.issues)
             with self._lock:
@@ -126,7 +132,7 @@ class DevSite:
                 print("  " + line, file=self.log)
             self.log.flush()
             return False
-        manifest = read_manifest(out)
+        manifest = self._resident.published.manifest
         assert manifest is not None  # a build that succeeded wrote it
         old = self.snapshot.files
         files: dict[str, bytes] = {}

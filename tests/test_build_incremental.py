@@ -11,9 +11,9 @@ import yaml
 
 from generator import build as build_module
 from generator import output
-from generator.build import build_and_write
+from generator.build import Resident, build_and_write
 from generator.errors import ContentError, Issue, RenderError
-from generator.output import MANIFEST_NAME, Staging, transaction
+from generator.output import MANIFEST_NAME, Staging, read_manifest, transaction
 from generator.publish import AffiliateRule, check_pages, pagefind_executable, read_page, slim_facts
 
 from .test_build_parallel import grown_site, tree
@@ -41,6 +41,7 @@ def edit_yaml(path: Path, change) -> None:
 
 def cold(root: Path, tmp_path: Path) -> dict[str, bytes]:
     out = tmp_path / "cold"
+    assert not out.exists()
     build_and_write(root, out, jobs=1, search=False)
     return tree(out)
 
@@ -121,6 +122,55 @@ def test_an_incremental_build_equals_a_cold_build_and_leaves_unchanged_files_alo
     assert [path for path in untouched if now[path] != stamps[path]] == []
     assert "incremental" in report
     assert leftovers(tmp_path) == []
+
+
+_GGUF_PAIR = "content/pairs/rtx-4090--qwen2.5-coder-32b-instruct-q4-k-m.yaml"
+
+
+def _add_featured_pair(root: Path) -> None:
+    (root / _GGUF_PAIR).write_text("gpu: rtx-4090\nmodel: qwen2.5-coder-32b-instruct\nvariant: q4-k-m\n"
+                                   "errors: [llamacpp-kv-cache-alloc-failed]\nintro: A GGUF build on the same card.\n", encoding="utf-8")
+
+
+def _edit_pair_errors(root: Path) -> None:
+    edit_yaml(root / _GGUF_PAIR, lambda d: d.update(errors=[*d["errors"], "ollama-partial-offload"]))
+
+
+def _edit_error_short_name(root: Path) -> None:
+    # Labels the error's links in every GPU and model table, and its pair pages' breadcrumbs.
+    edit_yaml(root / "content/errors/ollama-partial-offload.yaml", lambda d: d.update(short_name="partial offload to the CPU"))
+
+
+def _edit_error_pair_pages_off(root: Path) -> None:
+    edit_yaml(root / "content/errors/llamacpp-kv-cache-alloc-failed.yaml", lambda d: d.update(pair_pages=False))
+
+
+def _remove_featured_pair(root: Path) -> None:
+    next((root / "content/pairs").glob("*.yaml")).unlink()
+
+
+def test_a_resident_builder_equals_cold_builds_through_a_run_of_edits(root: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kvtriage serve` keeps parses, numbers, planned pages and page keys between builds; after each
+    edit of a run its site must still be what a cold build makes."""
+    site = tmp_path / "site"
+    resident = Resident()
+    build_and_write(root, site, jobs=1, search=False, resident=resident)
+
+    def next_day(root: Path) -> None:  # records edited from now on carry a later date
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", str(1795910400 + 86400))
+        _edit_error_prose(root)
+
+    edits = [_edit_pair_intro, _edit_error_prose, _edit_gpu_buy_link, _add_featured_pair, _edit_pair_errors, _edit_error_short_name, next_day,
+             _edit_pair_intro, _edit_gpu_memory, _edit_template, _edit_affiliate_program, _edit_site_author,
+             _edit_model_variant, _edit_error_pair_pages_off, _remove_featured_pair]
+    for step, edit in enumerate(edits):
+        edit(root)
+        report = build_and_write(root, site, jobs=1, search=False, resident=resident)
+        assert tree(site) == cold(root, tmp_path / f"cold-{step}"), f"after {edit.__name__} (step {step})"
+        if step == 0:  # the intro shows on its own page only (later, a newer date also reaches the home page)
+            assert "rendered 1 of " in report
+    assert read_manifest(site) == resident.published.manifest
 
 
 def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -108,3 +108,38 @@ def test_shipped_catalog_makes_over_a_thousand_distinct_pair_pages() -> None:
     assert len({p.title for p in indexable}) == len(indexable)
     assert len({p.description for p in indexable}) == len(indexable)
     assert all(50 <= len(p.description) <= 160 for p in indexable)
+
+
+def _described(plan) -> list[tuple]:
+    """Everything a page renders from, with each view built, for comparing two plans."""
+    return [(p.url, p.template, p.title, p.description, p.kind, p.lastmod, p.breadcrumbs, p.indexable, p.inputs,
+             repr(sorted(dict(p.view).items(), key=lambda item: item[0]))) for p in plan.pages]
+
+
+def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
+    from generator.pages import PlanMemo
+
+    dataset = load_dataset(FIXTURE_SITE)
+    results = compute_results(dataset)
+    dates = {"*": "2026-11-29"}
+    memo = PlanMemo()
+    first = plan_pages(dataset, results, dates, memo)
+    assert _described(first) == _described(plan_pages(dataset, results, dates))
+    again = plan_pages(dataset, results, dates, memo)
+    assert all(a is b for a, b in zip(first.pages, again.pages) if a.kind in ("pair", "gpu", "model"))
+
+    # A featured pair's new intro: that one page is planned again, its siblings are kept.
+    pair = dataset.pairs[0]
+    edited = replace(dataset, pairs=(pair.model_copy(update={"intro": "Another intro."}), *dataset.pairs[1:]))
+    third = plan_pages(edited, results, dates, memo)
+    assert _described(third) == _described(plan_pages(edited, results, dates))
+    fresh = [p.url for a, p in zip(again.pages, third.pages) if a is not p and p.kind == "pair"]
+    assert fresh == [f"/oom/{pair.errors[0]}/{pair.gpu}/{pair.model}-{pair.variant}/"]
+
+    # A later date for a GPU, and numbers computed again: planned afresh, equal to a plan without memo.
+    dated = {"*": "2026-11-30", "gpu:rtx-4090": "2026-11-30"}
+    assert _described(plan_pages(edited, results, dated, memo)) == _described(plan_pages(edited, results, dated))
+    recomputed = compute_results(edited)
+    fourth = plan_pages(edited, recomputed, dated, memo)
+    assert _described(fourth) == _described(plan_pages(edited, recomputed, dated))
+    assert not any(a is b for a, b in zip(third.pages, fourth.pages) if a.kind == "pair")
