@@ -170,8 +170,10 @@ def bench_size(size: int, args: argparse.Namespace, flag: list[str]) -> tuple[li
             runs[-1].detail += f"; verify: {'identical to a cold build' if not differ else f'{len(differ)} files differ, e.g. {differ[:3]}'}"
             shutil.rmtree(reference, ignore_errors=True)
     if args.serve:
-        runs.append(serve_rebuild(root, one_record_changes(root, int(time.time()) + 1)["pair"]))
-        runs[-1].pages = runs[0].pages
+        changes = {name: change for name, change in one_record_changes(root, int(time.time()) + 1).items() if name in args.changes}
+        for run in serve_rebuilds(root, changes):
+            run.pages = runs[0].pages
+            runs.append(run)
     return runs, out
 
 
@@ -182,26 +184,32 @@ from generator.serve import DevSite
 site = DevSite(Path(sys.argv[1]), log=open("/dev/null", "w"))
 assert site.rebuild()
 print("ready", flush=True)
-sys.stdin.readline()  # the edit is made
-start = time.perf_counter()
-assert site.rebuild()
-print(f"{time.perf_counter() - start:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} "
-      f"{len(site.snapshot.files)}", flush=True)
+for line in sys.stdin:  # an edit was made
+    start = time.perf_counter()
+    assert site.rebuild()
+    print(f"{time.perf_counter() - start:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} "
+          f"{len(site.snapshot.files)}", flush=True)
 site.close()
 """
 
 
-def serve_rebuild(root: Path, change) -> Run:
-    """The same one-pair edit, rebuilt by a running `kvtriage serve` (warm process, no start-up)."""
+def serve_rebuilds(root: Path, changes: dict[str, callable]) -> list[Run]:
+    """The one-record edits, each rebuilt in turn by one running `kvtriage serve` (a warm process: no
+    start-up, and what it kept from its last build in memory). Peak RSS is the process's so far."""
     process = subprocess.Popen([sys.executable, "-c", _SERVE_SCRIPT, str(root)], cwd=CODE, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "ready"
-    change()
-    process.stdin.write("\n")
-    process.stdin.flush()
-    seconds, rss, _ = process.stdout.readline().split()
+    runs = []
+    for name, change in changes.items():
+        change()
+        process.stdin.write("\n")
+        process.stdin.flush()
+        seconds, rss, _ = process.stdout.readline().split()
+        runs.append(Run(f"one {name}, in serve", float(seconds), float(seconds), float(rss), 0,
+                        "rebuild in a running kvtriage serve (one job, in-process)"))
+    process.stdin.close()
     process.wait()
-    return Run("one pair, in serve", float(seconds), float(seconds), float(rss), 0, "rebuild in a running kvtriage serve (one job)")
+    return runs
 
 
 def hugo_binary() -> str | None:
@@ -249,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regen", action="store_true", help="rewrite the synthetic roots even if they exist")
     parser.add_argument("--changes", default="pair,error,gpu", help="one-record edits to time (pair, error, gpu)")
     parser.add_argument("--verify", action="store_true", help="compare each incremental build with a cold build")
-    parser.add_argument("--serve", action="store_true", help="also time the one-pair edit in a running kvtriage serve")
+    parser.add_argument("--serve", action="store_true", help="also time the one-record edits in a running kvtriage serve")
     parser.add_argument("--hugo-size", type=int, default=10000, help="which size Hugo builds too (0 = none)")
     parser.add_argument("--no-hugo", dest="hugo_size", action="store_const", const=0)
     parser.add_argument("--code", type=Path, default=REPO, help="checkout whose generator/ and templates/ to time (default: this one)")

@@ -728,7 +728,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     # Facts are read by this code under these affiliate rules; another version of either starts over.
     facts_version = sha(f"{code_digest(Path(__file__).resolve().parent)}|{sorted(rules.items())!r}".encode())
     store = _FactsStore(state, facts_version, reuse=manifest is not None)
-    staging = Staging(out)
+    staging = Staging(out, flat=manifest is not None)  # a fresh tree is swapped in whole; changes move file by file
     interrupts = _Interrupts()
     try:
         with interrupts.installed():

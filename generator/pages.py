@@ -387,7 +387,6 @@ class _PairUnit:
     keys: frozenset[tuple[str, str, str]] = frozenset()  # every candidate pair, page or not
     featured: tuple[Any, ...] = ()  # the featured pair records read
     dates: tuple[tuple[str, str], ...] = ()  # (record key, date) of every date the pages show
-    fingerprints: dict[tuple[str, str, str], bytes] = field(default_factory=dict)  # kept only for a PlanMemo
 
 
 @dataclass(frozen=True, eq=False)
@@ -414,12 +413,20 @@ class PlanMemo:
     def __init__(self) -> None:
         self.units: dict[str, _PairUnit] = {}
         self.tables: _Tables | None = None
+        self._fingerprints: dict[tuple[str, int], tuple[PairNumbers, bytes]] = {}  # (engine, id(numbers)) -> (numbers, digest)
         self._shared: tuple[Any, ...] | None = None
         self._results: Results | None = None
 
     @staticmethod
     def _shared_of(dataset: Dataset) -> tuple[Any, ...]:
         return (dataset.site, dataset.gpus, dataset.models, dataset.affiliates)
+
+    def fingerprint(self, engine: str, numbers: PairNumbers) -> bytes:
+        """_Planner.fingerprint, kept for as long as the numbers are (an edit no engine reads keeps them)."""
+        kept = self._fingerprints.get((engine, id(numbers)))
+        if kept is None or kept[0] is not numbers:
+            kept = self._fingerprints[(engine, id(numbers))] = (numbers, _Planner.fingerprint(engine, numbers))
+        return kept[1]
 
     def same_shared(self, dataset: Dataset, results: Results) -> bool:
         old = self._results
@@ -429,6 +436,8 @@ class PlanMemo:
 
     def remember(self, dataset: Dataset, results: Results) -> None:
         self._shared, self._results = self._shared_of(dataset), results
+        live = {id(numbers) for numbers in results.values()}
+        self._fingerprints = {key: kept for key, kept in self._fingerprints.items() if key[1] in live}
 
 
 class _Planner:
@@ -539,10 +548,10 @@ class _Planner:
     # ---- thin-page guard
 
     @staticmethod
-    def fingerprint(error: ErrorSignature, numbers: PairNumbers) -> bytes:
+    def fingerprint(engine: str, numbers: PairNumbers) -> bytes:
         """The figures a reader compares, without names: equal fingerprints mean a page says nothing
         its sibling does not. A digest, not the figures: the guard keeps one per page of an error."""
-        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
+        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[engine]
         figures = (numbers.model, numbers.variant, _figures(engine_numbers) if engine_numbers is not None else None)
         return hashlib.blake2b(repr(figures).encode(), digest_size=16).digest()
 
@@ -609,8 +618,6 @@ class _Planner:
         unchanged is taken from it as it is."""
         unit = _PairUnit(error=error)
         old_pages = {page.url: page for page in before.pages} if before is not None else {}
-        old_fingerprints = before.fingerprints if before is not None else {}
-        keep_fingerprints = self.memo is not None
         # Shared by every pair page of the error: at 100k pages, copies per page add up.
         error_crumbs = (("Home", "/"), (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"),
                         (error.short_name or error.title, error_url(error.id)))
@@ -627,9 +634,7 @@ class _Planner:
                 continue
             url = pair_url(error.id, gpu.id, model.id, variant.id)
             seen_urls.add(url)
-            fp = old_fingerprints.get(numbers.key) or self.fingerprint(error, numbers)
-            if keep_fingerprints:
-                unit.fingerprints[numbers.key] = fp
+            fp = self.fingerprint(error.engine, numbers) if self.memo is None else self.memo.fingerprint(error.engine, numbers)
             indexable = fp not in seen or numbers.key in featured
             if not indexable:
                 unit.thin["same numbers as a sibling GPU"] += 1

@@ -336,13 +336,14 @@ def test_an_interrupt_while_applying_rolls_every_change_back(root: Path, tmp_pat
     assert leftovers(tmp_path) == []
 
 
-def test_transaction_rollback_restores_files_folders_and_mtimes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flat", [False, True], ids=["tree-staging", "flat-staging"])
+def test_transaction_rollback_restores_files_folders_and_mtimes(tmp_path: Path, flat: bool) -> None:
     site = tmp_path / "site"
     for path, content in {"a.html": b"old a", "b/c.html": b"old c", "b/d.html": b"d", "keep.txt": b"k"}.items():
         (site / path).parent.mkdir(parents=True, exist_ok=True)
         (site / path).write_bytes(content)
     before, stamps = tree(site), mtimes(site)
-    staging = Staging(site)
+    staging = Staging(site, flat=flat)
     staging.write("a.html", b"new a")
     staging.write("new/deep/e.html", b"e")
     with pytest.raises(RuntimeError):
@@ -359,18 +360,21 @@ def test_transaction_rollback_restores_files_folders_and_mtimes(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
 
-def test_transaction_commit_applies_everything(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flat", [False, True], ids=["tree-staging", "flat-staging"])
+def test_transaction_commit_applies_everything(tmp_path: Path, flat: bool) -> None:
     site = tmp_path / "site"
     (site / "b").mkdir(parents=True)
     (site / "b/c.html").write_bytes(b"c")
     (site / "a.html").write_bytes(b"old")
-    staging = Staging(site)
+    staging = Staging(site, flat=flat)
     staging.write("a.html", b"new")
+    staging.write("x/y/z.html", b"z")
     with transaction(site, staging) as txn:
         txn.put("a.html")
+        txn.put("x/y/z.html")
         txn.delete("b/c.html")
     staging.discard()
-    assert tree(site) == {"a.html": b"new"}
+    assert tree(site) == {"a.html": b"new", "x/y/z.html": b"z"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
 
