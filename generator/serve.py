@@ -96,10 +96,18 @@ class DevSite:
         with self._lock:
             return self._snapshot
 
-    def changed(self) -> bool:
+    def changed(self, settle: float = 0.05) -> bool:
         stamps = _mtimes(self.root)
         if stamps == self._stamps:
             return False
+        # Editors may save in more than one write (truncate, then write): building from the first
+        # would report an empty file. Wait, a little at a time, until the files stop changing.
+        for _ in range(40):
+            time.sleep(settle)
+            again = _mtimes(self.root)
+            if again == stamps:
+                break
+            stamps = again
         self._stamps = stamps
         return True
 

@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pytest
 
-from generator.serve import DevServer
+from generator.serve import DevServer, DevSite
 
 from .conftest import FIXED_TODAY
 
@@ -180,3 +180,17 @@ def test_an_edit_rebuilds_incrementally_and_serves_the_change(running: tuple[Dev
     page = next(path for path in server.site.snapshot.files if "Served-edit-marker".encode() in server.site.snapshot.files[path])
     assert page.endswith(".html") or page.endswith(".md")
     assert b"Served-edit-marker" in _get(server.url + page.removesuffix("index.html"))[2]
+
+
+def test_a_save_in_several_writes_is_built_once_the_files_settle(site_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator import serve
+
+    site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)
+    truncated, written = {"data/gpus.yaml": 0}, {"data/gpus.yaml": 7}
+    reads = iter([truncated, written, written])  # the editor truncates, then writes
+    monkeypatch.setattr(serve, "_mtimes", lambda root: next(reads))
+    assert site.changed(settle=0)
+    assert site._stamps == written  # the rebuild that follows sees the finished file
+    monkeypatch.setattr(serve, "_mtimes", lambda root: written)
+    assert not site.changed(settle=0)
+    site.close()
