@@ -724,6 +724,13 @@ def page_url(path: str) -> str:
     return _page_url(path)
 
 
+# Entries each of check_pages' memos (href -> resolved target, href -> host) keeps before starting
+# over. The hrefs that repeat (navigation, the site's index pages, affiliate hosts) are few; most
+# are one page's canonical URL or a link to one sibling page, and at 100k pages keeping them all
+# held 70 MB through the check.
+_MEMO_SIZE = 4096
+
+
 def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
                 scope: Collection[str] | None = None) -> None:
     """check_html over facts already read (read_page per HTML file, keyed by page_url), so a build can
@@ -749,6 +756,8 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         if raw.startswith("/") or ":" in raw.split("/", 1)[0]:
             found = resolved.get(raw)
             if found is None:
+                if len(resolved) >= _MEMO_SIZE:
+                    resolved.clear()
                 found = resolved[raw] = resolve(url, raw)
             return found
         return resolve(url, raw)
@@ -773,7 +782,12 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         for link in facts.links:
             href = link.href
             if ":" in href or href.startswith("//"):  # only these can reach another host
-                host, scheme = hosts.get(href) or hosts.setdefault(href, (_host(href), urlsplit(href).scheme))
+                found = hosts.get(href)
+                if found is None:
+                    if len(hosts) >= _MEMO_SIZE:
+                        hosts.clear()
+                    found = hosts[href] = (_host(href), urlsplit(href).scheme)
+                host, scheme = found
             else:
                 host, scheme = "", ""
             rule = affiliates.get(host) if scheme in ("http", "https") else None
