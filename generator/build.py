@@ -829,7 +829,7 @@ def _finish_fresh(staging: Staging, out: Path, entries: dict[str, Entry], inputs
         index_search(staging.dir, pagefind)
     final = {path: stat_entry(staging.dir / path, entry.sha, entry.key) for path, entry in entries.items()}
     manifest = Manifest(inputs, final, render_key)
-    staging.write(MANIFEST_NAME, manifest.to_bytes())
+    staging.write(MANIFEST_NAME, manifest.parts())
     swap_in(staging, out)
     return manifest
 
@@ -851,7 +851,7 @@ def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], 
         placed = set(changed)
         final = {path: stat_entry(out / path, e.sha, e.key) if path in placed else e for path, e in entries.items()}
         manifest = Manifest(inputs, final, render_key)
-        staging.write(MANIFEST_NAME, manifest.to_bytes())
+        staging.write(MANIFEST_NAME, manifest.parts())
         txn.put(MANIFEST_NAME)
     return manifest
 

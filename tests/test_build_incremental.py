@@ -3,6 +3,7 @@ pages of deleted records gone, and a failed or interrupted build leaves site/ as
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -442,3 +443,16 @@ def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) 
     assert "d3" not in third and third.get("d2").ids == {"x2"}
     third.close()
     assert "d1" not in _FactsStore(tmp_path, "v2", reuse=True)  # another code or rule version starts over
+
+
+def test_the_manifest_written_in_pieces_is_one_json_document(tmp_path: Path) -> None:
+    files = {f"p{i}/\u00e9\"{i}/index.html": output.Entry(f"{i:064x}", i * 7, i * 10**12, None if i % 3 else f"key{i}") for i in range(50)}
+    manifest = output.Manifest("inputs", files, "render")
+    whole = {"format": output.MANIFEST_FORMAT, "inputs": "inputs", "render": "render",
+             "files": {path: [e.sha, e.size, e.mtime_ns, e.key] for path, e in sorted(files.items())}}
+    for size in (1, 7, 50, 4096):
+        assert b"".join(manifest.parts(size)) == json.dumps(whole, separators=(",", ":")).encode()
+    staging = Staging(tmp_path / "site")
+    staging.write(MANIFEST_NAME, manifest.parts(7))
+    assert output.read_manifest(staging.dir) == manifest
+    assert b"".join(output.Manifest("i", {}, "r").parts()) == b'{"format":%d,"inputs":"i","render":"r","files":{}}' % output.MANIFEST_FORMAT
