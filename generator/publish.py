@@ -724,11 +724,23 @@ def page_url(path: str) -> str:
     return _page_url(path)
 
 
-# Entries each of check_pages' memos (href -> resolved target, href -> host) keeps before starting
-# over. The hrefs that repeat (navigation, the site's index pages, affiliate hosts) are few; most
+# Entries each of check_pages' memos (href -> resolved target, href -> host, hrefs verified) keeps
+# before starting over. The hrefs that repeat (navigation, the site's index pages, affiliate hosts) are few; most
 # are one page's canonical URL or a link to one sibling page, and at 100k pages keeping them all
 # held 70 MB through the check.
 _MEMO_SIZE = 4096
+
+
+def _plain_root_link(raw: str) -> tuple[str, str] | None:
+    """(path, fragment) of a link from the site root with nothing urljoin would change ("/gpus/x/#y"),
+    as urlsplit and urljoin would give them, in a fraction of the time; None for anything else."""
+    if not raw.startswith("/") or raw.startswith("//") or not raw.isprintable():  # isprintable: no tab or newline, which urlsplit drops
+        return None
+    rest, _, fragment = raw.partition("#")
+    path = rest.partition("?")[0]
+    if "/." in path:  # dot segments: urljoin removes them
+        return None
+    return unquote(path), fragment
 
 
 def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
@@ -764,6 +776,9 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
 
     def resolve(url: str, raw: str) -> tuple[str | None, str]:
         """(internal page or file path, fragment) for an internal link; (None, '') for an external one."""
+        found = _plain_root_link(raw)
+        if found is not None:
+            return found
         parts = urlsplit(raw)
         if parts.scheme in ("mailto", "tel", "javascript", "data"):
             return None, ""
@@ -775,6 +790,7 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         return unquote(resolved), parts.fragment
 
     hosts: dict[str, tuple[str, str]] = {}  # href -> (host, scheme)
+    verified: set[str] = set()  # page-independent hrefs that point at something the build makes
     for url in sorted(pages if scope is None else scope):
         facts = pages[url]
         for dup in facts.duplicate_ids:
@@ -801,6 +817,10 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
                     problem(url, link.line, "disclosure", f"affiliate link to {host} has no disclosure in its <section>",
                             "Put the program's disclosure sentence in the same <section> as the link")
                 continue
+            # A link from the root or with a scheme means the same on every page: once it checked
+            # out, its next occurrences (the navigation on every page) need no second look.
+            if href in verified:
+                continue
             path, fragment = target_of(url, link.href)
             if path is None or path.startswith(GENERATED_LATER):
                 continue
@@ -817,6 +837,10 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
                 continue
             if fragment and target_file.endswith(".html") and fragment not in pages[target_url].ids:
                 problem(url, link.line, "link", f"{link.href}: no element with id {fragment!r} on {target_url}")
+            elif href.startswith("/") or ":" in href.split("/", 1)[0]:
+                if len(verified) >= _MEMO_SIZE:
+                    verified.clear()
+                verified.add(href)
     _check_meta(pages, base_url, problem, scope)
     if issues:
         raise RenderError(issues)

@@ -402,3 +402,26 @@ def test_build_without_search_writes_no_index(tmp_path: Path) -> None:
     out = tmp_path / "site"
     report = build_and_write(copy_site(tmp_path / "root"), out, search=False)
     assert "skipped (--no-search)" in report and not (out / "pagefind").exists()
+
+
+def test_plain_root_links_resolve_as_urlsplit_and_urljoin_do() -> None:
+    import random
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    from generator.publish import _plain_root_link
+
+    def slow(raw: str) -> tuple[str, str]:
+        parts = urlsplit(raw)
+        return unquote(urljoin("/p/q/", parts.path) if parts.path else "/p/q/"), parts.fragment
+
+    pieces = ["/", "a", "b/", ".", "..", "%2e", "%20", " ", "é", "?", "#", "=", "&", "\t", "index.html", "//"]
+    rng = random.Random(8)
+    cases = ["/", "/a/b/#x", "/a/b/?q=1#x", "/a/./b", "/a/../b", "/a\tb", "//host/x", "/a//b/"]
+    cases += ["/" + "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8))) for _ in range(5000)]
+    fast = 0
+    for raw in cases:
+        found = _plain_root_link(raw)
+        if found is not None:
+            fast += 1
+            assert found == slow(raw), raw
+    assert fast > 1000  # the shortcut does take the common case
