@@ -645,6 +645,13 @@ class Resident:
     published: Published | None = None
 
 
+def _published_now(out: Path, resident: Resident | None) -> Published:
+    """out as it is now: as the resident builder last wrote it (only it writes there), else as read from disk."""
+    if resident is not None and resident.published is not None and Path(out).is_dir():
+        return resident.published
+    return read_published(out)
+
+
 def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None,
                       pagefind: str | None = None, inputs: str = "", today: str | None = None,
                       published: Published | None = None, resident: Resident | None = None) -> tuple[SitePlan, WriteReport]:
@@ -656,7 +663,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     apply their changes as one transaction. Either way a failure leaves out as it was."""
     root, out = Path(root), Path(out).resolve()
     if published is None:
-        published = resident.published if resident is not None and resident.published is not None else read_published(out)
+        published = _published_now(out, resident)
     manifest, damaged = published.manifest, published.damaged
     old = dict(manifest.files) if manifest is not None else {}
     state = state_dir(out)
@@ -870,7 +877,7 @@ def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[in
     inputs = input_fingerprint(root, search=pagefind is not None, today=today)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
     if published is None:
-        published = resident.published if resident is not None and resident.published is not None else read_published(out)
+        published = _published_now(out, resident)
     if up_to_date(out, inputs, search=pagefind is not None, published=published):
         return f"nothing changed: {out} is up to date\n{note}"
     sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
