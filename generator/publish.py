@@ -725,16 +725,17 @@ def page_url(path: str) -> str:
 
 
 # Entries each of check_pages' memos (href -> resolved target, href -> host, hrefs verified) keeps
-# before starting over. The hrefs that repeat (navigation, the site's index pages, affiliate hosts) are few; most
-# are one page's canonical URL or a link to one sibling page, and at 100k pages keeping them all
-# held 70 MB through the check.
+# before starting over. The hrefs that repeat (navigation, the site's index pages, affiliate
+# hosts) are few; most are one page's canonical URL or a link to one sibling page, and at 100k
+# pages keeping them all held 70 MB through the check.
 _MEMO_SIZE = 4096
 
 
 def _plain_root_link(raw: str) -> tuple[str, str] | None:
     """(path, fragment) of a link from the site root with nothing urljoin would change ("/gpus/x/#y"),
     as urlsplit and urljoin would give them, in a fraction of the time; None for anything else."""
-    if not raw.startswith("/") or raw.startswith("//") or not raw.isprintable():  # isprintable: no tab or newline, which urlsplit drops
+    # Not printable: a tab or a newline, which urlsplit drops.
+    if not raw.startswith("/") or raw.startswith("//") or not raw.isprintable():
         return None
     rest, _, fragment = raw.partition("#")
     path = rest.partition("?")[0]
