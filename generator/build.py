@@ -55,6 +55,7 @@ from generator.publish import (
     asset_urls,
     check_html,
     check_pages,
+    page_problems,
     index_search,
     page_url,
     pagefind_executable,
@@ -568,6 +569,34 @@ class _Facts:
         return getattr(self.blobs.get(self.digest), name)
 
 
+_PARALLEL_CHECK_PAGES = 4096  # below this, forking workers costs more than the check
+
+
+def _check_built(paths: set[str], facts: Mapping[str, _Facts], base_url: str, rules: Mapping[str, object],
+                 scope: set[str] | None, jobs: int, store: _FactsStore) -> None:
+    """check_pages over the built site. A whole-site check of a big site checks links in chunks of
+    pages across processes (serial, it was the longest step of a cold build after the parallel
+    render), then titles and descriptions once; the problems come out in check_pages' order."""
+    count = parallel.job_count(jobs)
+    if scope is not None or count < 2 or len(facts) < _PARALLEL_CHECK_PAGES:
+        check_pages(paths, facts, base_url, rules, scope=scope)
+        return
+    store.handle.flush()  # workers read the facts file: bytes still buffered would be written twice
+    urls = sorted(facts)
+    problems: list[Issue] = []
+    with parallel.workers((paths, facts, base_url, rules, urls), jobs) as pool:
+        for found in pool.map(_link_problems, parallel.chunks(len(urls), -(-len(urls) // (count * 4)))):
+            problems.extend(found)
+    problems.extend(page_problems(paths, facts, base_url, rules, links=False))
+    if problems:
+        raise RenderError(problems)
+
+
+def _link_problems(work: tuple, span: range) -> list[Issue]:
+    paths, facts, base_url, rules, urls = work
+    return page_problems(paths, facts, base_url, rules, scope=urls[span.start : span.stop], meta=False)
+
+
 def _check_scope(old: Mapping[str, Entry], entries: Mapping[str, Entry], changed: list[str], deleted: list[str],
                  blobs: _FactsStore) -> set[str] | None:
     """The pages an incremental build must check, or None for the whole site.
@@ -804,11 +833,11 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             scope = _check_scope(old, entries, changed, deleted, store) if manifest is not None else None
             with _collector_paused():  # unpacking facts allocates much and frees little
                 try:
-                    check_pages(set(entries), facts, str(sp.site["base_url"]), rules, scope=scope)
+                    _check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
                 except RenderError:
                     if scope is None:
                         raise
-                    check_pages(set(entries), facts, str(sp.site["base_url"]), rules)  # report as a cold build would
+                    _check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
                     raise
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))

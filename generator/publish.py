@@ -752,6 +752,17 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
     scope: check only these pages' own facts and links, and their titles and descriptions against
     every page's; for an incremental build whose other pages passed before and link to nothing
     that went away (build._check_scope)."""
+    issues = page_problems(paths, pages, base_url, affiliates, scope)
+    if issues:
+        raise RenderError(issues)
+
+
+def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str,
+                  affiliates: Mapping[str, AffiliateRule], scope: Collection[str] | None = None, links: bool = True,
+                  meta: bool = True) -> list[Issue]:
+    """What check_pages raises, as a list: the link problems of the pages in scope (sorted by URL),
+    then the meta problems. links/meta False leaves that part out, so the link checks of a big site
+    can be split across processes by scope and the rest run once."""
     own_host = _host(base_url)
     issues: list[Issue] = []
 
@@ -792,7 +803,7 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
 
     hosts: dict[str, tuple[str, str]] = {}  # href -> (host, scheme)
     verified: set[str] = set()  # page-independent hrefs that point at something the build makes
-    for url in sorted(pages if scope is None else scope):
+    for url in sorted(pages if scope is None else scope) if links else ():
         facts = pages[url]
         for dup in facts.duplicate_ids:
             problem(url, 1, "id", f"id {dup!r} appears twice on the page")
@@ -842,9 +853,9 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
                 if len(verified) >= _MEMO_SIZE:
                     verified.clear()
                 verified.add(href)
-    _check_meta(pages, base_url, problem, scope)
-    if issues:
-        raise RenderError(issues)
+    if meta:
+        _check_meta(pages, base_url, problem, scope)
+    return issues
 
 
 def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem, scope: Collection[str] | None = None) -> None:

@@ -456,3 +456,23 @@ def test_the_manifest_written_in_pieces_is_one_json_document(tmp_path: Path) -> 
     staging.write(MANIFEST_NAME, manifest.parts(7))
     assert output.read_manifest(staging.dir) == manifest
     assert b"".join(output.Manifest("i", {}, "r").parts()) == b'{"format":%d,"inputs":"i","render":"r","files":{}}' % output.MANIFEST_FORMAT
+
+
+def test_a_whole_site_check_split_across_workers_reports_as_the_serial_check(root: Path, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every pair page links somewhere the build does not produce, and two pages share a description.
+    template = root / "templates/pair.html"
+    template.write_text(template.read_text(encoding="utf-8").replace("</article>", '<a href="/nowhere/#x">x</a></article>', 1),
+                        encoding="utf-8")
+    errors = root / "content/errors"
+    taken = yaml.safe_load((errors / "llamacpp-kv-cache-alloc-failed.yaml").read_text(encoding="utf-8"))["description"]
+    edit_yaml(errors / "ollama-partial-offload.yaml", lambda d: d.update(description=taken))
+    monkeypatch.setattr(build_module, "_PARALLEL_CHECK_PAGES", 0)
+    found = {}
+    for jobs in (1, 2):
+        with pytest.raises(RenderError) as failure:
+            build_and_write(root, tmp_path / f"site-{jobs}", jobs=jobs, search=False)
+        found[jobs] = [issue.format() for issue in failure.value.issues]
+    assert found[1] == found[2]
+    assert sum("/nowhere/" in line for line in found[2]) > 10
+    assert any(": title: " in line or ": description: " in line for line in found[2])  # the part checked once
