@@ -206,7 +206,7 @@ def serve_rebuilds(root: Path, changes: dict[str, callable]) -> list[Run]:
         process.stdin.flush()
         seconds, rss, _ = process.stdout.readline().split()
         runs.append(Run(f"one {name}, in serve", float(seconds), float(seconds), float(rss), 0,
-                        "rebuild in a running kvtriage serve (one job, in-process)"))
+                        "rebuild in a running kvtriage serve (its warm builder process)"))
     process.stdin.close()
     process.wait()
     return runs

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import jinja2
 
@@ -398,6 +398,7 @@ class _RenderJob:
     digest: ValueDigest  # one per build; each worker's copy remembers the hashes of the records it saw
     surfaces: object  # the CLI surfaces every command block is checked against
     known_keys: Mapping[int, tuple[Page, str]]  # id(page) -> (page, key): pages a resident builder keyed before
+    todo: Sequence[int] = ()  # indexes of the pages the chunks visit
 
 
 def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
@@ -431,7 +432,8 @@ def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | N
     page's commands were checked by the build that rendered it, against the same surfaces (they are
     part of every key)."""
     out, problems = [], []
-    for i in span:
+    for j in span:
+        i = job.todo[j]
         page = job.pages[i]
         known = job.known_keys.get(id(page))
         key = known[1] if known is not None and known[0] is page else _page_key(job, page)
@@ -786,11 +788,25 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             entries: dict[str, Entry] = {}
             changed: list[str] = []
             facts: dict[str, _Facts] = {}  # page URL -> facts, for the whole-site HTML check
-            done = 0
-            size = max(1, min(_RENDER_CHUNK, len(pages) // (parallel.job_count(jobs) * 4)))
+            todo: Sequence[int] = range(len(pages))
+            if known_keys:  # a resident builder: pages it keyed before and that are unchanged need no worker
+                todo = []
+                for i, page in enumerate(pages):
+                    known = known_keys.get(id(page))
+                    if known is not None and known[0] is page and _unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
+                        page_keys[i] = known[1]
+                        for suffix in ("html", "md"):
+                            entries[page.output_path(suffix)] = old[page.output_path(suffix)]
+                    else:
+                        todo.append(i)
+            job = dataclasses.replace(job, todo=todo)
+            done = len(pages) - len(todo)
+            size = max(1, min(_RENDER_CHUNK, len(todo) // (parallel.job_count(jobs) * 4)))
             problems: list[Issue] = []
-            with parallel.workers(job, jobs if len(pages) > 1 else 1) as pool:
-                for part, found in pool.map(_render_chunk, parallel.chunks(len(pages), size)):
+            # A few pages render faster here than workers start (a resident builder's usual edit).
+            parallel_from = _RENDER_CHUNK if known_keys else 2
+            with parallel.workers(job, jobs if len(todo) >= parallel_from else 1) as pool:
+                for part, found in pool.map(_render_chunk, parallel.chunks(len(todo), size)):
                     problems.extend(found)
                     for i, key, rendered, page_facts in part:
                         page_keys[i] = key

@@ -2,8 +2,9 @@
 
 Pages are served from the last build that succeeded, held in memory and swapped whole, so a
 reader never sees a half-built site. Each rebuild is an incremental build into a private folder
-(the same code as `kvtriage build`, so an edit re-renders only the pages that show it), and only
-the files whose bytes changed are read back. A build that fails keeps the last good pages and
+(the same code as `kvtriage build`, so an edit re-renders only the pages that show it), run by a
+builder process that keeps what it planned in memory between saves (build.Resident) and renders
+across cores; only the files whose bytes changed are read back. A build that fails keeps the last good pages and
 shows its problems on every page and in the terminal. Change detection polls file mtimes (stdlib
 only); the browser polls /__kvtriage/version and reloads when it changes.
 """
@@ -14,6 +15,8 @@ import argparse
 import html
 import json
 import mimetypes
+import multiprocessing
+import os
 import shutil
 import signal
 import sys
@@ -88,7 +91,7 @@ class DevSite:
         self._stamps: dict[str, int] = {}
         self._work = Path(tempfile.mkdtemp(prefix="kvtriage-serve-"))  # the private build and its caches
         self._shas: dict[str, str] = {}  # path -> content hash of the bytes in the snapshot
-        self._resident: Any = None  # build.Resident: what the last builds left in memory for the next
+        self._builder: _Builder | None = None
         self._template_stamps: dict[str, int] | None = None
 
     @property
@@ -112,26 +115,37 @@ class DevSite:
         return True
 
     def close(self) -> None:
+        if self._builder is not None:
+            self._builder.close()
+            self._builder = None
         shutil.rmtree(self._work, ignore_errors=True)
+
+    def _build(self, templates_changed: bool) -> tuple[str, Any]:
+        """One build in the builder process, started (or restarted, if it died) as needed."""
+        for _ in range(2):
+            if self._builder is None:
+                self._builder = _Builder()
+                templates_changed = True
+            try:
+                return self._builder.build((self.root, self._work / "site", self.today, templates_changed))
+            except (EOFError, OSError):  # it died: a new one starts from the caches on disk
+                self._builder.close()
+                self._builder = None
+        raise RuntimeError("the kvtriage serve builder process exited twice in a row")
 
     def rebuild(self) -> bool:
         """Build once; keep the result if it succeeded. Returns True on success."""
-        from generator.build import Resident, build_and_write, forget_templates  # here, so `kvtriage --help` stays light
-
         self._stamps = _mtimes(self.root)
         templates = {path: stamp for path, stamp in self._stamps.items() if path.startswith("templates/")}
-        if templates != self._template_stamps:  # compiled templates are kept until a template file changes
-            forget_templates()
-            self._template_stamps = templates
-        if self._resident is None:
-            self._resident = Resident()
+        templates_changed = templates != self._template_stamps  # compiled templates are kept until then
+        self._template_stamps = templates
         started = time.monotonic()
         out = self._work / "site"
-        try:
-            # One job: this process runs the HTTP threads, and forking a threaded process is unsafe.
-            build_and_write(self.root, out, jobs=1, search=False, today=self.today, resident=self._resident)
-        except SiteError as error:
-            problems = tuple(issue.format() for issue in error.issues)
+        outcome, detail = self._build(templates_changed)
+        if outcome == "crashed":
+            raise RuntimeError(f"the build crashed:\n{detail}")
+        if outcome == "failed":
+            problems = detail
             with self._lock:
                 old = self._snapshot
                 self._snapshot = Snapshot(old.files, old.version + 1, problems, old.built)
@@ -140,18 +154,21 @@ class DevSite:
                 print("  " + line, file=self.log)
             self.log.flush()
             return False
-        manifest = self._resident.published.manifest
-        assert manifest is not None  # a build that succeeded wrote it
+        changed, removed, whole = detail
+        shas = {} if whole else dict(self._shas)
+        shas.update(changed)
+        for path in removed:
+            shas.pop(path, None)
         old = self.snapshot.files
         files: dict[str, bytes] = {}
         read = 0
-        for path, entry in manifest.files.items():
-            if self._shas.get(path) == entry.sha and path in old:
+        for path, digest in shas.items():
+            if self._shas.get(path) == digest and path in old:
                 files[path] = old[path]
             else:
                 files[path] = (out / path).read_bytes()
                 read += 1
-        self._shas = {path: entry.sha for path, entry in manifest.files.items()}
+        self._shas = shas
         with self._lock:
             self._snapshot = Snapshot(files, self._snapshot.version + 1, (), True)
         pages = sum(1 for path in files if path.endswith(".html"))
@@ -202,6 +219,70 @@ class DevSite:
         index = text.lower().rfind("</body>")
         text = text[:index] + tags + text[index:] if index >= 0 else text + tags
         return text.encode("utf-8")
+
+
+class _Builder:
+    """The process that builds for `kvtriage serve`. It keeps a build.Resident between builds, and,
+    having no threads of its own, can fork render workers (this process runs the HTTP threads, and
+    forking a threaded process is unsafe). It is spawned, not forked, for the same reason."""
+
+    def __init__(self) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, theirs = context.Pipe()
+        self.process = context.Process(target=_builder_main, args=(theirs,), name="kvtriage-serve-builder")
+        self.process.start()
+        theirs.close()
+
+    def build(self, request: tuple) -> tuple[str, Any]:
+        self.conn.send(request)
+        return self.conn.recv()
+
+    def close(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.conn.close()
+        self.process.join(timeout=10)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+
+def _builder_main(conn: Any) -> None:
+    """Serve build requests (root, out, today, templates changed) until None or the pipe closes.
+    Replies ("ok", (changed {path: sha}, removed [path], whole)) against the previous reply's files
+    (whole: there was none, so these are all the files), ("failed", formatted problems) or
+    ("crashed", traceback)."""
+    import traceback
+
+    from generator.build import Resident, build_and_write, forget_templates
+
+    os.setpgrp()  # Ctrl-C in the terminal is for the server, which then stops this process between builds
+    resident, sent = Resident(), {}
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request is None:
+            return
+        root, out, today, templates_changed = request
+        if templates_changed:
+            forget_templates()
+        try:
+            build_and_write(root, out, jobs=0, search=False, today=today, resident=resident)
+        except SiteError as error:
+            conn.send(("failed", tuple(issue.format() for issue in error.issues)))
+            continue
+        except Exception:  # a bug: say so, and start the next build from what is on disk
+            resident, sent = Resident(), {}
+            conn.send(("crashed", traceback.format_exc()))
+            continue
+        shas = {path: entry.sha for path, entry in resident.published.manifest.files.items()}
+        changed = {path: digest for path, digest in shas.items() if sent.get(path) != digest}
+        conn.send(("ok", (changed, [path for path in sent if path not in shas], not sent)))
+        sent = shas
 
 
 def _content_type(key: str) -> str:

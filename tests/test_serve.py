@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+import yaml
 
 from generator.serve import DevServer, DevSite
 
@@ -194,3 +195,31 @@ def test_a_save_in_several_writes_is_built_once_the_files_settle(site_root: Path
     monkeypatch.setattr(serve, "_mtimes", lambda root: written)
     assert not site.changed(settle=0)
     site.close()
+
+
+def test_a_builder_that_dies_is_replaced_and_the_pages_stay_right(site_root: Path, tmp_path: Path) -> None:
+    from generator.build import build_and_write
+    from generator.output import MANIFEST_NAME
+
+    site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)
+    try:
+        assert site.rebuild()
+        site._builder.process.kill()  # its memory is gone; the next build starts from the caches on disk
+        site._builder.process.join()
+        (site_root / "content/pairs/rtx-4090--qwen2.5-coder-32b-instruct-awq.yaml").unlink()
+        models = site_root / "data/models.yaml"  # and a variant whose pair page goes with it
+        data = yaml.safe_load(models.read_text(encoding="utf-8"))
+        data["models"][0]["variants"] = [v for v in data["models"][0]["variants"] if v["id"] != "gptq-int4"]
+        models.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        gone = "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-gptq-int4/index.html"
+        assert gone in site.snapshot.files
+        assert site.rebuild()
+        assert gone not in site.snapshot.files
+        assert site._builder.process.is_alive()
+        served = dict(site.snapshot.files)
+    finally:
+        site.close()
+    cold = tmp_path / "cold"
+    build_and_write(site_root, cold, jobs=1, search=False, today=FIXED_TODAY)
+    expected = {p.relative_to(cold).as_posix(): p.read_bytes() for p in cold.rglob("*") if p.is_file() and p.name != MANIFEST_NAME}
+    assert served == expected
