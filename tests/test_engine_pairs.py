@@ -71,3 +71,15 @@ def test_formats_below_their_minimum_capability_do_not_run(catalog) -> None:
     assert not runs_on(catalog.gpus["v100-16gb"], awq)
     assert runs_on(catalog.gpus["t4"], awq)
     assert runs_on(catalog.gpus["v100-16gb"], _variant(model, "bf16"))
+
+
+def test_numbers_survive_the_build_cache_pickle_whole() -> None:
+    import pickle
+
+    from generator.engine.pairs import compute_results
+
+    results = compute_results(load_dataset(FIXTURE_SITE))
+    back = pickle.loads(pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == results
+    numbers = next(iter(back.values()))
+    assert type(numbers).__reduce__ is not object.__reduce__  # the fast path, not dataclasses' __setstate__

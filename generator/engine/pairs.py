@@ -6,7 +6,7 @@ a command, is a field here or a field of the engine results these wrap.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Mapping
 
@@ -17,6 +17,20 @@ ENGINE_VERSION = "1"
 # The result classes are slotted: a catalog of 100k pages holds ~150k of each, and a __dict__ per
 # instance would double their memory.
 
+def _pickled_as_calls(cls):
+    """Pickle instances as a call of the class with their fields. A slotted frozen dataclass
+    otherwise unpickles through dataclasses' __setstate__, which looks the fields up again for
+    every object: most of loading 150k cached pairs."""
+    names = tuple(f.name for f in fields(cls))
+
+    def __reduce__(self):
+        return cls, tuple(getattr(self, name) for name in names)
+
+    cls.__reduce__ = __reduce__
+    return cls
+
+
+@_pickled_as_calls
 @dataclass(frozen=True, slots=True)
 class LeverOutcome:
     lever: str  # schema Lever id
@@ -28,6 +42,7 @@ class LeverOutcome:
     note: str = ""
 
 
+@_pickled_as_calls
 @dataclass(frozen=True, slots=True)
 class GridCell:
     utilization: float
@@ -35,6 +50,7 @@ class GridCell:
     max_len: int
 
 
+@_pickled_as_calls
 @dataclass(frozen=True, slots=True)
 class VllmNumbers:
     version: str
@@ -66,6 +82,7 @@ class VllmNumbers:
     assumptions: tuple[str, ...]
 
 
+@_pickled_as_calls
 @dataclass(frozen=True, slots=True)
 class LlamaNumbers:
     ctx_size: int  # what the reader asked for; the model's training context by default
@@ -90,6 +107,7 @@ class LlamaNumbers:
     assumptions: tuple[str, ...]
 
 
+@_pickled_as_calls
 @dataclass(frozen=True, slots=True)
 class OllamaNumbers:
     version: str
@@ -108,6 +126,7 @@ class OllamaNumbers:
     assumptions: tuple[str, ...]
 
 
+@_pickled_as_calls
 @dataclass(frozen=True, slots=True)
 class PairNumbers:
     gpu: str
