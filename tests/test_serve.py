@@ -223,3 +223,24 @@ def test_a_builder_that_dies_is_replaced_and_the_pages_stay_right(site_root: Pat
     build_and_write(site_root, cold, jobs=1, search=False, today=FIXED_TODAY)
     expected = {p.relative_to(cold).as_posix(): p.read_bytes() for p in cold.rglob("*") if p.is_file() and p.name != MANIFEST_NAME}
     assert served == expected
+
+
+def test_served_files_live_on_disk_by_content_and_old_ones_go(site_root: Path) -> None:
+    site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)
+    pair = site_root / "content/pairs/rtx-4090--qwen2.5-coder-32b-instruct-awq.yaml"
+    text = pair.read_text(encoding="utf-8")
+    try:
+        assert site.rebuild()
+        snapshots = [site.snapshot]
+        for round_ in range(3):
+            pair.write_text(text.replace("intro: |\n", f"intro: |\n  Round {round_}.\n\n", 1), encoding="utf-8")
+            assert site.rebuild()
+            snapshots.append(site.snapshot)
+        last, before = snapshots[-1].files, snapshots[-2].files
+        blobs = {p.name for p in (site._work / "blobs").iterdir()}
+        assert blobs == set(last.shas.values()) | set(before.shas.values())  # not a byte of the site in memory
+        page = "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"
+        assert b"Round 2." in last[page] and b"Round 1." in before[page]
+        assert _page(site.lookup("/" + page)[2]).count(b"Round 2.") == 1
+    finally:
+        site.close()
