@@ -189,13 +189,15 @@ for line in sys.stdin:  # an edit was made
     assert site.rebuild()
     print(f"{time.perf_counter() - start:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} "
           f"{len(site.snapshot.files)}", flush=True)
-site.close()
+site.close()  # the builder process exits: its peak joins the children's
+print(f"{resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024:.0f}", flush=True)
 """
 
 
 def serve_rebuilds(root: Path, changes: dict[str, callable]) -> list[Run]:
     """The one-record edits, each rebuilt in turn by one running `kvtriage serve` (a warm process: no
-    start-up, and what it kept from its last build in memory). Peak RSS is the process's so far."""
+    start-up, and what it kept from its last build in memory). Peak RSS is the largest of the
+    server's (so far) and its builder's and render workers' (over the whole run)."""
     process = subprocess.Popen([sys.executable, "-c", _SERVE_SCRIPT, str(root)], cwd=CODE, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, text=True)
     assert process.stdout.readline().strip() == "ready"
@@ -206,9 +208,12 @@ def serve_rebuilds(root: Path, changes: dict[str, callable]) -> list[Run]:
         process.stdin.flush()
         seconds, rss, _ = process.stdout.readline().split()
         runs.append(Run(f"one {name}, in serve", float(seconds), float(seconds), float(rss), 0,
-                        "rebuild in a running kvtriage serve (its warm builder process)"))
+                        "rebuild in a running kvtriage serve (its warm builder process; RSS: server, builder, workers)"))
     process.stdin.close()
+    builders = float(process.stdout.readline())
     process.wait()
+    for run in runs:
+        run.rss_mib = max(run.rss_mib, builders)
     return runs
 
 
