@@ -816,13 +816,7 @@ def gpu_layers_that_fit(layout: KvLayout, plan: KvPlan, settings: ServerSettings
         # bisection: what the scan from the top below finds, in a handful of probes instead of n_layer.
         if fits(top):
             return top
-        lo, hi = 0, top - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if fits(mid):
-                lo = mid
-            else:
-                hi = mid - 1
+        lo = _largest_fitting(fits, 0, top - 1)
         return lo if fits(lo) else 0
     best = 0
     for ngl in range(top, -1, -1):
@@ -865,14 +859,19 @@ def max_ctx_that_fits(layout: KvLayout, settings: ServerSettings, weights_bytes:
     # either fit their whole context or not even one step, and this spares the dozen probes between.
     if layout._sizes_nonnegative and settings.ubatch_size >= 0 and fits(hi):
         return hi * step
-    lo = 1
+    return _largest_fitting(fits, 1, hi) * step
+
+
+def _largest_fitting(fits: Callable[[int], bool], lo: int, hi: int) -> int:
+    """The largest value in [lo, hi] that fits, by bisection: fits must hold up to some value and
+    fail above it, and is taken to hold at lo (the callers check lo themselves, or not at all)."""
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if fits(mid):
             lo = mid
         else:
             hi = mid - 1
-    return lo * step
+    return lo
 
 
 def oom_log_lines(use: GpuUse, budget_bytes: int, model_path: str) -> tuple[str, ...]:
