@@ -1,8 +1,9 @@
-"""The only writer of site/ (through output.py): a fresh tree swapped in whole, or, when the site has a
-manifest, only the changed files applied as one transaction; pages render in worker processes.
+"""Runs the stages into a site folder: load, compute, plan, render and check, then write/ stages the
+whole new tree (unchanged files hard-linked from the published one) and swaps it in by one rename.
+Pages render in worker processes.
 
-A build that fails at any stage, or is interrupted, leaves the published site/ byte for
-byte as it was and no temporary directory behind. build_site() is the same pipeline in memory.
+A build that fails at any stage, or is interrupted or killed, leaves the published site byte for
+byte as it was. build_site() is the same pipeline in memory.
 """
 
 from __future__ import annotations
@@ -11,10 +12,7 @@ import dataclasses
 import gc
 import json
 import os
-import pickle
-import shutil
 import signal
-import tempfile
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,24 +30,12 @@ from generator.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
 from generator.pages import Page, Plan, PlanMemo, plan_pages
-from generator.output import (
-    MANIFEST_NAME,
-    Entry,
-    Manifest,
-    Published,
-    Staging,
-    ValueDigest,
-    code_digest,
-    fingerprint_files,
-    input_fingerprint,
-    library_versions,
-    read_published,
-    sha,
-    stat_entry,
-    swap_in,
-    transaction,
-    up_to_date,
-)
+import generator.value_pickle as value_pickle
+from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
+from generator.write.guard import MARKER_NAME, check_out, files_on_disk
+from generator.write.manifest import Entry, Manifest, Published, read_published, stat_entry, up_to_date, write_manifest
+from generator.write.staging import Staging, publish
+from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
 from generator.publish import (
     affiliate_rules,
     asset_urls,
@@ -122,37 +108,27 @@ class _Interrupts:
 
 
 def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[Path], None] | None = None) -> int:
-    """Write files into a fresh directory next to out, then swap it in. Returns the file count.
-
-    before_swap runs on the complete staging directory (the search indexer), so a site is never
-    published half-indexed."""
-    out = Path(out).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
-    retired = out.parent / f".{out.name}.old-{staging.name.rsplit('-', 1)[-1]}"
+    """Write files as the whole site in out (absent, empty, or a site kvtriage wrote): staged, then
+    swapped in. Returns the file count. before_swap runs on the complete staged tree (the search
+    indexer), so a site is never published half-indexed."""
+    out = check_out(None, out)
     count = 0
-    interrupts = _Interrupts()
-    try:
-        with interrupts.installed():
-            for rendered in files:
-                target = staging / safe_relative(rendered.path)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(rendered.content)
-                count += 1
-            if before_swap is not None:
-                before_swap(staging)
-            os.chmod(staging, 0o755)
-            with interrupts.deferred():
-                if out.exists():
-                    os.replace(out, retired)
-                os.replace(staging, out)
-                shutil.rmtree(retired, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        if retired.exists() and not out.exists():
-            os.replace(retired, out)
-        shutil.rmtree(retired, ignore_errors=True)
-        raise
+    with build_lock(out) as state:
+        remove_leftovers(out, state)
+        staging = Staging(state)
+        interrupts = _Interrupts()
+        try:
+            with interrupts.installed():
+                for rendered in files:
+                    staging.write(safe_relative(rendered.path), rendered.content)
+                    count += 1
+                staging.mark()
+                if before_swap is not None:
+                    before_swap(staging.dir)
+                with interrupts.deferred():
+                    publish(staging, out)
+        finally:
+            staging.discard()
     return count
 
 
@@ -185,6 +161,7 @@ def site_context(dataset: Dataset, assets: dict[str, str] | None = None) -> dict
 
 
 def static_files(root: Path) -> list[RenderedFile]:
+    """templates/static/ as published files (load.links_outside has refused links that leave the root)."""
     static = root / "templates" / "static"
     if not static.is_dir():
         return []
@@ -280,31 +257,7 @@ def check_site(root: Path) -> str:
 # next build renders only pages whose key changed and writes only files whose bytes changed.
 # Engine results are cached next to the site by the hash of the records they were computed from.
 
-STATE_FOLDER = ".kvtriage-cache"
 _RENDER_CHUNK = 64  # pages per task: small enough to stream, large enough to amortize the round trip
-
-
-def state_dir(out: Path) -> Path:
-    """Where a site's caches live: beside it (.kvtriage-cache/<site folder name>/), hidden, never published."""
-    out = Path(out).resolve()
-    return out.parent / STATE_FOLDER / out.name
-
-
-def _load_pickle(path: Path) -> dict:
-    try:
-        with open(path, "rb") as handle:
-            data = pickle.load(handle)
-        return data if isinstance(data, dict) else {}
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
-        return {}
-
-
-def _save_pickle(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
-        pickle.dump(data, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(temporary, path)
 
 
 def _compute_chunk(work: tuple[list[PairTask], list[int]], span: range) -> list[tuple[int, PairNumbers]]:
@@ -321,23 +274,25 @@ def _save_results(path: Path, items: list[tuple[str, PairNumbers]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
     with open(temporary, "wb") as handle:
-        pickle.dump((_RESULTS_FORMAT, [key for key, _ in items]), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        value_pickle.dump((_RESULTS_FORMAT, [key for key, _ in items]), handle)
         for start in range(0, len(items), _RESULTS_CHUNK):
-            pickle.dump([numbers for _, numbers in items[start : start + _RESULTS_CHUNK]], handle, protocol=pickle.HIGHEST_PROTOCOL)
+            value_pickle.dump([numbers for _, numbers in items[start : start + _RESULTS_CHUNK]], handle)
     os.replace(temporary, path)
 
 
 def _load_results(path: Path) -> dict[str, PairNumbers]:
     try:
         with open(path, "rb") as handle:
-            kind, keys = pickle.load(handle)
+            kind, keys = value_pickle.load(handle)  # type: ignore[misc]
             if kind != _RESULTS_FORMAT:
                 return {}
             values: list[PairNumbers] = []
             while len(values) < len(keys):
-                values.extend(pickle.load(handle))
+                values.extend(value_pickle.load(handle))  # type: ignore[arg-type]
+        if not all(isinstance(value, PairNumbers) for value in values):
+            return {}
         return dict(zip(keys, values))
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, ValueError, TypeError):
+    except value_pickle.CACHE_ERRORS:
         return {}
 
 
@@ -469,7 +424,7 @@ def _pack_facts(html: bytes, rules: Mapping[str, object]) -> tuple[tuple, bytes]
     page's facts (and the cache can hold them between builds) at 100k pages."""
     facts = slim_facts(read_page(html.decode("utf-8")), rules)
     summary = tuple(getattr(facts, name) for name in _SUMMARY)
-    return summary, zlib.compress(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    return summary, zlib.compress(value_pickle.dumps(facts), 1)
 
 
 # check_pages reads a page's facts while it checks that page, then the few pages its fragment links
@@ -477,6 +432,10 @@ def _pack_facts(html: bytes, rules: Mapping[str, object]) -> tuple[tuple, bytes]
 # than with 4096). More only hold memory: an error page's facts unpack to tens of MB, and 4096
 # pages' took the check from 780 to 1,150 MiB of RSS at 100k pages.
 _UNPACKED_FACTS = 16
+
+
+class CacheDamaged(Exception):
+    """A cache beside the site could not be read back midway through a build: build again without it."""
 
 
 class _FactsStore:
@@ -491,7 +450,7 @@ class _FactsStore:
     def __init__(self, folder: Path, version: str, reuse: bool):
         self.folder, self.version = folder, version
         folder.mkdir(parents=True, exist_ok=True)
-        stored = _load_pickle(folder / "facts.pickle") if reuse else {}
+        stored = load_cache(folder / "facts.pickle") if reuse else {}
         self.generation = int(stored.get("generation", 0)) if stored.get("version") == version else 0
         path = self._data(self.generation)
         self.index: dict[str, tuple[tuple, int, int]] = stored.get("index", {}) if stored.get("version") == version and path.is_file() else {}
@@ -523,7 +482,10 @@ class _FactsStore:
         if found is None:
             _, offset, length = self.index[digest]
             self.handle.flush()
-            found = pickle.loads(zlib.decompress(os.pread(self.handle.fileno(), length, offset)))
+            try:
+                found = value_pickle.loads(zlib.decompress(os.pread(self.handle.fileno(), length, offset)))
+            except (*value_pickle.CACHE_ERRORS, zlib.error) as error:
+                raise CacheDamaged(self.folder) from error
             if len(self.unpacked) >= _UNPACKED_FACTS:
                 self.unpacked.clear()
             self.unpacked[digest] = found
@@ -544,7 +506,7 @@ class _FactsStore:
                     at += length
             index = moved
         if generation != self.generation or index.keys() != self.saved or len(index) != len(self.index):
-            _save_pickle(self.folder / "facts.pickle", {"version": self.version, "generation": generation, "index": index})
+            save_cache(self.folder / "facts.pickle", {"version": self.version, "generation": generation, "index": index})
         if generation != self.generation:
             self.close()
             self._data(self.generation).unlink(missing_ok=True)
@@ -713,7 +675,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     if resident is not None:
         parse_cache = _UsedEntries(resident.parsed)
     else:
-        stored = _load_pickle(state / "parsed.pickle")
+        stored = load_cache(state / "parsed.pickle")
         parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
     with _collector_paused():
         sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache,
@@ -724,7 +686,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     if resident is not None:
         resident.parsed = {k: parse_cache[k] for k in parse_cache.used}
     elif parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
-        _save_pickle(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
+        save_cache(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
     try:
         return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
                               numbers_keys, resident)
@@ -773,7 +735,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     # Facts are read by this code under these affiliate rules; another version of either starts over.
     facts_version = sha(f"{code_digest(Path(__file__).resolve().parent)}|{sorted(rules.items())!r}".encode())
     store = _FactsStore(state, facts_version, reuse=manifest is not None)
-    staging = Staging(out, flat=manifest is not None)  # a fresh tree is swapped in whole; changes move file by file
+    staging = Staging(state)
     interrupts = _Interrupts()
     try:
         with interrupts.installed():
@@ -857,10 +819,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                     raise
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
-            if manifest is None:
-                written = _finish_fresh(staging, out, entries, inputs, job.render_key, pagefind)
-            else:
-                written = _finish_incremental(staging, out, entries, changed, deleted, inputs, job.render_key, pagefind, html_changed)
+            with interrupts.deferred():
+                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed)
     except BaseException:
         staging.discard()
         store.close()
@@ -875,56 +835,85 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     return sp, report
 
 
-def _finish_fresh(staging: Staging, out: Path, entries: dict[str, Entry], inputs: str, render_key: str,
-                  pagefind: str | None) -> Manifest:
+def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
+            pagefind: str | None, html_changed: bool) -> Manifest:
+    """Complete the staged tree (unchanged files linked from out, the search index, the marker),
+    publish it and record what it holds."""
+    placed = set(changed)
+    for path in entries:
+        if path not in placed:
+            staging.link(path, out / path)
+    index = out / "pagefind"
     if pagefind is not None:
-        index_search(staging.dir, pagefind)
-    final = {path: stat_entry(staging.dir / path, entry.sha, entry.key) for path, entry in entries.items()}
+        if html_changed or not index.is_dir() or index.is_symlink():
+            index_search(staging.dir, pagefind)
+        else:
+            staging.link_tree("pagefind", index)
+    staging.mark(out)
+    final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
     manifest = Manifest(inputs, final, render_key)
-    staging.write(MANIFEST_NAME, manifest.parts())
-    swap_in(staging, out)
-    return manifest
-
-
-def _finish_incremental(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], deleted: list[str],
-                        inputs: str, render_key: str, pagefind: str | None, html_changed: bool) -> Manifest:
-    with transaction(out, staging) as txn:
-        for path in changed:
-            txn.put(path)
-        for path in deleted:
-            txn.delete(path)
-        index = out / "pagefind"
-        if pagefind is not None and (html_changed or not index.is_dir()):
-            fresh = staging.dir / ".pagefind"
-            index_search(out, pagefind, output=fresh)
-            txn.replace_dir("pagefind", fresh)
-        elif pagefind is None and index.is_dir():
-            txn.remove_dir("pagefind")
-        placed = set(changed)
-        final = {path: stat_entry(out / path, e.sha, e.key) if path in placed else e for path, e in entries.items()}
-        manifest = Manifest(inputs, final, render_key)
-        staging.write(MANIFEST_NAME, manifest.parts())
-        txn.put(MANIFEST_NAME)
+    publish(staging, out)
+    write_manifest(out, manifest)
     return manifest
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
-                    today: str | None = None, published: Published | None = None, resident: Resident | None = None) -> str:
+                    today: str | None = None, published: Published | None = None, resident: Resident | None = None,
+                    force: bool = False, wait_note: Callable[[str], None] | None = None) -> str:
     """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
     inputs are as the manifest recorded them, else only the pages and files that changed. today dates
     records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date); published
     is out as the caller already read it; resident is what a long-running builder kept from its last
-    build into out (see Resident)."""
-    root, out = Path(root), Path(out)
+    build into out (see Resident).
+
+    out must be a folder the build may replace (write.guard; force: one kvtriage did not write). Builds
+    of one folder take turns (wait_note hears when this one waits)."""
+    root = Path(root)
+    out = check_out(root, out, force=force)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
     inputs = input_fingerprint(root, search=pagefind is not None, today=today)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
-    if published is None:
-        published = _published_now(out, resident)
-    if up_to_date(out, inputs, search=pagefind is not None, published=published):
-        return f"nothing changed: {out} is up to date\n{note}"
-    sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
-                                   published=published, resident=resident)
+    with build_lock(out, wait_note) as state:
+        remove_leftovers(out, state)
+        if published is None or not _owned_state(published, resident):
+            published = _published_now(out, resident)
+        if up_to_date(out, inputs, search=pagefind is not None, published=published):
+            return f"nothing changed: {out} is up to date\n{note}"
+        if resident is None:
+            published = _with_disk_check(out, published, force)
+        try:
+            sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                           published=published, resident=resident)
+        except CacheDamaged:
+            discard_caches(state)
+            sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                           published=Published(None, frozenset()), resident=resident)
     return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note
+
+
+def _owned_state(published: Published, resident: Resident | None) -> bool:
+    """A caller's reading of out is only trusted when it was made under the lock, which a resident builder's is."""
+    return resident is not None and resident.published is published
+
+
+def _with_disk_check(out: Path, published: Published, force: bool) -> Published:
+    """published, with every recorded output that is not a plain file under out any more (a link, or
+    under a linked folder) counted as damaged. Files under out that no build recorded are not the
+    build's to replace: refused unless force."""
+    manifest = published.manifest
+    if manifest is None or not out.is_dir():
+        return published
+    files, links = files_on_disk(out)
+    foreign = sorted(path for path in (files | links) - manifest.files.keys() if not _build_owned(path))
+    if foreign and not force:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise BuildError([Issue(str(out), 0, 0, "--out", f"holds files no kvtriage build wrote ({shown}); a build replaces the folder whole",
+                                "move them out of the site folder, or pass --force to drop them")])
+    missing = {path for path in manifest.files if path not in files}
+    return Published(manifest, published.damaged | missing) if missing - published.damaged else published
+
+
+def _build_owned(path: str) -> bool:
+    return path == MARKER_NAME or path.startswith("pagefind/")

@@ -57,7 +57,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_build(args: argparse.Namespace) -> int:
-    from generator.output import input_fingerprint, read_published, search_wanted, up_to_date
+    from generator.write.fingerprint import input_fingerprint, search_wanted
+    from generator.write.manifest import read_published, up_to_date
 
     root = Path(args.root)
     out = Path(args.out) if args.out else root / "site"
@@ -71,7 +72,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from generator.build import build_and_write
 
     report = build_and_write(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search,
-                             published=published)
+                             published=published, force=args.force, wait_note=lambda text: print(text, file=sys.stderr))
     print(report)
     return EXIT_OK
 
@@ -95,7 +96,9 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
     )
-    path = root / "data" / "lastmod.yaml"
+    from generator.editor import writable_path
+
+    path = writable_path(root, "data/lastmod.yaml")
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
         path.write_text(text, encoding="utf-8")
     print(f"{path}: {len(changed)} record{'s' if len(changed) != 1 else ''} dated anew" + "".join(f"\n  {key}" for key in changed))
@@ -120,6 +123,8 @@ def build_parser(only_build: bool = False) -> argparse.ArgumentParser:
     build.add_argument("--out", default=None, help="output folder (default: ROOT/site)")
     build.add_argument("--jobs", type=int, default=0, help="worker processes for rendering (default: one per core; 1 = serial)")
     build.add_argument("--quiet", action="store_true", help="no progress line")
+    build.add_argument("--force", action="store_true",
+                       help="replace an output folder kvtriage did not write (never the root or its source folders)")
     build.add_argument("--search", action=argparse.BooleanOptionalAction, default=None,
                        help="index the site with Pagefind (default: when the pagefind package is installed)")
     build.set_defaults(handler=_cmd_build)
@@ -167,3 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; site/ holds the last complete build", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except OSError as error:  # a full disk, a read-only or vanished folder: say which, without a traceback
+        where = error.filename or "kvtriage"
+        print(f"{where}: {error.strerror or error}. Check that the folder exists, is writable and has room; "
+              "a build that stops here leaves the published site as it was.", file=sys.stderr)
+        return EXIT_CONTENT

@@ -123,6 +123,19 @@ def modeline_problems(root: Path) -> list[Issue]:
     return issues
 
 
+def writable_path(root: Path, relative: str) -> Path:
+    """root/relative, when writing there stays inside root: neither the file nor a folder on the way
+    is a link to somewhere else. Otherwise a ContentError naming the path."""
+    root = Path(root).resolve()
+    path = root / relative
+    target = path.resolve()
+    if path.is_symlink() or (target != root and root not in target.parents):
+        raise ContentError([Issue(relative, 1, 0, "", f"resolves to {target}, a symbolic link or outside the site root",
+                                  "Replace the link with the file itself; kvtriage writes only inside the root")])
+    return path
+
+
+
 def fix_modelines(root: Path) -> list[str]:
     """Insert or correct the modeline of each YAML file; returns the files changed."""
     changed = []
@@ -131,7 +144,7 @@ def fix_modelines(root: Path) -> list[str]:
         wanted = modeline_for(relative)
         if wanted is None:
             continue
-        path = root / relative
+        path = writable_path(root, relative)
         text = path.read_text(encoding="utf-8")
         first, _, rest = text.partition("\n")
         if relative not in broken:
@@ -146,7 +159,7 @@ def write_schemas(root: Path) -> list[str]:
     """Write every schema whose bytes changed; returns their paths."""
     changed = []
     for relative, data in json_schemas().items():
-        path = root / relative
+        path = writable_path(root, relative)
         if path.is_file() and path.read_bytes() == data:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -437,7 +450,7 @@ def fill_in_issues(root: Path, relative: str) -> tuple[list[Issue], list[Issue]]
 
 def write_new(root: Path, kind: str, slug: str) -> tuple[Skeleton, list[Issue], list[Issue]]:
     made = skeleton(root, kind, slug)
-    path = Path(root) / made.path
+    path = writable_path(root, made.path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if made.appended:
         path.write_text(made.text, encoding="utf-8")
@@ -885,7 +898,7 @@ def _cmd_import_model(args: argparse.Namespace) -> int:
         record, notes = model_from_hf_config(config, args.id, args.repo, args.source)
     else:
         record, variant, notes = model_from_gguf(Path(args.gguf), args.id, args.repo, args.source)
-    path = root / MODELS
+    path = writable_path(root, MODELS)
     old = path.read_text(encoding="utf-8") if path.is_file() else "# yaml-language-server: $schema=../data/schemas/models.schema.json\nmodels:\n"
     known = _ids((parse_yaml(MODELS, old.encode("utf-8"))[0] or {}).get("models") or [])
     if variant is not None and record["id"] in known:

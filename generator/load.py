@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import pickle
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, MutableMapping
@@ -16,6 +16,7 @@ from typing import Any, Iterable, Mapping, MutableMapping
 import yaml
 from pydantic import BaseModel, ValidationError
 
+import generator.value_pickle as value_pickle
 from generator.errors import ContentError, Issue
 from generator.markdown import unsafe_links
 from generator.schema import (
@@ -348,9 +349,13 @@ def _read(root: Path, relative: str, issues: list[Issue], cache: MutableMapping[
         key = hashlib.sha256(relative.encode() + b"\0" + data).hexdigest()
         hit = cache.get(key)
         if hit is not None:
-            parsed, link_issues = pickle.loads(hit)  # a fresh copy: callers may change what they get
-            issues.extend(link_issues)
-            return parsed
+            try:
+                parsed, link_issues = value_pickle.loads(hit)  # type: ignore[misc]  # a fresh copy: callers may change it
+            except value_pickle.CACHE_ERRORS:
+                parsed = None  # a damaged entry: parse the file again
+            if parsed is not None:
+                issues.extend(link_issues)
+                return parsed
     try:
         parsed = parse_yaml(relative, data)
     except _YamlProblem as problem:
@@ -359,7 +364,7 @@ def _read(root: Path, relative: str, issues: list[Issue], cache: MutableMapping[
     link_issues = _link_issues(parsed[0], Source(relative, parsed[1]))
     issues.extend(link_issues)
     if key is not None:
-        cache[key] = pickle.dumps((parsed, link_issues), protocol=pickle.HIGHEST_PROTOCOL)
+        cache[key] = value_pickle.dumps((parsed, link_issues))
     return parsed
 
 
@@ -433,12 +438,46 @@ def _unique(records: Iterable[tuple[str, Source]], what: str, issues: list[Issue
             seen[slug] = source
 
 
+INPUT_FOLDERS = ("content", "data", "templates")
+
+
+def links_outside(root: Path) -> list[Issue]:
+    """Every symbolic link among the inputs (content/, data/, templates/ and the folders themselves)
+    whose target is outside root: a build would read, and publish, a file that is not the site's."""
+    root = Path(root).resolve()
+    issues = []
+
+    def outside(path: Path) -> bool:
+        target = path.resolve()
+        return target != root and root not in target.parents
+
+    def refuse(path: Path) -> None:
+        kind = "folder" if path.is_dir() else "file"
+        issues.append(Issue(path.relative_to(root).as_posix(), 1, 0, "", f"is a link to a {kind} outside the site root",
+                            f"Copy the {kind} in instead"))
+
+    for name in INPUT_FOLDERS:
+        folder = root / name
+        if folder.is_symlink():
+            if outside(folder):
+                refuse(folder)
+            continue
+        for current, dirs, files in os.walk(folder):
+            for entry in (*dirs, *files):
+                path = Path(current) / entry
+                if path.is_symlink() and outside(path):
+                    refuse(path)
+    return issues
+
+
 def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = None) -> Dataset:
     """Read and validate every record under root, or raise ContentError with all problems.
 
     parse_cache, when given, keeps each file's parse by its path and bytes between loads."""
     root = Path(root)
-    issues: list[Issue] = []
+    issues: list[Issue] = links_outside(root)
+    if issues:
+        raise ContentError(issues)
 
     site = _catalog(root, "data/site.yaml", SiteConfig, issues, parse_cache)
     gpus = _catalog(root, "data/gpus.yaml", GpuCatalog, issues, parse_cache)

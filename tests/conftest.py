@@ -1,26 +1,39 @@
 from __future__ import annotations
 
+import atexit
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 TESTS = Path(__file__).resolve().parent
-FIXTURE_SITE = TESTS / "fixtures" / "site"
 REPO = TESTS.parent
 FIXED_TODAY = "2026-11-29"
 
 
-def copy_site(destination: Path, source: Path = FIXTURE_SITE) -> Path:
-    """A writable copy of a site root; templates are copied from the repo, not linked."""
-    shutil.copytree(source, destination, symlinks=False, ignore=shutil.ignore_patterns("templates"))
+def copy_site(destination: Path, source: Path | None = None) -> Path:
+    """A writable copy of a site root (the fixture site by default); templates are copied from the
+    repo, not linked (a build refuses inputs that link outside its root)."""
+    shutil.copytree(source or FIXTURE_SITE, destination, symlinks=False, ignore=shutil.ignore_patterns("templates"))
     shutil.copytree(REPO / "templates", destination / "templates")
     return destination
 
 
+def _assemble_fixture_site() -> Path:
+    """The fixture site as a build reads it: tests/fixtures/site's records with the repo's templates,
+    made once per test process."""
+    folder = Path(tempfile.mkdtemp(prefix="kvtriage-fixture-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return copy_site(folder / "site", TESTS / "fixtures" / "site")
+
+
+FIXTURE_SITE = _assemble_fixture_site()
+
+
 @pytest.fixture
 def site_root(tmp_path: Path) -> Path:
-    return copy_site(tmp_path / "root")
+    return copy_site(tmp_path / "root", FIXTURE_SITE)
 
 
 # --------------------------------------------------------------------------- external tools

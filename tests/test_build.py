@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from generator.build import build_site, safe_relative, write_site
+from generator.write import staging as staging_module
+from generator.write.guard import MARKER_NAME
+from generator.write.manifest import manifest_path
 from generator.cli import main
 from generator.errors import BuildError
 from generator.render import RenderedFile
@@ -16,7 +19,7 @@ from .conftest import FIXED_TODAY
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != MARKER_NAME}
 
 
 def test_two_builds_give_identical_bytes(site_root: Path, tmp_path: Path) -> None:
@@ -43,7 +46,7 @@ def test_failed_build_leaves_site_untouched(site_root: Path, capsys: pytest.Capt
     assert main(["build", "--root", str(site_root), "--quiet"]) == 1
     assert "data/gpus.yaml:" in capsys.readouterr().err
     assert _tree(site_root / "site") == before
-    assert not [p for p in site_root.iterdir() if p.name.startswith(".site.")]
+    assert _temp_dirs(site_root) == []
 
 
 def test_write_interrupted_midway_keeps_old_site(tmp_path: Path) -> None:
@@ -57,7 +60,7 @@ def test_write_interrupted_midway_keeps_old_site(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         write_site(files(), out)
     assert _tree(out) == {"index.html": b"old"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert _temp_dirs(tmp_path) == []
 
 
 @pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/passwd", "a\\b", "a/%2e%2e/b", "a/\x00", "", "a//b", "./a"])
@@ -84,12 +87,14 @@ from generator import build as build_module  # noqa: E402
 
 
 def _temp_dirs(parent: Path) -> list[str]:
-    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".site."))
+    """Staging or old trees left beside the site or in its state folder."""
+    beside = [p.name for p in parent.iterdir() if p.name.startswith(".site.")]
+    return sorted(beside + [p.name for p in parent.glob(".kvtriage-cache/*/stage-*")])
 
 
 def _forget_manifest(site: Path) -> None:
     """Without its manifest the next build writes a whole fresh tree (an unchanged site would write nothing)."""
-    (site / ".kvtriage-manifest.json").unlink()
+    manifest_path(site).unlink()
 
 
 def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -135,7 +140,7 @@ def test_sigterm_mid_write_in_a_subprocess_keeps_the_old_site(site_root: Path) -
         deadline = time.monotonic() + 120
         staging = None
         while time.monotonic() < deadline and child.poll() is None:
-            staging = next((p for p in site_root.glob(".site.new-*") if any(p.rglob("*.html"))), None)
+            staging = next((p for p in site_root.glob(".kvtriage-cache/site/stage-*") if any(p.rglob("*.html"))), None)
             if staging is not None:
                 break
             time.sleep(0.01)
@@ -155,21 +160,21 @@ def test_sigterm_mid_write_in_a_subprocess_keeps_the_old_site(site_root: Path) -
 def test_a_signal_during_the_swap_waits_for_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "site"
     write_site([RenderedFile("index.html", b"old")], out)
-    real_replace = os.replace
+    real_exchange = staging_module._exchange_atomically
     sent = []
 
-    def replace(src, dst):  # noqa: ANN001
+    def exchange(a, b):  # noqa: ANN001
         if not sent:
-            sent.append(dst)
-            os.kill(os.getpid(), signal.SIGTERM)  # between moving the old site out and the new one in
-        return real_replace(src, dst)
+            sent.append(b)
+            os.kill(os.getpid(), signal.SIGTERM)  # just as the new tree takes the site's name
+        return real_exchange(a, b)
 
-    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(staging_module, "_exchange_atomically", exchange)
     with pytest.raises(KeyboardInterrupt):
         write_site([RenderedFile("index.html", b"new")], out)
     assert sent
     assert _tree(out) == {"index.html": b"new"}  # the swap finished before the signal was honoured
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert _temp_dirs(tmp_path) == []
 
 
 # --------------------------------------------------------------------------- hostile content

@@ -11,10 +11,12 @@ import pytest
 import yaml
 
 from generator import build as build_module
-from generator import output
+from generator.write import manifest as manifest_module
 from generator.build import Resident, build_and_write
 from generator.errors import ContentError, Issue, RenderError
-from generator.output import MANIFEST_NAME, Staging, read_manifest, transaction
+from generator.write.manifest import manifest_path, read_manifest, write_manifest
+from generator.write.staging import Staging
+from generator.write.state import state_dir
 from generator.publish import AffiliateRule, check_pages, pagefind_executable, read_page, slim_facts
 
 from .test_build_parallel import grown_site, tree
@@ -31,7 +33,10 @@ def mtimes(site: Path) -> dict[str, int]:
 
 
 def leftovers(parent: Path) -> list[str]:
-    return sorted(p.name for p in parent.iterdir() if p.name.startswith((".site.", ".cold.")))
+    """Staging or old trees a build left beside its sites or in their state folders."""
+    beside = [p.name for p in parent.iterdir() if p.name.startswith((".site.", ".cold."))]
+    staged = [p.name for p in parent.glob(".kvtriage-cache/*/stage-*")]
+    return sorted(beside + staged)
 
 
 def edit_yaml(path: Path, change) -> None:
@@ -269,11 +274,11 @@ def test_the_check_covers_the_whole_site_when_a_file_or_an_id_goes_away() -> Non
         def get(self, digest):
             return {"old": Facts(old_ids), "new": Facts(new_ids), "same": Facts(old_ids)}[digest]
 
-    old = {"x/index.html": output.Entry("old", 1, 1, "k"), "y/index.html": output.Entry("same", 1, 1, "k")}
-    kept = {"x/index.html": output.Entry("same", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
+    old = {"x/index.html": manifest_module.Entry("old", 1, 1, "k"), "y/index.html": manifest_module.Entry("same", 1, 1, "k")}
+    kept = {"x/index.html": manifest_module.Entry("same", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
     assert build_module._check_scope(old, kept, ["x/index.html"], [], Blobs()) == {"/x/"}
     assert build_module._check_scope(old, kept, ["x/index.html"], ["z/index.md"], Blobs()) is None
-    lost = {"x/index.html": output.Entry("new", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
+    lost = {"x/index.html": manifest_module.Entry("new", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
     assert build_module._check_scope(old, lost, ["x/index.html"], [], Blobs()) is None
 
 
@@ -311,72 +316,42 @@ def test_a_failed_incremental_build_leaves_the_site_as_it_was(root: Path, tmp_pa
     assert leftovers(tmp_path) == []
 
 
-def test_an_interrupt_while_applying_rolls_every_change_back(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupt_while_staging_leaves_the_site_as_it_was(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     build_and_write(root, site, jobs=2, search=False)
     before, stamps = tree(site), mtimes(site)
+    recorded = manifest_path(site).read_bytes()
     _edit_gpu_memory(root)  # changes, adds and deletes pages
-    real_put, real_delete = output.Transaction.put, output.Transaction.delete
+    real_link = Staging.link
     calls = []
 
-    def counting(kind, real):
-        def step(self, relative):
-            calls.append(kind)
-            if len(calls) == 7:
-                raise KeyboardInterrupt("Ctrl-C mid-apply")
-            return real(self, relative)
-        return step
+    def counting(self, relative, source):
+        calls.append(relative)
+        if len(calls) == 7:
+            raise KeyboardInterrupt("Ctrl-C mid-staging")
+        return real_link(self, relative, source)
 
-    monkeypatch.setattr(output.Transaction, "put", counting("put", real_put))
-    monkeypatch.setattr(output.Transaction, "delete", counting("delete", real_delete))
+    monkeypatch.setattr(Staging, "link", counting)
     with pytest.raises(KeyboardInterrupt):
         build_and_write(root, site, jobs=2, search=False)
     assert len(calls) == 7
     assert tree(site) == before and mtimes(site) == stamps
-    assert (site / MANIFEST_NAME).is_file()
+    assert manifest_path(site).read_bytes() == recorded
     assert leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("flat", [False, True], ids=["tree-staging", "flat-staging"])
-def test_transaction_rollback_restores_files_folders_and_mtimes(tmp_path: Path, flat: bool) -> None:
+def test_an_incremental_build_links_unchanged_files_and_publishes_by_one_rename(root: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
-    for path, content in {"a.html": b"old a", "b/c.html": b"old c", "b/d.html": b"d", "keep.txt": b"k"}.items():
-        (site / path).parent.mkdir(parents=True, exist_ok=True)
-        (site / path).write_bytes(content)
-    before, stamps = tree(site), mtimes(site)
-    staging = Staging(site, flat=flat)
-    staging.write("a.html", b"new a")
-    staging.write("new/deep/e.html", b"e")
-    with pytest.raises(RuntimeError):
-        with transaction(site, staging) as txn:
-            txn.put("a.html")
-            txn.put("new/deep/e.html")
-            txn.delete("b/c.html")
-            txn.delete("b/d.html")  # empties b/, which goes too
-            assert not (site / "b").exists()
-            raise RuntimeError("disk full")
-    staging.discard()
-    assert tree(site) == before and mtimes(site) == stamps
-    assert sorted(p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_dir()) == ["b"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
-
-
-@pytest.mark.parametrize("flat", [False, True], ids=["tree-staging", "flat-staging"])
-def test_transaction_commit_applies_everything(tmp_path: Path, flat: bool) -> None:
-    site = tmp_path / "site"
-    (site / "b").mkdir(parents=True)
-    (site / "b/c.html").write_bytes(b"c")
-    (site / "a.html").write_bytes(b"old")
-    staging = Staging(site, flat=flat)
-    staging.write("a.html", b"new")
-    staging.write("x/y/z.html", b"z")
-    with transaction(site, staging) as txn:
-        txn.put("a.html")
-        txn.put("x/y/z.html")
-        txn.delete("b/c.html")
-    staging.discard()
-    assert tree(site) == {"a.html": b"new", "x/y/z.html": b"z"}
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    build_and_write(root, site, jobs=2, search=False)
+    inodes = {p.relative_to(site).as_posix(): p.stat().st_ino for p in site.rglob("*") if p.is_file()}
+    folder = site.stat().st_ino
+    _edit_pair_intro(root)
+    build_and_write(root, site, jobs=2, search=False)
+    after = {p.relative_to(site).as_posix(): p.stat().st_ino for p in site.rglob("*") if p.is_file()}
+    same = [path for path in after if inodes.get(path) == after[path]]
+    assert len(same) > len(after) // 2  # unchanged files are the very same files, hard-linked
+    assert site.stat().st_ino != folder  # the new tree took the folder's name whole
+    assert tree(site) == cold(root, tmp_path)
 
 
 def test_slim_facts_give_the_html_check_the_same_verdicts() -> None:
@@ -446,16 +421,16 @@ def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) 
 
 
 def test_the_manifest_written_in_pieces_is_one_json_document(tmp_path: Path) -> None:
-    files = {f"p{i}/\u00e9\"{i}/index.html": output.Entry(f"{i:064x}", i * 7, i * 10**12, None if i % 3 else f"key{i}") for i in range(50)}
-    manifest = output.Manifest("inputs", files, "render")
-    whole = {"format": output.MANIFEST_FORMAT, "inputs": "inputs", "render": "render",
+    files = {f"p{i}/\u00e9\"{i}/index.html": manifest_module.Entry(f"{i:064x}", i * 7, i * 10**12, None if i % 3 else f"key{i}") for i in range(50)}
+    manifest = manifest_module.Manifest("inputs", files, "render")
+    whole = {"format": manifest_module.MANIFEST_FORMAT, "inputs": "inputs", "render": "render",
              "files": {path: [e.sha, e.size, e.mtime_ns, e.key] for path, e in sorted(files.items())}}
     for size in (1, 7, 50, 4096):
         assert b"".join(manifest.parts(size)) == json.dumps(whole, separators=(",", ":")).encode()
-    staging = Staging(tmp_path / "site")
-    staging.write(MANIFEST_NAME, manifest.parts(7))
-    assert output.read_manifest(staging.dir) == manifest
-    assert b"".join(output.Manifest("i", {}, "r").parts()) == b'{"format":%d,"inputs":"i","render":"r","files":{}}' % output.MANIFEST_FORMAT
+    state_dir(tmp_path / "site").mkdir(parents=True)
+    write_manifest(tmp_path / "site", manifest)
+    assert read_manifest(tmp_path / "site") == manifest
+    assert b"".join(manifest_module.Manifest("i", {}, "r").parts()) == b'{"format":%d,"inputs":"i","render":"r","files":{}}' % manifest_module.MANIFEST_FORMAT
 
 
 def test_a_whole_site_check_split_across_workers_reports_as_the_serial_check(root: Path, tmp_path: Path,

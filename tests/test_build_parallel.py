@@ -13,7 +13,7 @@ from generator.build import build_and_write, build_site, cached_results, state_d
 from generator.engine.pairs import compute_results
 from generator.errors import RenderError
 from generator.load import load_dataset
-from generator.output import MANIFEST_NAME
+from generator.write.guard import MARKER_NAME
 
 from .conftest import copy_site
 
@@ -43,7 +43,8 @@ def grown_site(destination: Path) -> Path:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != MANIFEST_NAME}
+    """A written site's files, but the marker the writer adds (an in-memory build has none)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and p.name != MARKER_NAME}
 
 
 @pytest.fixture

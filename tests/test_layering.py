@@ -16,21 +16,22 @@ ALLOWED = {
     "markdown": set(),
     "commands_surface": set(),
     "schema": {"errors"},
-    "load": {"errors", "schema", "markdown"},  # markdown: check refuses links the renderer would drop
+    "value_pickle": set(),  # caches that load as plain values: stdlib only
+    "load": {"errors", "schema", "markdown", "value_pickle"},  # markdown: check refuses links the renderer would drop
     "engine": {"schema", "engine"},
     "dates": {"schema", "engine"},
     "commands": {"schema", "engine", "errors", "commands_surface"},
     "pages": {"schema", "engine", "commands", "errors", "markdown"},
     "render": {"pages", "markdown", "errors", "schema", "engine", "commands"},
     "publish": {"pages", "render", "markdown", "errors", "schema", "engine", "commands", "commands_surface"},
-    "output": set(),  # staging, manifest, transactional apply: stdlib only
+    "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap
     "parallel": set(),  # forked worker pool: stdlib only
-    "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator", "output", "parallel"},
+    "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator", "write", "value_pickle", "parallel"},
     "calculator": {"schema", "engine", "pages"},
     "kv_catalog": {"errors", "schema", "load", "engine"},
     "kv_command": {"errors", "schema", "load", "engine", "commands", "commands_surface", "kv_catalog"},
     "editor": {"errors", "schema", "load", "engine", "build", "dates"},
-    "serve": {"errors", "build", "load", "output"},  # output: reads back the manifest of its private build
+    "serve": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},
     "__init__": set(),
@@ -92,9 +93,9 @@ def test_only_build_writes_and_only_load_reads_content() -> None:
     for path in MODULES:
         top = _top(path)
         source = path.read_text(encoding="utf-8")
-        # output is build's writer (staging, manifest, transactional apply); it hashes input files to
-        # tell whether anything changed, and never parses them.
-        if top not in ("build", "output", "cli", "editor", "serve"):
+        # write is build's writer (staging, manifest, the swap); it hashes input files to tell whether
+        # anything changed, and never parses them.
+        if top not in ("build", "write", "cli", "editor", "serve"):
             assert "write_bytes(" not in source and "write_text(" not in source, f"{path.name} writes files"
-        if top not in ("load", "cli", "editor", "build", "output", "kv_command", "serve"):
+        if top not in ("load", "cli", "editor", "build", "write", "kv_command", "serve"):
             assert '"content' not in source and "'content" not in source or top in ("pages",), f"{path.name} reads content/"

@@ -199,8 +199,8 @@ def test_a_save_in_several_writes_is_built_once_the_files_settle(site_root: Path
 
 def test_a_builder_that_dies_is_replaced_and_the_pages_stay_right(site_root: Path, tmp_path: Path) -> None:
     from generator.build import build_and_write
-    from generator.output import MANIFEST_NAME
-
+    from generator.write.guard import MARKER_NAME
+    
     site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)
     try:
         assert site.rebuild()
@@ -221,7 +221,7 @@ def test_a_builder_that_dies_is_replaced_and_the_pages_stay_right(site_root: Pat
         site.close()
     cold = tmp_path / "cold"
     build_and_write(site_root, cold, jobs=1, search=False, today=FIXED_TODAY)
-    expected = {p.relative_to(cold).as_posix(): p.read_bytes() for p in cold.rglob("*") if p.is_file() and p.name != MANIFEST_NAME}
+    expected = {p.relative_to(cold).as_posix(): p.read_bytes() for p in cold.rglob("*") if p.is_file() and p.name != MARKER_NAME}
     assert served == expected
 
 

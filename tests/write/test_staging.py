@@ -1,0 +1,108 @@
+"""A build publishes by one rename: whatever kills it, the site folder holds the old site or the new
+one, byte for byte. Builds of one folder take turns, and what a killed build left is cleaned up."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.build import build_and_write
+from generator.write.guard import MARKER_NAME
+from generator.write.state import state_dir
+
+from ..conftest import REPO
+
+
+def tree(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def _build_command(root: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "generator", "build", "--root", str(root), "--out", str(out), "--quiet", "--no-search", "--jobs", "2"]
+
+
+def _set_version(root: Path, version: str) -> None:
+    """Two versions of the site that differ on many pages: one error's prose, which every one of its pages shows."""
+    path = root / "content/errors/vllm-max-model-len-error.yaml"
+    record = yaml.safe_load(path.read_text(encoding="utf-8"))
+    record["cause"] = re.sub(r"^Version \w+ of this text\. ", "", record["cause"])
+    record["cause"] = f"Version {version} of this text. " + record["cause"]
+    path.write_text(yaml.safe_dump(record, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def synthetic_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A synthetic site of about a thousand pair pages (bench/make_synthetic.py)."""
+    root = tmp_path_factory.mktemp("synthetic") / "root"
+    subprocess.run([sys.executable, str(REPO / "bench/make_synthetic.py"), "1000", str(root)], check=True, capture_output=True,
+                   cwd=REPO, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    return root
+
+
+def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(synthetic_root: Path, tmp_path: Path) -> None:
+    root, site = synthetic_root, tmp_path / "site"
+    versions: dict[str, dict[str, bytes]] = {}
+    durations = []
+    for version in ("a", "b"):
+        _set_version(root, version)
+        started = time.monotonic()
+        subprocess.run(_build_command(root, site), check=True, capture_output=True, cwd=REPO, timeout=600)
+        durations.append(time.monotonic() - started)
+        versions[version] = tree(site)
+    assert len(versions["a"]) > 2000 and versions["a"] != versions["b"]
+    changed = sum(1 for path in versions["a"] if versions["a"][path] != versions["b"].get(path))
+    assert changed > 100
+    current, seen = "b", set()
+    # Kill points spread over an incremental build, early to late (its length measured just above).
+    for fraction in (0.1, 0.3, 0.5, 0.7, 0.9, 1.1):
+        target = "a" if current == "b" else "b"
+        _set_version(root, target)
+        child = subprocess.Popen(_build_command(root, site), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
+        try:
+            child.wait(timeout=fraction * durations[1])
+        except subprocess.TimeoutExpired:
+            child.kill()
+        child.wait(timeout=600)
+        now = tree(site)
+        assert now in (versions["a"], versions["b"]), f"killed at {fraction:.0%}: the site is neither version"
+        seen.add("old" if now == versions[current] else "new")
+        subprocess.run(_build_command(root, site), check=True, capture_output=True, cwd=REPO, timeout=600)  # finishes, cleans up
+        assert tree(site) == versions[target]
+        assert not list(state_dir(site).glob("stage-*"))
+        current = target
+    assert "old" in seen
+
+
+def test_three_builds_at_once_take_turns(site_root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    children = [subprocess.Popen(_build_command(site_root, site), stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+                for _ in range(3)]
+    results = [child.communicate(timeout=600) for child in children]
+    assert [child.returncode for child in children] == [0, 0, 0], [err.decode() for _, err in results]
+    assert not any(b"Traceback" in err for _, err in results)
+    cold = tmp_path / "cold"
+    build_and_write(site_root, cold, jobs=1, search=False)
+    assert tree(site) == tree(cold)
+
+
+def test_what_a_killed_build_left_is_removed_by_the_next(site_root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(site_root, site, jobs=1, search=False)
+    stale = state_dir(site) / "stage-abcd1234"
+    (stale / "oom").mkdir(parents=True)
+    (stale / "oom/index.html").write_text("half a site")
+    older = tmp_path / ".site.old-k2j4h5g6"  # what an older kvtriage left beside the site
+    older.mkdir()
+    unrelated = tmp_path / ".site.notes"
+    unrelated.mkdir()
+    (site_root / "data/site.yaml").write_text((site_root / "data/site.yaml").read_text() + "\n")
+    build_and_write(site_root, site, jobs=1, search=False)
+    assert not stale.exists() and not older.exists()
+    assert unrelated.is_dir()
+    assert (site / MARKER_NAME).is_file()
