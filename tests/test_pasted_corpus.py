@@ -39,6 +39,7 @@ WANTED_SLUGS = {
     # Kinds found while collecting that fit none of the pages above.
     "vllm-request-too-long",
     "sglang-req-slots-oom",
+    "sglang-kv-pool-full",
 }
 NUMBER_KEYS = {
     "model", "gpu_name", "gpu_total_gib", "free_gib", "tensor_parallel_size", "max_model_len",
