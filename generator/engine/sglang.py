@@ -347,10 +347,13 @@ def pool_from_bytes(
     capped = False
     if max_total_tokens is not None and max_total_tokens < tokens:
         tokens, capped = max_total_tokens // page_size * page_size, True
-    swa = None
-    if cell.kind == "hybrid_swa":
-        swa = int(tokens * cell.swa_full_tokens_ratio) // page_size * page_size
+    swa = swa_tokens(tokens, cell.swa_full_tokens_ratio, page_size) if cell.kind == "hybrid_swa" else None
     return SglangPool(cell, page_size, budget, tokens, swa, capped)
+
+
+def swa_tokens(full_tokens: int, swa_full_tokens_ratio: float, page_size: int = 1) -> int:
+    """SWA-layer pool tokens of a hybrid pool (HybridSWAPoolConfigurator._solve_pool_sizes)."""
+    return int(full_tokens * swa_full_tokens_ratio) // page_size * page_size
 
 
 def rest_memory_gb(
