@@ -324,3 +324,19 @@ def test_tokens_needed_round_trip():
     need = sg.tokens_needed_gb(cell, 131072, page_size=64)
     pool = sg.pool_from_bytes(cell, math.ceil(need * GB), page_size=64)
     assert pool.max_total_num_tokens >= 131072
+
+
+def test_plan_from_bytes_and_from_gpu_total():
+    qwq = MODELS["qwq-32b"]["config"]
+    res = sg.plan(qwq, tp=4, kv_cache_bytes=46611 * 65536, context_len=131072)
+    assert res.max_total_num_tokens == 46611
+    assert res.log_lines == ("KV Cache is allocated. dtype: torch.bfloat16, #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB",)
+    assert res.max_req_input_len == 46605 and res.context_fits is False
+    # From the L4's CUDA total (data/gpus.yaml l4) and the empirical startup overhead it was fitted on.
+    est = sg.plan(qwq, tp=4, gpu_total_bytes=23570219008, weights_gb=15.54, mem_fraction_static=0.85)
+    assert est.budget_estimated
+    assert abs(est.max_total_num_tokens - 46611) / 46611 < 0.005
+    fp8 = sg.plan(qwq, tp=4, kv_cache_dtype="fp8_e4m3", kv_cache_bytes=46611 * 65536)
+    assert fp8.max_total_num_tokens == 2 * 46611
+    with pytest.raises(sg.SglangInputError):
+        sg.plan(qwq, tp=4)

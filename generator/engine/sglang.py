@@ -495,3 +495,92 @@ def default_mem_fraction_static_0_4_3(tp: int) -> float:
     if tp >= 2:
         return 0.87
     return 0.88
+
+
+# --------------------------------------------------------------------------- one call for pages and the JSON API
+
+# Empirical, from one log: QwQ-32B TP4 on 4x L4 (tests/data/sglang_real_logs.yaml
+# llms-in-clouds-qwq-32b-tp4-l4) printed "Load weight begin. avail mem=21.63 GB" on a card whose
+# CUDA total is 23570219008 bytes = 21.95 GB (data/gpus.yaml l4): 0.32 GB of CUDA context and
+# NCCL buffers before the weights. Not an SGLang rule; pages must call it an estimate.
+STARTUP_OVERHEAD_GB = 0.32
+
+
+@dataclass(frozen=True, slots=True)
+class SglangResult:
+    release: str
+    kind: str
+    kv_bytes_per_token: float  # one rank, what the profiler divides by
+    kv_cache_bytes: int  # one rank's KV budget
+    max_total_num_tokens: int
+    swa_max_total_num_tokens: int | None
+    page_size: int
+    k_size_gb: float | None
+    v_size_gb: float | None
+    kv_size_gb: float | None
+    log_lines: tuple[str, ...]
+    max_req_input_len: int | None  # None without a context length
+    context_fits: bool | None  # a request of context_len - 1 input tokens is admitted
+    budget_estimated: bool  # the budget came from a GPU total and STARTUP_OVERHEAD_GB
+
+
+def plan(
+    hf_config: Mapping[str, Any],
+    *,
+    tp: int = 1,
+    kv_cache_dtype: str = "auto",
+    page_size: int = 1,
+    kv_cache_bytes: int | None = None,
+    pre_model_load_gb: float | None = None,
+    gpu_total_bytes: int | None = None,
+    weights_gb: float | None = None,
+    mem_fraction_static: float | None = None,
+    max_total_tokens: int | None = None,
+    context_len: int | None = None,
+    swa_full_tokens_ratio: float = DEFAULT_SWA_FULL_TOKENS_RATIO,
+    startup_overhead_gb: float = STARTUP_OVERHEAD_GB,
+    release: str = RELEASE,
+) -> SglangResult:
+    """SGLang's pool for one rank from either its KV budget (`kv_cache_bytes`) or the free
+    memory before loading (`pre_model_load_gb`, or `gpu_total_bytes` less the empirical
+    startup overhead) plus `weights_gb` and `mem_fraction_static`."""
+    cell = cell_size(hf_config, kv_cache_dtype=kv_cache_dtype, tp=tp, swa_full_tokens_ratio=swa_full_tokens_ratio)
+    estimated = False
+    if kv_cache_bytes is not None:
+        pool = pool_from_bytes(cell, kv_cache_bytes, page_size=page_size, max_total_tokens=max_total_tokens)
+        if pool.max_total_num_tokens <= 0:
+            raise SglangInputError(not_enough_memory_text(release, mem_fraction_static))
+    else:
+        if pre_model_load_gb is None:
+            if gpu_total_bytes is None:
+                raise SglangInputError("give kv_cache_bytes, pre_model_load_gb or gpu_total_bytes")
+            pre_model_load_gb = gpu_total_bytes / GB - startup_overhead_gb
+            estimated = True
+        if weights_gb is None or mem_fraction_static is None:
+            raise SglangInputError("weights_gb and mem_fraction_static are needed with a GPU budget")
+        pool = pool_from_gpu(
+            cell,
+            pre_model_load_gb=pre_model_load_gb,
+            weights_gb=weights_gb,
+            mem_fraction_static=mem_fraction_static,
+            page_size=page_size,
+            max_total_tokens=max_total_tokens,
+        )
+    mla = cell.kind in ("mla", "dsa")
+    limit = pool.max_req_input_len(context_len) if context_len else None
+    return SglangResult(
+        release=release,
+        kind=cell.kind,
+        kv_bytes_per_token=cell.per_token,
+        kv_cache_bytes=pool.kv_cache_bytes,
+        max_total_num_tokens=pool.max_total_num_tokens,
+        swa_max_total_num_tokens=pool.swa_max_total_num_tokens,
+        page_size=page_size,
+        k_size_gb=None if mla else round(pool.k_size_gb, 2),
+        v_size_gb=None if mla else round(pool.v_size_gb, 2),
+        kv_size_gb=round(pool.kv_size_gb, 2) if mla else None,
+        log_lines=pool.log_lines(release),
+        max_req_input_len=limit,
+        context_fits=None if limit is None else limit >= context_len - 1,
+        budget_estimated=estimated,
+    )
