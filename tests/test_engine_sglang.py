@@ -150,8 +150,9 @@ def test_qwq_default_mem_fraction_matches_the_printed_server_args():
 # --------------------------------------------------------------------------- hybrid SWA
 
 
-def test_mimo_swa_split_matches_the_log():
-    entry = LOGS["pr-18039-mimo-v2-flash-swa"]
+@pytest.mark.parametrize("log_id", ["pr-18039-mimo-v2-flash-swa", "gemma4-12b-qat-swa-split"])
+def test_swa_split_matches_the_log(log_id):
+    entry = LOGS[log_id]
     assert sg.swa_tokens(entry["full_tokens"], entry["swa_full_tokens_ratio"], entry["page_size"]) == entry["swa_tokens"]
 
 
@@ -179,7 +180,11 @@ def test_hybrid_swa_cell_and_split():
     pool = sg.pool_from_bytes(cell, 10 * GB, page_size=64)
     assert pool.max_total_num_tokens % 64 == 0
     assert pool.swa_max_total_num_tokens == int(pool.max_total_num_tokens * 0.8) // 64 * 64
-    assert pool.log_lines()[0].startswith("Use sliding window memory pool. full_layer_tokens=")
+    lines = pool.log_lines()
+    assert lines[0].startswith("Use sliding window memory pool. full_layer_tokens=")
+    assert lines[1].startswith("Full KV Cache is allocated. dtype: torch.bfloat16, #tokens: ")
+    assert lines[2].startswith("SWA KV Cache is allocated. ")
+    assert lines[3].startswith("SWAKVPool mem usage: ")
 
 
 def test_sliding_models_outside_the_list_get_the_plain_pool():

@@ -300,7 +300,8 @@ class SglangPool:
         0.4.3: "KV Cache is allocated. K size: X GB, V size: Y GB." (no token count; MLA silent);
         0.4.3.post4 (a real log), 0.4.9 and 0.5.5: "KV Cache is allocated. #tokens: N, K size: X GB, V size: Y GB";
         0.5.15-0.5.23: "... allocated. dtype: torch.bfloat16, #tokens: N, ...".
-        MLA/DSA pools print one "KV size" instead of K and V.
+        MLA/DSA pools print one "KV size" instead of K and V. Hybrid SWA pools print the split,
+        one line per sub-pool (labelled "Full "/"SWA " at 0.5.23) and the SWAKVPool total.
         """
         key = _release_key(release)
         n = self.max_total_num_tokens
@@ -311,15 +312,19 @@ class SglangPool:
         dtype = f"dtype: {dtype_text}, " if key >= (0, 5, 15, 0) else ""
         if self.cell.kind in ("mla", "dsa"):
             return (f"KV Cache is allocated. {dtype}#tokens: {n}, KV size: {self.kv_size_gb:.2f} GB",)
+        label_full, label_swa = ("Full ", "SWA ") if key >= (0, 5, 23, 0) else ("", "")
         full = f"KV Cache is allocated. {dtype}#tokens: {n}, K size: {self.k_size_gb:.2f} GB, V size: {self.v_size_gb:.2f} GB"
         if self.cell.kind == "hybrid_swa":
+            # swa_memory_pool.py SWAKVPool: the full sub-pool, then the SWA one, then the total.
             swa = self.swa_max_total_num_tokens or 0
             rows = swa + self.page_size
+            swa_k, swa_v = rows * self.cell.swa_k_bytes / GB, rows * self.cell.swa_v_bytes / GB
+            total = self.k_size_gb + self.v_size_gb + swa_k + swa_v
             return (
                 f"Use sliding window memory pool. full_layer_tokens={n}, swa_layer_tokens={swa}",
-                f"KV Cache is allocated. {dtype}#tokens: {swa}, K size: {rows * self.cell.swa_k_bytes / GB:.2f} GB, "
-                f"V size: {rows * self.cell.swa_v_bytes / GB:.2f} GB",
-                full,
+                label_full + full,
+                f"{label_swa}KV Cache is allocated. {dtype}#tokens: {swa}, K size: {swa_k:.2f} GB, V size: {swa_v:.2f} GB",
+                f"SWAKVPool mem usage: {total:.2f} GB, swa size: {swa}, full size: {n}",
             )
         return (full,)
 
