@@ -605,10 +605,10 @@ def test_holdout_logs_are_measured_and_reported(capsys):
 _GPU_CLASSES = {
     "24 GB and smaller consumer": ("3090", "4090", "4060", "5070"),
     "32 GB consumer (RTX 5090)": ("5090",),
-    "48 GB workstation (A6000, L40S)": ("A6000", "L40S"),
+    "48 GB (A6000, L40S)": ("A6000", "L40S"),
     "L4 / A10G / T4": ("L4 ", "L4)", "A10G", "T4 "),
     "A100 40/80GB": ("A100",),
-    "H100/H200": ("H100", "H200"),
+    "H100 (or H200)": ("H100", "H200"),
     "B200": ("B200",),
     "MI300X": ("MI300X",),
     "GB10 (DGX Spark)": ("GB10",),
