@@ -631,7 +631,8 @@ def test_log_table_covers_releases_gpus_tp_and_model_kinds():
     assert {1, 2, 4, 8} <= tp
     kinds = {LOGS["models"][e["model"]]["kind"] for e in logs}
     assert {"dense", "moe", "mla", "hybrid", "multimodal"} <= kinds
-    assert all(LOGS["models"][e["model"]]["kind"] == "dense" or e.get("status") or e.get("known_gap") or
-               LOGS["models"][e["model"]]["kind"] == "moe" for e in MODELLED)
+    # Hybrid, MLA and multimodal starts stay out of the error figures until the engine models them.
+    assert {LOGS["models"][e["model"]]["kind"] for e in MODELLED} <= {"dense", "moe"}
+    # About a quarter of the logs added for issue 15 (they carry version_evidence) are holdout.
     new = [e for e in logs if e.get("version_evidence")]
     assert 0.2 <= sum(e.get("split") == "holdout" for e in new) / len(new) <= 0.35
