@@ -378,3 +378,25 @@ def test_import_model_refuses_a_config_the_schema_rejects(site_root: Path, tmp_p
     assert main(["import-model", "--hf-config", str(config), "--root", str(site_root), "--write"]) == EXIT_CONTENT
     assert "layer_types lists 3 layers but num_hidden_layers is 32" in capsys.readouterr().err
     assert (site_root / "data/models.yaml").read_bytes() == before
+
+
+def test_new_and_stamp_never_write_through_a_link_out_of_the_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from .conftest import copy_site
+
+    root = copy_site(tmp_path / "root")
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text((root / "data/gpus.yaml").read_text())
+    before = outside.read_bytes()
+    (root / "data/gpus.yaml").unlink()
+    (root / "data/gpus.yaml").symlink_to(outside)
+    assert main(["new", "gpu", "rtx-9999", "--root", str(root)]) == EXIT_CONTENT
+    assert "data/gpus.yaml:1:" in capsys.readouterr().err
+    assert outside.read_bytes() == before
+    (root / "data/gpus.yaml").unlink()
+    (root / "data/gpus.yaml").write_bytes(before)
+    ledger = tmp_path / "ledger.yaml"
+    ledger.write_text("records: {}\n")
+    (root / "data/lastmod.yaml").unlink(missing_ok=True)
+    (root / "data/lastmod.yaml").symlink_to(ledger)
+    assert main(["stamp", "--root", str(root)]) != EXIT_OK
+    assert ledger.read_text() == "records: {}\n"

@@ -253,3 +253,41 @@ def test_a_link_to_a_file_outside_the_root_is_not_read(site_root: Path, tmp_path
     assert [i.format() for i in raised.value.issues] == [
         "content/errors/leak.yaml:1: is a link to a file outside the site root. Copy the file in instead."
     ]
+
+
+@pytest.mark.parametrize("link, target_is_dir", [
+    ("templates/static/passwd.txt", False),  # would be published as /static/passwd.txt
+    ("templates/about.html", False),  # a template would render whatever it points at
+    ("templates/partials", True),
+    ("data/surfaces", True),
+])
+def test_an_input_linked_outside_the_root_is_refused_by_check_and_build(site_root: Path, tmp_path: Path, link: str,
+                                                                       target_is_dir: bool) -> None:
+    from generator.cli import main
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "folder" if target_is_dir else outside / "secret.txt"
+    if target_is_dir:
+        shutil.copytree(site_root / link, target)
+    else:
+        target.write_text("root:x:0:0:secret\n")
+    path = site_root / link
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+    path.symlink_to(target, target_is_directory=target_is_dir)
+    kind = "folder" if target_is_dir else "file"
+    expected = f"{link}:1: is a link to a {kind} outside the site root. Copy the {kind} in instead."
+    with pytest.raises(ContentError) as raised:
+        load_dataset(site_root)
+    assert [i.format() for i in raised.value.issues] == [expected]
+    out = tmp_path / "site"
+    assert main(["build", "--root", str(site_root), "--out", str(out), "--quiet", "--no-search"]) == 1
+    assert not out.exists()
+
+
+def test_a_link_inside_the_root_is_read(site_root: Path) -> None:
+    (site_root / "templates/static/copy.svg").symlink_to(site_root / "templates/static/favicon.svg")
+    load_dataset(site_root)
