@@ -3,6 +3,7 @@ data, and the build-time HTML check (links, anchors, sponsored rel, disclosures,
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -388,7 +389,9 @@ def test_the_fixture_site_passes_and_a_broken_template_fails_the_build(tmp_path:
 
 
 @pytest.mark.skipif(pagefind_executable() is None, reason="the pagefind package (pip install 'pagefind[bin]') is not installed")
-def test_pagefind_indexes_only_page_bodies_before_the_swap(tmp_path: Path) -> None:
+def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_and_description(tmp_path: Path) -> None:
+    import gzip
+
     out = tmp_path / "site"
     report = build_and_write(copy_site(tmp_path / "root"), out, search=True)
     assert "search index: Pagefind" in report
@@ -396,6 +399,14 @@ def test_pagefind_indexes_only_page_bodies_before_the_swap(tmp_path: Path) -> No
     bodies = sum(1 for p in out.rglob("*.html") if "data-pagefind-body" in p.read_text())
     assert sum(lang["page_count"] for lang in entry["languages"].values()) == bodies
     assert (out / "pagefind/pagefind-ui.js").is_file()
+    fragments = [gzip.decompress(p.read_bytes()) for p in (out / "pagefind/fragment").iterdir()]
+    pair = out / "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"
+    description = re.search(r'<meta name="description" content="([^"]*)"', pair.read_text()).group(1)
+    found = [f for f in fragments if b"/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/" in f]
+    assert len(found) == 1
+    assert html.unescape(description).split(":")[0].encode() in found[0]
+    assert b"Frequently asked" not in found[0] and len(found[0]) < 2000  # the stub, not the whole page
+    assert not list(tmp_path.glob(".kvtriage-cache/*/stage-*"))
 
 
 def test_build_without_search_writes_no_index(tmp_path: Path) -> None:
