@@ -1,4 +1,4 @@
-"""Command blocks against the real CLI surfaces in data/surfaces/ (copies of shared/reference/)."""
+"""Command blocks against the real CLI surfaces in data/surfaces/ (each read from an upstream release; the header names it)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from generator.engine.llamacpp import CACHE_TYPES as ENGINE_CACHE_TYPES
 
 REPO = Path(__file__).resolve().parents[1]
 SURFACES = REPO / "data" / "surfaces"
-SHARED = REPO.parent / "shared" / "reference"  # CI and the workspace keep shared/ beside the repo
 
 VLLM = parse_vllm_flags((SURFACES / "vllm-serve-flags.txt").read_text(encoding="utf-8"))
 LLAMA = parse_llama_server_flags((SURFACES / "llama-server-flags.txt").read_text(encoding="utf-8"))
@@ -29,7 +28,7 @@ OLLAMA = parse_ollama_env((SURFACES / "ollama-env.txt").read_text(encoding="utf-
 
 def test_surface_files_parse_to_their_stated_sizes():
     assert len(VLLM) == 411  # the file header says 411 long flags
-    assert len(LLAMA) == 323  # spec §A2: "The full list of 323 long flags"
+    assert len(LLAMA) == 329  # llama.cpp b11434 common/arg.cpp, the options registered for llama-server
     assert {"--kv-cache-dtype", "--max-model-len", "--gpu-memory-utilization", "--optimization-level"} <= VLLM
     assert {"--ctx-size", "--cache-type-k", "--parallel", "--kv-unified", "--swa-full", "--fit"} <= LLAMA
     assert {"OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL", "OLLAMA_CONTEXT_LENGTH",
@@ -37,10 +36,29 @@ def test_surface_files_parse_to_their_stated_sizes():
     assert "OLLAMA_NEW_ENGINE" not in OLLAMA and "--swap-space" not in VLLM
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared/reference is not beside the repository")
-@pytest.mark.parametrize("name", ["vllm-serve-flags.txt", "llama-server-flags.txt", "ollama-env.txt"])
-def test_copies_match_shared_reference(name):
-    assert (SURFACES / name).read_bytes() == (SHARED / name).read_bytes()
+@pytest.mark.parametrize(
+    ("name", "url"),
+    [
+        ("vllm-serve-flags.txt", "https://github.com/vllm-project/vllm/blob/v0.33.0/"),
+        ("llama-server-flags.txt", "https://github.com/ggml-org/llama.cpp/blob/b11434/"),
+        ("ollama-env.txt", "https://github.com/ollama/ollama/blob/v0.33.0-rc2/"),
+    ],
+)
+def test_surface_headers_name_the_release_and_its_upstream_source(name, url):
+    header = [line for line in (SURFACES / name).read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    assert any(url in line for line in header)
+    assert not any("shared/reference" in line for line in header)
+
+
+def test_removed_flags_are_gone_from_the_surfaces():
+    import yaml
+
+    removed = yaml.safe_load((SURFACES / "removed-flags.yaml").read_text(encoding="utf-8"))
+    surfaces = {"llamacpp": LLAMA, "vllm": VLLM}
+    for entry in removed:
+        assert {"flag", "engine", "last_seen", "removed_in", "replaced_by", "source"} <= set(entry), entry
+        assert entry["flag"] not in surfaces[entry["engine"]], entry["flag"]
+        assert entry["source"].startswith("https://github.com/"), entry["flag"]
 
 
 def test_short_aliases_point_at_real_long_flags():
