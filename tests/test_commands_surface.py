@@ -51,14 +51,18 @@ def test_surface_headers_name_the_release_and_its_upstream_source(name, url):
 
 
 def test_removed_flags_are_gone_from_the_surfaces():
-    import yaml
-
-    removed = yaml.safe_load((SURFACES / "removed-flags.yaml").read_text(encoding="utf-8"))
+    # removed-flags.txt: FLAG<TAB>ENGINE<TAB>LAST_SEEN<TAB>REMOVED_IN<TAB>REPLACED_BY<TAB>SOURCE<TAB>EVIDENCE
     surfaces = {"llamacpp": LLAMA, "vllm": VLLM}
-    for entry in removed:
-        assert {"flag", "engine", "last_seen", "removed_in", "replaced_by", "source"} <= set(entry), entry
-        assert entry["flag"] not in surfaces[entry["engine"]], entry["flag"]
-        assert entry["source"].startswith("https://github.com/"), entry["flag"]
+    rows = [
+        line.split("\t")
+        for line in (SURFACES / "removed-flags.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert rows
+    for flag, engine, last_seen, removed_in, replaced_by, source, evidence in rows:
+        assert flag.startswith("--") and last_seen and removed_in and replaced_by, flag
+        assert flag not in surfaces[engine], flag
+        assert source.startswith("https://github.com/") and "https://github.com/" in evidence, flag
 
 
 def test_short_aliases_point_at_real_long_flags():
