@@ -12,9 +12,12 @@ from generator.commands_surface import (
     LLAMA_SERVER_SHORT,
     VLLM_SHORT,
     check_command,
+    check_command_at,
     parse_llama_server_flags,
     parse_ollama_env,
+    parse_removed_flags,
     parse_vllm_flags,
+    release_key,
 )
 from generator.engine.llamacpp import CACHE_TYPES as ENGINE_CACHE_TYPES
 
@@ -199,3 +202,37 @@ def test_bad_ollama_settings(argv_or_env, fragment):
 def test_unknown_engine():
     with pytest.raises(ValueError):
         check_command("tgi", [], frozenset())
+
+
+# --- release-aware check ---------------------------------------------------------------------
+
+REMOVED = parse_removed_flags((SURFACES / "removed-flags.txt").read_text(encoding="utf-8"))
+
+
+def test_release_keys_order_builds_and_versions():
+    assert release_key("b10867") < release_key("b10878") < release_key("b11434")
+    assert release_key("v0.9.0") < release_key("0.9.0.1") < release_key("0.9.1") < release_key("v0.10.0")
+    with pytest.raises(ValueError):
+        release_key("latest")
+
+
+def test_a_flag_removed_later_is_valid_for_an_older_release():
+    line = shlex.split("llama-server -m m.gguf --no-mmap -dio --mlock -c 4096")
+    assert check_command_at("llamacpp", line, LLAMA, "b10573", REMOVED) == []
+    assert check_command_at("vllm", shlex.split("vllm serve m --swap-space 4"), VLLM, "0.17.1", REMOVED) == []
+
+
+def test_a_flag_removed_by_the_release_names_the_release_and_the_replacement():
+    problems = check_command_at("llamacpp", shlex.split("llama-server -m m.gguf --no-mmap -c 4096"), LLAMA, "b10878", REMOVED)
+    assert problems == ["--no-mmap was removed in b10878 (last in b10867); use --load-mode none"]
+    problems = check_command_at("vllm", shlex.split("vllm serve m --swap-space 4"), VLLM, "v0.33.0", REMOVED)
+    assert problems == ["--swap-space was removed in v0.18.0 (last in v0.17.1)"]
+
+
+def test_a_release_between_the_last_seen_and_the_first_without_is_flagged_as_unsure():
+    problems = check_command_at("llamacpp", shlex.split("llama-server -m m.gguf -dio"), LLAMA, "b10870", REMOVED)
+    assert problems == ["-dio may not exist in b10870: removed between b10867 and b10878; use --load-mode dio"]
+
+
+def test_unknown_flags_stay_unknown_at_any_release():
+    assert check_command_at("llamacpp", ["llama-server", "--bogus"], LLAMA, "b10573", REMOVED) == ["unknown flag --bogus for llama-server"]
