@@ -434,8 +434,9 @@ def check_command(engine: str, argv_or_env: Sequence[str] | Mapping[str, str], s
 # Releases. The surface files hold the newest release read (their headers name it). A page that
 # names an older release needs the flags of that release: data/surfaces/removed-flags.txt lists
 # flags that later releases dropped (FLAG, ENGINE, LAST_SEEN, REMOVED_IN, REPLACED_BY, SOURCE,
-# EVIDENCE; aliases as "aliases A B;" at the start of EVIDENCE). Flags *added* after a release are
-# not recorded, so a flag newer than the page's release still passes here.
+# EVIDENCE; aliases as "aliases A B;" at the start of EVIDENCE) and data/surfaces/added-flags.txt
+# the flags later releases added (FLAG, ENGINE, LAST_WITHOUT, FIRST_SEEN, SOURCE; llama-server from
+# b9093 on only, none for vLLM), so a flag added after the page's release is refused too.
 
 
 class RemovedFlag(NamedTuple):
@@ -467,6 +468,26 @@ def parse_removed_flags(text: str) -> dict[tuple[str, str], RemovedFlag]:
     return found
 
 
+class AddedFlag(NamedTuple):
+    flag: str
+    engine: str
+    last_without: str  # newest release checked that does not have it
+    first_seen: str  # oldest release checked that has it
+
+
+def parse_added_flags(text: str) -> dict[tuple[str, str], AddedFlag]:
+    """(engine, flag) -> AddedFlag, from added-flags.txt."""
+    found: dict[tuple[str, str], AddedFlag] = {}
+    for raw in text.splitlines():
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        cols = [c.strip() for c in raw.split("\t")]
+        if len(cols) < 4:
+            raise ValueError(f"added-flags line needs at least 4 tab-separated columns: {raw!r}")
+        found[(cols[1], cols[0])] = AddedFlag(*cols[:4])
+    return found
+
+
 def release_key(release: str) -> tuple[int, ...]:
     """Order releases of one engine: 'b10878' -> (10878,), 'v0.28.0' / '0.9.0.1' -> (0, 28, 0) / (0, 9, 0, 1)."""
     text = release.strip()
@@ -478,12 +499,20 @@ def release_key(release: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split("."))
 
 
-def surface_at(engine: str, surface: frozenset[str], release: str, removed: Mapping[tuple[str, str], RemovedFlag]) -> frozenset[str]:
+def surface_at(
+    engine: str,
+    surface: frozenset[str],
+    release: str,
+    removed: Mapping[tuple[str, str], RemovedFlag],
+    added: Mapping[tuple[str, str], AddedFlag] | None = None,
+) -> frozenset[str]:
     """The long flags of `release`, as far as the records tell: the newest surface plus every flag
-    removed after `release` (its LAST_SEEN is `release` or newer)."""
+    removed after `release` (its LAST_SEEN is `release` or newer), less every flag added after it
+    (its LAST_WITHOUT is `release` or newer)."""
     key = release_key(release)
     extra = {r.flag for (eng, _), r in removed.items() if eng == engine and key <= release_key(r.last_seen)}
-    return surface | extra
+    later = {a.flag for (eng, _), a in (added or {}).items() if eng == engine and key <= release_key(a.last_without)}
+    return (surface | extra) - later
 
 
 def check_command_at(
@@ -492,20 +521,30 @@ def check_command_at(
     surface: frozenset[str],
     release: str,
     removed: Mapping[tuple[str, str], RemovedFlag],
+    added: Mapping[tuple[str, str], AddedFlag] | None = None,
 ) -> list[str]:
     """check_command for a page that names `release`: a flag must exist in that release. A flag
-    removed by then gets a message naming the release that dropped it and its replacement."""
+    removed by then gets a message naming the release that dropped it and its replacement; a flag
+    added after it, the release that added it."""
     if engine in ("llama.cpp", "llama-server"):
         engine = "llamacpp"
     key = release_key(release)
     short = VLLM_SHORT if engine == "vllm" else LLAMA_SERVER_SHORT
     # Spell aliases of removed flags (-dio, --ctx-size-draft ...) long; the alias tables hold today's only.
     spelled = [removed[(engine, t)].flag if (engine, t) in removed else t for t in argv]
-    problems = check_command(engine, spelled, surface_at(engine, surface, release, removed))
+    problems = check_command(engine, spelled, surface_at(engine, surface, release, removed, added))
     for token in argv:
         if not token.startswith("-"):
             continue
         name = token.split("=", 1)[0] if engine == "vllm" else token
+        new = (added or {}).get((engine, short.get(name, name).replace("_", "-")))
+        if new is not None and key < release_key(new.first_seen):
+            problems = [p for p in problems if not p.startswith(f"unknown flag {token} ")]
+            if key <= release_key(new.last_without):
+                problems.append(f"{token} is not in {release}: first seen in {new.first_seen} (not in {new.last_without})")
+            else:
+                problems.append(f"{token} may not exist in {release}: added between {new.last_without} and {new.first_seen}")
+            continue
         entry = removed.get((engine, name)) or removed.get((engine, short.get(name, name).replace("_", "-")))
         if entry is None or key <= release_key(entry.last_seen):
             if entry is not None and engine == "vllm" and entry.flag in VLLM_REMOVED:

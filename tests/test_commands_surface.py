@@ -13,6 +13,7 @@ from generator.commands_surface import (
     VLLM_SHORT,
     check_command,
     check_command_at,
+    parse_added_flags,
     parse_llama_server_flags,
     parse_ollama_env,
     parse_removed_flags,
@@ -207,6 +208,7 @@ def test_unknown_engine():
 # --- release-aware check ---------------------------------------------------------------------
 
 REMOVED = parse_removed_flags((SURFACES / "removed-flags.txt").read_text(encoding="utf-8"))
+ADDED = parse_added_flags((SURFACES / "added-flags.txt").read_text(encoding="utf-8"))
 
 
 def test_release_keys_order_builds_and_versions():
@@ -236,3 +238,23 @@ def test_a_release_between_the_last_seen_and_the_first_without_is_flagged_as_uns
 
 def test_unknown_flags_stay_unknown_at_any_release():
     assert check_command_at("llamacpp", ["llama-server", "--bogus"], LLAMA, "b10573", REMOVED) == ["unknown flag --bogus for llama-server"]
+
+
+def test_a_flag_added_after_the_release_is_refused():
+    line = shlex.split("llama-server -m m.gguf -c 8192 --kv-unified-per-slot 4096")
+    assert check_command_at("llamacpp", line, LLAMA, "b11434", REMOVED, ADDED) == []
+    assert check_command_at("llamacpp", line, LLAMA, "b10644", REMOVED, ADDED) == [
+        "--kv-unified-per-slot is not in b10644: first seen in b10662 (not in b10644)"
+    ]
+    assert check_command_at("llamacpp", line, LLAMA, "b10650", REMOVED, ADDED) == [
+        "--kv-unified-per-slot may not exist in b10650: added between b10644 and b10662"
+    ]
+
+
+def test_added_flags_are_in_the_newest_surface_and_the_flags_kvtriage_emits_are_old():
+    for (engine, flag), entry in ADDED.items():
+        assert engine == "llamacpp" and flag in LLAMA, flag
+        assert release_key(entry.last_without) < release_key(entry.first_seen), flag
+    # every llama-server flag the checker knows values for exists at b10573, the build the pages name
+    known = set(LLAMA_SERVER_SHORT.values())
+    assert not {flag for flag in known if ("llamacpp", flag) in ADDED and release_key(ADDED[("llamacpp", flag)].first_seen) > release_key("b10573")}
