@@ -1,14 +1,15 @@
 """Check a command line (vLLM, llama-server) or an Ollama server environment against the real CLI
 surface: unknown flags and variables, and bad values for the ones kvtriage prints.
 
-Pure functions. The caller reads the surface files (data/surfaces/*.txt, copies of
-shared/reference/{vllm-serve-flags,llama-server-flags,ollama-env}.txt) and passes their text in.
+Pure functions. The caller reads the surface files (data/surfaces/*.txt, each read from the upstream
+release its header names) and passes their text in. check_command_at also takes the release a page
+names and the parsed data/surfaces/removed-flags.txt.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 # llama-server --help for -ctk/-ctv: "allowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
 # (shared/reference/llamacpp-ollama-spec.md §A2). This module imports nothing of ours (tests/test_layering.py),
@@ -427,3 +428,132 @@ def check_command(engine: str, argv_or_env: Sequence[str] | Mapping[str, str], s
     if engine == "ollama":
         return _check_ollama(argv_or_env, surface)
     raise ValueError(f"unknown engine {engine!r}; expected vllm, llamacpp or ollama")
+
+
+# ---------------------------------------------------------------------------------------------
+# Releases. The surface files hold the newest release read (their headers name it). A page that
+# names an older release needs the flags of that release: data/surfaces/removed-flags.txt lists
+# flags that later releases dropped (FLAG, ENGINE, LAST_SEEN, REMOVED_IN, REPLACED_BY, SOURCE,
+# EVIDENCE; aliases as "aliases A B;" at the start of EVIDENCE) and data/surfaces/added-flags.txt
+# the flags later releases added (FLAG, ENGINE, LAST_WITHOUT, FIRST_SEEN, SOURCE; llama-server from
+# b9093 on only, none for vLLM), so a flag added after the page's release is refused too.
+
+
+class RemovedFlag(NamedTuple):
+    flag: str
+    engine: str
+    last_seen: str  # newest release checked that has it
+    removed_in: str  # oldest release checked that does not
+    replaced_by: str | None
+    aliases: tuple[str, ...] = ()
+
+
+def parse_removed_flags(text: str) -> dict[tuple[str, str], RemovedFlag]:
+    """(engine, spelling) -> RemovedFlag, for the long flag and each alias, from removed-flags.txt."""
+    found: dict[tuple[str, str], RemovedFlag] = {}
+    for raw in text.splitlines():
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        cols = raw.split("\t")
+        if len(cols) < 5:
+            raise ValueError(f"removed-flags line needs at least 5 tab-separated columns: {raw!r}")
+        flag, engine, last_seen, removed_in, replaced_by = (c.strip() for c in cols[:5])
+        evidence = cols[6].strip() if len(cols) > 6 else ""
+        aliases: tuple[str, ...] = ()
+        if evidence.startswith("aliases "):
+            aliases = tuple(evidence[len("aliases ") :].split(";", 1)[0].split())
+        entry = RemovedFlag(flag, engine, last_seen, removed_in, None if replaced_by in ("", "-") else replaced_by, aliases)
+        for spelling in (flag, *aliases):
+            found[(engine, spelling)] = entry
+    return found
+
+
+class AddedFlag(NamedTuple):
+    flag: str
+    engine: str
+    last_without: str  # newest release checked that does not have it
+    first_seen: str  # oldest release checked that has it
+
+
+def parse_added_flags(text: str) -> dict[tuple[str, str], AddedFlag]:
+    """(engine, flag) -> AddedFlag, from added-flags.txt."""
+    found: dict[tuple[str, str], AddedFlag] = {}
+    for raw in text.splitlines():
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        cols = [c.strip() for c in raw.split("\t")]
+        if len(cols) < 4:
+            raise ValueError(f"added-flags line needs at least 4 tab-separated columns: {raw!r}")
+        found[(cols[1], cols[0])] = AddedFlag(*cols[:4])
+    return found
+
+
+def release_key(release: str) -> tuple[int, ...]:
+    """Order releases of one engine: 'b10878' -> (10878,), 'v0.28.0' / '0.9.0.1' -> (0, 28, 0) / (0, 9, 0, 1)."""
+    text = release.strip()
+    if re.fullmatch(r"b\d+", text):
+        return (int(text[1:]),)
+    text = text.removeprefix("v")
+    if not re.fullmatch(r"\d+(\.\d+)*", text):
+        raise ValueError(f"not a release like b10878 or 0.28.0: {release!r}")
+    return tuple(int(p) for p in text.split("."))
+
+
+def surface_at(
+    engine: str,
+    surface: frozenset[str],
+    release: str,
+    removed: Mapping[tuple[str, str], RemovedFlag],
+    added: Mapping[tuple[str, str], AddedFlag] | None = None,
+) -> frozenset[str]:
+    """The long flags of `release`, as far as the records tell: the newest surface plus every flag
+    removed after `release` (its LAST_SEEN is `release` or newer), less every flag added after it
+    (its LAST_WITHOUT is `release` or newer)."""
+    key = release_key(release)
+    extra = {r.flag for (eng, _), r in removed.items() if eng == engine and key <= release_key(r.last_seen)}
+    later = {a.flag for (eng, _), a in (added or {}).items() if eng == engine and key <= release_key(a.last_without)}
+    return (surface | extra) - later
+
+
+def check_command_at(
+    engine: str,
+    argv: Sequence[str],
+    surface: frozenset[str],
+    release: str,
+    removed: Mapping[tuple[str, str], RemovedFlag],
+    added: Mapping[tuple[str, str], AddedFlag] | None = None,
+) -> list[str]:
+    """check_command for a page that names `release`: a flag must exist in that release. A flag
+    removed by then gets a message naming the release that dropped it and its replacement; a flag
+    added after it, the release that added it."""
+    if engine in ("llama.cpp", "llama-server"):
+        engine = "llamacpp"
+    key = release_key(release)
+    short = VLLM_SHORT if engine == "vllm" else LLAMA_SERVER_SHORT
+    # Spell aliases of removed flags (-dio, --ctx-size-draft ...) long; the alias tables hold today's only.
+    spelled = [removed[(engine, t)].flag if (engine, t) in removed else t for t in argv]
+    problems = check_command(engine, spelled, surface_at(engine, surface, release, removed, added))
+    for token in argv:
+        if not token.startswith("-"):
+            continue
+        name = token.split("=", 1)[0] if engine == "vllm" else token
+        new = (added or {}).get((engine, short.get(name, name).replace("_", "-")))
+        if new is not None and key < release_key(new.first_seen):
+            problems = [p for p in problems if not p.startswith(f"unknown flag {token} ")]
+            if key <= release_key(new.last_without):
+                problems.append(f"{token} is not in {release}: first seen in {new.first_seen} (not in {new.last_without})")
+            else:
+                problems.append(f"{token} may not exist in {release}: added between {new.last_without} and {new.first_seen}")
+            continue
+        entry = removed.get((engine, name)) or removed.get((engine, short.get(name, name).replace("_", "-")))
+        if entry is None or key <= release_key(entry.last_seen):
+            if entry is not None and engine == "vllm" and entry.flag in VLLM_REMOVED:
+                problems = [p for p in problems if not p.startswith(f"{entry.flag}: ")]  # it still existed then
+            continue
+        problems = [p for p in problems if not p.startswith((f"unknown flag {entry.flag} ", f"{entry.flag}: "))]
+        use = f"; use {entry.replaced_by}" if entry.replaced_by else ""
+        if key >= release_key(entry.removed_in):
+            problems.append(f"{token} was removed in {entry.removed_in} (last in {entry.last_seen}){use}")
+        else:
+            problems.append(f"{token} may not exist in {release}: removed between {entry.last_seen} and {entry.removed_in}{use}")
+    return problems

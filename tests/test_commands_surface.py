@@ -1,4 +1,4 @@
-"""Command blocks against the real CLI surfaces in data/surfaces/ (copies of shared/reference/)."""
+"""Command blocks against the real CLI surfaces in data/surfaces/ (each read from an upstream release; the header names it)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,18 @@ from generator.commands_surface import (
     LLAMA_SERVER_SHORT,
     VLLM_SHORT,
     check_command,
+    check_command_at,
+    parse_added_flags,
     parse_llama_server_flags,
     parse_ollama_env,
+    parse_removed_flags,
     parse_vllm_flags,
+    release_key,
 )
 from generator.engine.llamacpp import CACHE_TYPES as ENGINE_CACHE_TYPES
 
 REPO = Path(__file__).resolve().parents[1]
 SURFACES = REPO / "data" / "surfaces"
-SHARED = REPO.parent / "shared" / "reference"  # CI and the workspace keep shared/ beside the repo
 
 VLLM = parse_vllm_flags((SURFACES / "vllm-serve-flags.txt").read_text(encoding="utf-8"))
 LLAMA = parse_llama_server_flags((SURFACES / "llama-server-flags.txt").read_text(encoding="utf-8"))
@@ -29,7 +32,7 @@ OLLAMA = parse_ollama_env((SURFACES / "ollama-env.txt").read_text(encoding="utf-
 
 def test_surface_files_parse_to_their_stated_sizes():
     assert len(VLLM) == 411  # the file header says 411 long flags
-    assert len(LLAMA) == 323  # spec §A2: "The full list of 323 long flags"
+    assert len(LLAMA) == 329  # llama.cpp b11434 common/arg.cpp, the options registered for llama-server
     assert {"--kv-cache-dtype", "--max-model-len", "--gpu-memory-utilization", "--optimization-level"} <= VLLM
     assert {"--ctx-size", "--cache-type-k", "--parallel", "--kv-unified", "--swa-full", "--fit"} <= LLAMA
     assert {"OLLAMA_KV_CACHE_TYPE", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL", "OLLAMA_CONTEXT_LENGTH",
@@ -37,10 +40,33 @@ def test_surface_files_parse_to_their_stated_sizes():
     assert "OLLAMA_NEW_ENGINE" not in OLLAMA and "--swap-space" not in VLLM
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared/reference is not beside the repository")
-@pytest.mark.parametrize("name", ["vllm-serve-flags.txt", "llama-server-flags.txt", "ollama-env.txt"])
-def test_copies_match_shared_reference(name):
-    assert (SURFACES / name).read_bytes() == (SHARED / name).read_bytes()
+@pytest.mark.parametrize(
+    ("name", "url"),
+    [
+        ("vllm-serve-flags.txt", "https://github.com/vllm-project/vllm/blob/v0.33.0/"),
+        ("llama-server-flags.txt", "https://github.com/ggml-org/llama.cpp/blob/b11434/"),
+        ("ollama-env.txt", "https://github.com/ollama/ollama/blob/v0.33.0-rc2/"),
+    ],
+)
+def test_surface_headers_name_the_release_and_its_upstream_source(name, url):
+    header = [line for line in (SURFACES / name).read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    assert any(url in line for line in header)
+    assert not any("shared/reference" in line for line in header)
+
+
+def test_removed_flags_are_gone_from_the_surfaces():
+    # removed-flags.txt: FLAG<TAB>ENGINE<TAB>LAST_SEEN<TAB>REMOVED_IN<TAB>REPLACED_BY<TAB>SOURCE<TAB>EVIDENCE
+    surfaces = {"llamacpp": LLAMA, "vllm": VLLM}
+    rows = [
+        line.split("\t")
+        for line in (SURFACES / "removed-flags.txt").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert rows
+    for flag, engine, last_seen, removed_in, replaced_by, source, evidence in rows:
+        assert flag.startswith("--") and last_seen and removed_in and replaced_by, flag
+        assert flag not in surfaces[engine], flag
+        assert source.startswith("https://github.com/") and "https://github.com/" in evidence, flag
 
 
 def test_short_aliases_point_at_real_long_flags():
@@ -177,3 +203,58 @@ def test_bad_ollama_settings(argv_or_env, fragment):
 def test_unknown_engine():
     with pytest.raises(ValueError):
         check_command("tgi", [], frozenset())
+
+
+# --- release-aware check ---------------------------------------------------------------------
+
+REMOVED = parse_removed_flags((SURFACES / "removed-flags.txt").read_text(encoding="utf-8"))
+ADDED = parse_added_flags((SURFACES / "added-flags.txt").read_text(encoding="utf-8"))
+
+
+def test_release_keys_order_builds_and_versions():
+    assert release_key("b10867") < release_key("b10878") < release_key("b11434")
+    assert release_key("v0.9.0") < release_key("0.9.0.1") < release_key("0.9.1") < release_key("v0.10.0")
+    with pytest.raises(ValueError):
+        release_key("latest")
+
+
+def test_a_flag_removed_later_is_valid_for_an_older_release():
+    line = shlex.split("llama-server -m m.gguf --no-mmap -dio --mlock -c 4096")
+    assert check_command_at("llamacpp", line, LLAMA, "b10573", REMOVED) == []
+    assert check_command_at("vllm", shlex.split("vllm serve m --swap-space 4"), VLLM, "0.17.1", REMOVED) == []
+
+
+def test_a_flag_removed_by_the_release_names_the_release_and_the_replacement():
+    problems = check_command_at("llamacpp", shlex.split("llama-server -m m.gguf --no-mmap -c 4096"), LLAMA, "b10878", REMOVED)
+    assert problems == ["--no-mmap was removed in b10878 (last in b10867); use --load-mode none"]
+    problems = check_command_at("vllm", shlex.split("vllm serve m --swap-space 4"), VLLM, "v0.33.0", REMOVED)
+    assert problems == ["--swap-space was removed in v0.18.0 (last in v0.17.1)"]
+
+
+def test_a_release_between_the_last_seen_and_the_first_without_is_flagged_as_unsure():
+    problems = check_command_at("llamacpp", shlex.split("llama-server -m m.gguf -dio"), LLAMA, "b10870", REMOVED)
+    assert problems == ["-dio may not exist in b10870: removed between b10867 and b10878; use --load-mode dio"]
+
+
+def test_unknown_flags_stay_unknown_at_any_release():
+    assert check_command_at("llamacpp", ["llama-server", "--bogus"], LLAMA, "b10573", REMOVED) == ["unknown flag --bogus for llama-server"]
+
+
+def test_a_flag_added_after_the_release_is_refused():
+    line = shlex.split("llama-server -m m.gguf -c 8192 --kv-unified-per-slot 4096")
+    assert check_command_at("llamacpp", line, LLAMA, "b11434", REMOVED, ADDED) == []
+    assert check_command_at("llamacpp", line, LLAMA, "b10644", REMOVED, ADDED) == [
+        "--kv-unified-per-slot is not in b10644: first seen in b10662 (not in b10644)"
+    ]
+    assert check_command_at("llamacpp", line, LLAMA, "b10650", REMOVED, ADDED) == [
+        "--kv-unified-per-slot may not exist in b10650: added between b10644 and b10662"
+    ]
+
+
+def test_added_flags_are_in_the_newest_surface_and_the_flags_kvtriage_emits_are_old():
+    for (engine, flag), entry in ADDED.items():
+        assert engine == "llamacpp" and flag in LLAMA, flag
+        assert release_key(entry.last_without) < release_key(entry.first_seen), flag
+    # every llama-server flag the checker knows values for exists at b10573, the build the pages name
+    known = set(LLAMA_SERVER_SHORT.values())
+    assert not {flag for flag in known if ("llamacpp", flag) in ADDED and release_key(ADDED[("llamacpp", flag)].first_seen) > release_key("b10573")}
