@@ -26,8 +26,8 @@ from xml.sax.saxutils import escape as xml_escape
 import jinja2
 
 from generator.errors import Issue, RenderError
-from generator.pages import ENGINE_NAMES, Page, Plan, error_url
-from generator.render import RenderedFile, render_page
+from generator.plan.pages import ENGINE_NAMES, Page, Plan, error_url
+from generator.render.templates import RenderedFile, render_page
 from generator.schema import Dataset
 
 DESCRIPTION_MIN = 50

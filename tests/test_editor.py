@@ -12,7 +12,7 @@ import yaml
 
 from generator.build import build_site
 from generator.cli import EXIT_CONTENT, EXIT_OK, main
-from generator.editor import (
+from generator.tools.editor import (
     hf_config_fields,
     json_schemas,
     merge_model,

@@ -15,7 +15,7 @@ import yaml
 from generator.build import build_and_write, build_site
 from generator.cli import main
 from generator.errors import RenderError
-from generator.pages import Page
+from generator.plan.pages import Page
 from generator.publish import (
     AffiliateRule,
     check_html,
@@ -24,7 +24,7 @@ from generator.publish import (
     robots_file,
     sitemap_files,
 )
-from generator.render import RenderedFile
+from generator.render.templates import RenderedFile
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
 

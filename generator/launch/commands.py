@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from generator.commands_surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
+from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
 from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, VllmNumbers
 from generator.errors import Issue
 from generator.schema import Model, ModelVariant
@@ -214,5 +214,5 @@ def verify_commands(blocks_by_page: Iterable[tuple[str, Iterable[CommandBlock]]]
             if block not in checked:
                 checked[block] = command_problems(block, surfaces)
             for problem in checked[block]:
-                issues.append(Issue(f"site{url}", 1, 0, f"command {block.title!r}", problem, "Fix the command builder in generator/commands.py"))
+                issues.append(Issue(f"site{url}", 1, 0, f"command {block.title!r}", problem, "Fix the command builder in generator/launch/commands.py"))
     return issues

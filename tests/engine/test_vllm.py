@@ -31,7 +31,7 @@ from generator.engine.vllm import (
 )
 from generator.engine.geometry import geometry_from_hf_config
 
-LOGS = yaml.safe_load((Path(__file__).parent / "data" / "vllm_real_logs.yaml").read_text())
+LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "vllm_real_logs.yaml").read_text())
 
 # Budget logs the engine models (no `status`), and of those the ones used to tune it (no `split: holdout`).
 # Holdout logs are measured and reported (test_holdout_logs_are_measured), never used for bounds or constants;

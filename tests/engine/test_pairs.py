@@ -8,7 +8,7 @@ from generator.engine import vllm
 from generator.engine.pairs import compute_pair, gpu_total_bytes, runs_on, variant_weights
 from generator.load import load_dataset
 
-from .conftest import FIXTURE_SITE, REPO
+from ..conftest import FIXTURE_SITE, REPO
 
 GIB = 1024**3
 

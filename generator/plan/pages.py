@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import quote_plus
 
-from generator.commands import CommandBlock, llamacpp_blocks, ollama_blocks, vllm_blocks
+from generator.launch.commands import CommandBlock, llamacpp_blocks, ollama_blocks, vllm_blocks
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig

@@ -26,20 +26,20 @@ from typing import Any, Iterator
 import pytest
 
 from generator.build import build_site, write_site
-from generator.calculator import calculator_catalog
+from generator.kv.calculator import calculator_catalog
 from generator.engine.vllm import format_gib, serve_command
 from generator.load import load_dataset
-from generator.render import gib, kib, mib, tokens
+from generator.render.templates import gib, kib, mib, tokens
 
-from .calculator_cases import catalog_requests, python_answer, python_catalog, random_requests
-from .conftest import FIXED_TODAY, FIXTURE_SITE, REPO
+from ..calculator_cases import catalog_requests, python_answer, python_catalog, random_requests
+from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO
 
 CHROMIUM = os.environ.get("KVTRIAGE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 RANDOM_REQUESTS = 1200
 PAIR_URL = "/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/"
 PAIR_MODEL = "qwen2.5-coder-32b-instruct-awq"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.commands_surface import (
+from generator.launch.surface import (
     CACHE_TYPES,
     LLAMA_SERVER_SHORT,
     VLLM_SHORT,
@@ -22,7 +22,7 @@ from generator.commands_surface import (
 )
 from generator.engine.llamacpp import CACHE_TYPES as ENGINE_CACHE_TYPES
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SURFACES = REPO / "data" / "surfaces"
 
 VLLM = parse_vllm_flags((SURFACES / "vllm-serve-flags.txt").read_text(encoding="utf-8"))

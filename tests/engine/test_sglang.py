@@ -14,7 +14,7 @@ import yaml
 
 from generator.engine import sglang as sg
 
-DATA = yaml.safe_load((Path(__file__).parent / "data" / "sglang_real_logs.yaml").read_text())
+DATA = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "sglang_real_logs.yaml").read_text())
 MODELS = DATA["models"]
 LOGS = {entry["id"]: entry for entry in DATA["logs"]}
 ERRORS = {entry["id"]: entry for entry in DATA["errors"]}

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from generator.build import build_site
-from generator.commands import CommandBlock, command_problems, parse_surfaces, verify_commands
-from generator.commands_surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
+from generator.launch.commands import CommandBlock, command_problems, parse_surfaces, verify_commands
+from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
 from generator.engine.pairs import compute_pair
 from generator.load import load_dataset
 from generator.schema import ModelVariant
 
-from .conftest import FIXED_TODAY, FIXTURE_SITE, REPO
+from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO
 
 SURFACES = {
     "vllm": parse_vllm_flags((REPO / "data/surfaces/vllm-serve-flags.txt").read_text()),
@@ -74,7 +74,7 @@ def test_gguf_pair_blocks_for_llamacpp_and_ollama_are_known() -> None:
     variant = ModelVariant(id="q4-k-m", name="Q4_K_M", format="gguf", gguf_file="Qwen2.5-Coder-32B-Instruct-Q4_K_M.gguf",
                            gguf_type="Q4_K_M", ollama_tag="qwen2.5-coder:32b", source="test fixture variant")
     numbers = compute_pair(dataset.gpus["rtx-4090"], model, variant)
-    from generator.commands import llamacpp_blocks, ollama_blocks
+    from generator.launch.commands import llamacpp_blocks, ollama_blocks
 
     blocks = llamacpp_blocks(model, variant, numbers.llamacpp) + ollama_blocks(model, variant, numbers.ollama)
     assert {b.engine for b in blocks} == {"llamacpp", "ollama"}

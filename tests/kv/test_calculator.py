@@ -1,4 +1,4 @@
-"""generator/calculator.py: the catalog JSON the in-page calculator reads, and the constants in it."""
+"""generator/kv/calculator.py: the catalog JSON the in-page calculator reads, and the constants in it."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import json
 import pytest
 
 from generator.build import build_site
-from generator.calculator import CATALOG_PATH, OLLAMA_VRAM_TIERS, calculator_catalog, catalog_json
+from generator.kv.calculator import CATALOG_PATH, OLLAMA_VRAM_TIERS, calculator_catalog, catalog_json
 from generator.engine import ollama, vllm
 from generator.engine.pairs import gpu_total_bytes, variant_config, variant_weights
 from generator.load import load_dataset
 
-from .conftest import FIXED_TODAY, FIXTURE_SITE, REPO
+from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO
 
 
 @pytest.fixture(scope="module")

@@ -14,9 +14,9 @@ from typing import Iterator
 import pytest
 import yaml
 
-from generator.serve import DevServer, DevSite
+from generator.devserver.serve import DevServer, DevSite
 
-from .conftest import FIXED_TODAY
+from ..conftest import FIXED_TODAY
 
 ERROR_PAGE = "oom/vllm-max-model-len-error/"
 
@@ -184,7 +184,7 @@ def test_an_edit_rebuilds_incrementally_and_serves_the_change(running: tuple[Dev
 
 
 def test_a_save_in_several_writes_is_built_once_the_files_settle(site_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from generator import serve
+    from generator.devserver import serve
 
     site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)
     truncated, written = {"data/gpus.yaml": 0}, {"data/gpus.yaml": 7}

@@ -7,7 +7,7 @@ import json
 
 from generator.engine.requests import GpuEntry, ModelEntry
 from generator.engine.vllm import GiB
-from generator.kv_command import EXIT_DOES_NOT_FIT, EXIT_OK, EXIT_USAGE, add_kv_parser, run_kv
+from generator.kv.command import EXIT_DOES_NOT_FIT, EXIT_OK, EXIT_USAGE, add_kv_parser, run_kv
 
 CONFIG = {
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,

@@ -5,9 +5,9 @@ import re
 import jinja2
 import pytest
 
-from generator.render import gib, json_script, kib, template_environment, tokens
+from generator.render.templates import gib, json_script, kib, template_environment, tokens
 
-from .conftest import REPO
+from ..conftest import REPO
 
 
 def test_filters_format_like_the_engines_logs() -> None:
@@ -69,8 +69,8 @@ def _prose_fields(error) -> list[tuple[str, bool]]:
 def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
     from generator.load import load_dataset
     from generator.markdown import markdown_inline_html, markdown_to_html
-    from generator.pages import fill
-    from generator.render import md_block, md_inline
+    from generator.plan.pages import fill
+    from generator.render.templates import md_block, md_inline
     from generator.schema import PLACEHOLDER
 
     dataset = load_dataset(REPO)
@@ -83,7 +83,7 @@ def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
             assert str(md_inline(filled) if inline else md_block(filled)) == expected, text
             checked += bool(names)
     assert checked > 20  # the shipped prose has figures in it
-    from generator.render import _stand_in_html
+    from generator.render.templates import _stand_in_html
 
     assert _stand_in_html.cache_info().currsize > 10  # most prose took the render-once path
 
@@ -106,8 +106,8 @@ def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
                                     ("kvtriagefigure1x", "kvtriagefigure0x")])
 def test_figures_in_markdown_positions_render_as_the_filled_text_would(template: str, values: tuple[str, str]) -> None:
     from generator.markdown import markdown_to_html
-    from generator.pages import fill
-    from generator.render import md_block
+    from generator.plan.pages import fill
+    from generator.render.templates import md_block
 
     filled = fill(template, dict(zip(("a", "b"), values)))
     assert str(md_block(filled)) == markdown_to_html(str(filled))

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
-from generator.pages import Page, gib, kib, mib
+from generator.plan.pages import Page, gib, kib, mib
 from generator.schema import PLACEHOLDER
 
 

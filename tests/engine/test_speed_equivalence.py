@@ -20,7 +20,7 @@ from generator.engine import pairs, vllm
 from generator.engine.geometry import CHUNKED, FULL, SLIDING, geometry_from_hf_config
 from generator.load import load_dataset
 
-from .conftest import REPO
+from ..conftest import REPO
 
 GIB = 1 << 30
 

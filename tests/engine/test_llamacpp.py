@@ -35,7 +35,7 @@ from generator.engine.llamacpp import (
     row_size,
 )
 
-REAL_LOGS = yaml.safe_load((Path(__file__).parent / "data" / "llamacpp_real_logs.yaml").read_text())["logs"]
+REAL_LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "llamacpp_real_logs.yaml").read_text())["logs"]
 
 # shared/reference/models.yaml Qwen2.5-Coder-32B-Instruct (the spec's worked example geometry).
 QWEN_CODER_32B = {
