@@ -6,6 +6,7 @@ does not exist, two records with one slug) live in load.py, which knows file and
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Mapping
@@ -65,6 +66,152 @@ def _check_slug(value: str) -> str:
             f"{value!r} is not a valid slug; use lowercase letters, digits, '-' or '.' between words (at most 80 characters)"
         )
     return value
+
+
+# --------------------------------------------------------------------------- numeric bounds
+
+# One set of ranges every number shares, whether an editor writes it in data/, a config.json
+# brings it to `kvtriage kv` or `import-model`, or a request names it: finite, positive where
+# nothing else is physical, and no larger than hardware or models get by orders of magnitude,
+# so no later step overflows a float, divides by zero or loops for hours.
+PIB = 2**50
+MAX_BYTES = PIB  # memory, checkpoints, KV budgets: at most 1 PiB
+MAX_MIB = PIB >> 20
+MAX_LAYERS = 1024  # the deepest released models have ~128 layers
+MAX_COUNT = 10**6  # heads, experts, ranks, per-layer dimensions
+MAX_WIDTH = 2**24  # hidden size, intermediate size, vocabulary (~16.7 million)
+MAX_TOKENS = 2**27  # context lengths, windows, batch tokens (~134 million)
+MAX_GPUS = 1024  # GPUs one server spreads a model over
+MAX_PARAMS = 10**15  # parameters in one model
+MAX_GB_S = 10**6  # memory bandwidth in GB/s
+MAX_GIB = MAX_BYTES / 2**30  # GiB figures in requests (1 PiB)
+
+# kind -> (smallest, largest, what to write): the table both validators below read.
+BOUNDS: dict[str, tuple[int | float, int | float, str]] = {
+    "layers": (1, MAX_LAYERS, "a layer count"),
+    "count": (1, MAX_COUNT, "a count"),
+    "count0": (0, MAX_COUNT, "a count"),
+    "width": (1, MAX_WIDTH, "a size"),
+    "tokens": (1, MAX_TOKENS, "a number of tokens"),
+    "tokens0": (0, MAX_TOKENS, "a number of tokens"),
+    "bytes": (1, MAX_BYTES, "a number of bytes (at most 1 PiB)"),
+    "mib": (1, MAX_MIB, "a number of MiB (at most 1 PiB)"),
+    "gpus": (1, MAX_GPUS, "a number of GPUs"),
+    "params": (1, MAX_PARAMS, "a number of parameters"),
+}
+
+
+class BoundsError(ValueError):
+    """A number outside the range physics allows; engines re-raise it as their input error."""
+
+
+def check_int(value: Any, name: str, kind: str, error: type[ValueError] = BoundsError, *, low: int | None = None, wrong: str | None = None) -> int:
+    """The one integer check: an int (not bool, not float) from low (default BOUNDS[kind]) to BOUNDS[kind];
+    raises error(message). `wrong` words a non-integer or too small a value the way the engine (and its
+    JavaScript port) always has; too large a value always gets the bound."""
+    lo, hi, what = BOUNDS[kind]
+    lo = lo if low is None else low
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(wrong or f"{name} must be an integer, got {_short(value)}")
+    if value < lo:
+        raise error(wrong or f"{name} must be at least {lo}, got {value}")
+    if value > hi:
+        raise error(f"{name} must be at most {hi:,} ({what}), got {_short(value)}")
+    return value
+
+
+def check_number(value: Any, name: str, low: float, high: float, error: type[ValueError] = BoundsError, *, low_open: bool = True, wrong: str | None = None) -> float:
+    """The one real-number check: finite, above low (or at least, when not low_open) and at most high."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise error(wrong or f"{name} must be a number, got {_short(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise error(wrong or f"{name} must be a finite number, got {_short(value)}")
+    if value < low or (low_open and value == low):
+        raise error(wrong or f"{name} must be {'above' if low_open else 'at least'} {low:g}, got {_short(value)}")
+    if value > high:
+        raise error(f"{name} must be at most {high:,.0f}, got {_short(value)}" if float(high).is_integer() else f"{name} must be at most {high:g}, got {_short(value)}")
+    return float(value)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + f"... ({len(text)} characters)"
+
+
+def _bounded(kind: str) -> Any:
+    lo, hi, what = BOUNDS[kind]
+    # The bounds are in the JSON Schema too, so editors see out-of-range numbers before `check`.
+    low = {"gt": 0} if lo == 1 else {"ge": lo}
+    return Annotated[int, Field(**low, le=hi, description=f"{what}, {lo:,} to {hi:,}")]
+
+
+# Whole numbers in records: JSON/YAML integers only ("24" or 24.0 are refused), within BOUNDS.
+Layers = _bounded("layers")
+Count = _bounded("count")
+Count0 = _bounded("count0")
+Width = _bounded("width")
+Tokens = _bounded("tokens")
+Bytes = _bounded("bytes")
+MiB = _bounded("mib")
+Params = _bounded("params")
+# Real numbers in records: finite (YAML's .inf and .nan are refused) and in range.
+Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+Bandwidth = Annotated[float, Field(gt=0, le=MAX_GB_S, allow_inf_nan=False)]
+
+# rope_scaling keys whose value is a number, with the range each may take.
+_ROPE_NUMBERS: dict[str, tuple[float, float]] = {
+    "factor": (0.0, 1024.0),
+    "original_max_position_embeddings": (0.0, float(MAX_TOKENS)),
+    "low_freq_factor": (0.0, 1e6),
+    "high_freq_factor": (0.0, 1e6),
+    "beta_fast": (0.0, 1e6),
+    "beta_slow": (0.0, 1e6),
+    "mscale": (0.0, 1e6),
+    "mscale_all_dim": (-1e6, 1e6),
+    "attention_factor": (0.0, 1e6),
+    "rope_theta": (0.0, 1e12),
+}
+
+
+def rope_scaling_problem(rope: Any, where: str = "rope_scaling") -> str | None:
+    """Why a rope_scaling object cannot be used, or None: its numeric keys must be finite and in range,
+    its lists (LongRoPE's short_factor, long_factor) finite numbers, at most MAX_COUNT of them."""
+    if rope is None:
+        return None
+    if not isinstance(rope, Mapping):
+        return f"{where} must be an object or null"
+    for key, value in rope.items():
+        if key in _ROPE_NUMBERS:
+            low, high = _ROPE_NUMBERS[key]
+            try:
+                check_number(value, f"{where}.{key}", low, high, low_open=low == 0.0)
+            except BoundsError as exc:
+                return str(exc)
+        elif isinstance(value, Mapping):
+            problem = rope_scaling_problem(value, f"{where}.{key}")  # per-layer-type sets (Gemma 3)
+            if problem:
+                return problem
+        elif isinstance(value, (list, tuple)):
+            if len(value) > MAX_COUNT:
+                return f"{where}.{key} lists {len(value):,} numbers, more than {MAX_COUNT:,}"
+            for item in value:
+                try:
+                    check_number(item, f"{where}.{key}[]", -1e6, 1e6, low_open=False)
+                except BoundsError as exc:
+                    return str(exc)
+        elif isinstance(value, float) and not math.isfinite(value):
+            return f"{where}.{key} must be a finite number, got {value!r}"
+    return None
+
+
+def _check_rope(value: Any) -> Any:
+    problem = rope_scaling_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+RopeScaling = Annotated[dict[str, Any], AfterValidator(_check_rope)]
 
 
 # The pattern is repeated for JSON Schema so editors see bad slugs before `kvtriage check`.
@@ -129,11 +276,11 @@ class Gpu(Record):
     vendor: Literal["nvidia", "amd"]
     architecture: NonEmpty
     marketed_gb: Annotated[int, Field(gt=0, le=4096)]
-    cuda_total_bytes: Annotated[int, Field(gt=0)] | None = Field(
+    cuda_total_bytes: Bytes | None = Field(
         None, description="cudaMemGetInfo / totalGlobalMem total, what vLLM and torch see."
     )
-    nvidia_smi_total_mib: Annotated[int, Field(gt=0)] | None = None
-    bandwidth_gb_s: Annotated[float, Field(gt=0)] | None = None
+    nvidia_smi_total_mib: MiB | None = None
+    bandwidth_gb_s: Bandwidth | None = None
     compute_capability: Annotated[str, Field(pattern=r"^\d+\.\d+$")] | None = None
     fp8_compute: bool | None = None
     memory_source: Source
@@ -164,51 +311,55 @@ class GpuCatalog(Record):
 
 
 class MlaConfig(Record):
-    kv_lora_rank: Annotated[int, Field(gt=0)]
-    qk_rope_head_dim: Annotated[int, Field(gt=0)]
-    q_lora_rank: Annotated[int, Field(gt=0)] | None = None
-    qk_nope_head_dim: Annotated[int, Field(gt=0)] | None = None
-    v_head_dim: Annotated[int, Field(gt=0)] | None = None
+    kv_lora_rank: Count
+    qk_rope_head_dim: Count
+    q_lora_rank: Count | None = None
+    qk_nope_head_dim: Count | None = None
+    v_head_dim: Count | None = None
 
 
 class HfConfig(Record):
     """The config.json keys that decide KV memory, under their Hugging Face names."""
 
     model_type: NonEmpty
-    num_hidden_layers: Annotated[int, Field(gt=0, le=1024)]
-    num_attention_heads: Annotated[int, Field(gt=0)]
-    num_key_value_heads: Annotated[int, Field(gt=0)]
-    head_dim: Annotated[int, Field(gt=0)] | None = None
-    hidden_size: Annotated[int, Field(gt=0)]
-    intermediate_size: Annotated[int, Field(gt=0)] | None = None
-    vocab_size: Annotated[int, Field(gt=0)]
+    num_hidden_layers: Layers
+    num_attention_heads: Count
+    num_key_value_heads: Count
+    head_dim: Count | None = None
+    hidden_size: Width
+    intermediate_size: Width | None = None
+    vocab_size: Width
     torch_dtype: Literal["bfloat16", "float16", "float32"] | None = None
-    max_position_embeddings: Annotated[int, Field(gt=0)]
-    rope_scaling: dict[str, Any] | None = None
-    sliding_window: Annotated[int, Field(gt=0)] | None = None
+    max_position_embeddings: Tokens
+    rope_scaling: RopeScaling | None = None
+    sliding_window: Tokens | None = None
     use_sliding_window: bool | None = None
-    sliding_window_pattern: Annotated[int, Field(gt=1)] | None = None
+    sliding_window_pattern: Annotated[int, Field(gt=1, le=MAX_LAYERS)] | None = None
     layer_types: tuple[Literal["full_attention", "sliding_attention", "chunked_attention"], ...] | None = None
-    attention_chunk_size: Annotated[int, Field(gt=0)] | None = None
+    attention_chunk_size: Tokens | None = None
     no_rope_layers: tuple[Literal[0, 1], ...] | None = None
-    kv_lora_rank: Annotated[int, Field(gt=0)] | None = None
-    qk_rope_head_dim: Annotated[int, Field(gt=0)] | None = None
-    q_lora_rank: Annotated[int, Field(gt=0)] | None = None
-    qk_nope_head_dim: Annotated[int, Field(gt=0)] | None = None
-    v_head_dim: Annotated[int, Field(gt=0)] | None = None
+    kv_lora_rank: Count | None = None
+    qk_rope_head_dim: Count | None = None
+    q_lora_rank: Count | None = None
+    qk_nope_head_dim: Count | None = None
+    v_head_dim: Count | None = None
     tie_word_embeddings: bool | None = None
-    num_local_experts: Annotated[int, Field(gt=0)] | None = None
-    num_experts: Annotated[int, Field(gt=0)] | None = None
-    n_routed_experts: Annotated[int, Field(gt=0)] | None = None
-    n_shared_experts: Annotated[int, Field(ge=0)] | None = None
-    moe_intermediate_size: Annotated[int, Field(gt=0)] | None = None
-    first_k_dense_replace: Annotated[int, Field(ge=0)] | None = None
-    num_experts_per_tok: Annotated[int, Field(gt=0)] | None = None
+    num_local_experts: Count | None = None
+    num_experts: Count | None = None
+    n_routed_experts: Count | None = None
+    n_shared_experts: Count0 | None = None
+    moe_intermediate_size: Width | None = None
+    first_k_dense_replace: Annotated[int, Field(ge=0, le=MAX_LAYERS)] | None = None
+    num_experts_per_tok: Count | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "HfConfig":
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
+        if self.head_dim is None and self.hidden_size < self.num_attention_heads:
+            # head_dim defaults to hidden_size // num_attention_heads, which would be 0.
+            raise ValueError(f"hidden_size {self.hidden_size} is smaller than num_attention_heads {self.num_attention_heads}, "
+                             "so a head would have no dimensions; check both against config.json or give head_dim")
         if self.layer_types is not None and len(self.layer_types) != self.num_hidden_layers:
             raise ValueError(f"layer_types lists {len(self.layer_types)} layers but num_hidden_layers is {self.num_hidden_layers}")
         if (self.kv_lora_rank is None) != (self.qk_rope_head_dim is None):
@@ -232,7 +383,7 @@ class ModelVariant(Record):
     gguf_file: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+\.gguf$")] | None = None
     gguf_type: Annotated[str, Field(pattern=r"^[A-Z0-9_]+$")] | None = None
     ollama_tag: Annotated[str, Field(pattern=r"^[a-z0-9._-]+(?::[A-Za-z0-9._-]+)?$")] | None = None
-    checkpoint_bytes: Annotated[int, Field(gt=0)] | None = Field(
+    checkpoint_bytes: Bytes | None = Field(
         None, description="Bytes on disk of the weights, as the host lists them; null when not confirmed (the engine then estimates from parameters x bits and says so)."
     )
     source: Source
@@ -253,8 +404,8 @@ class ModelVariant(Record):
 class LongContext(Record):
     """How a model reaches a longer context than its config.json allows (e.g. YaRN)."""
 
-    rope_scaling: dict[str, Any]
-    max_model_len: Annotated[int, Field(gt=0)]
+    rope_scaling: RopeScaling
+    max_model_len: Tokens
     source: Source
 
 
@@ -265,8 +416,8 @@ class Model(Record):
     hf_repo: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
     config: HfConfig
     config_source: Source
-    total_params: Annotated[int, Field(gt=0)] | None = None
-    active_params: Annotated[int, Field(gt=0)] | None = None
+    total_params: Params | None = None
+    active_params: Params | None = None
     params_source: Source | None = None
     long_context: LongContext | None = None
     variants: tuple[ModelVariant, ...] = Field(min_length=1)
@@ -399,7 +550,7 @@ class ExamplePair(Record):
     gpu: Slug
     model: Slug
     variant: Slug
-    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
+    gpu_memory_utilization: Fraction | None = None
 
 
 class ErrorSignature(Record):
@@ -442,8 +593,8 @@ class ErrorSignature(Record):
 
 
 class PairSettings(Record):
-    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] | None = None
-    max_model_len: Annotated[int, Field(gt=0)] | None = None
+    gpu_memory_utilization: Fraction | None = None
+    max_model_len: Tokens | None = None
     kv_cache_dtype: Literal["auto", "fp8", "fp8_e4m3", "fp8_e5m2"] | None = None
     gpu_count: Annotated[int, Field(ge=1, le=64)] = 1
     vllm_version: Annotated[str, Field(pattern=r"^\d+\.\d+(?:\.\d+)?$")] | None = None
