@@ -60,11 +60,24 @@ ENGINES: tuple[str, ...] = ("vllm", "llamacpp", "ollama")
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}  # as readers and the projects write them
 
 
+# Names the build writes itself, at the top of site/ or inside every folder (index.html and its
+# Markdown twin index.md): a slug may not take one, or a page and a file would claim one path.
+# See generator/publish.py (publish_files) and build.py (static/, pagefind/).
+RESERVED_SLUGS = frozenset({
+    "index.html", "index.htm", "index.md", "404.html", "sitemap.xml", "robots.txt", "llms.txt", "favicon.ico",
+    "static", "search", "pagefind", "about", "gpus", "models", "oom", "engines",
+})
+# A slug that ends like a file name would be served as one by static hosts (gpus/x.html/ beside gpus/x.html).
+_FILE_SUFFIX = re.compile(r"\.(?:html?|md|xml|txt|json|js|css|svg|ico|png|gz)$")
+
+
 def _check_slug(value: str) -> str:
     if not _SLUG.match(value) or len(value) > 80:
         raise ValueError(
             f"{value!r} is not a valid slug; use lowercase letters, digits, '-' or '.' between words (at most 80 characters)"
         )
+    if value in RESERVED_SLUGS or value.startswith("sitemap-") or _FILE_SUFFIX.search(value):
+        raise ValueError(f"{value!r} is a name the build writes itself (or looks like a file name); pick another slug, e.g. {value.replace('.', '-')}-1")
     return value
 
 
@@ -215,7 +228,7 @@ RopeScaling = Annotated[dict[str, Any], AfterValidator(_check_rope)]
 
 
 # The pattern is repeated for JSON Schema so editors see bad slugs before `kvtriage check`.
-Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": 80})]
+Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": 80, "not": {"enum": sorted(RESERVED_SLUGS)}})]
 NonEmpty = Annotated[str, Field(min_length=1, max_length=20_000)]
 Source = Annotated[str, Field(min_length=8, max_length=2_000, description="Where the fact comes from: a URL or repo path@commit.")]
 
