@@ -229,7 +229,14 @@ RopeScaling = Annotated[dict[str, Any], AfterValidator(_check_rope)]
 
 # The pattern is repeated for JSON Schema so editors see bad slugs before `kvtriage check`.
 Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": 80, "not": {"enum": sorted(RESERVED_SLUGS)}})]
-NonEmpty = Annotated[str, Field(min_length=1, max_length=20_000)]
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is blank (only spaces); write the text")
+    return value
+
+
+# Text an editor writes: at least one visible character (a blank disclosure or title says nothing).
+NonEmpty = Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(_not_blank)]
 Source = Annotated[str, Field(min_length=8, max_length=2_000, description="Where the fact comes from: a URL or repo path@commit.")]
 
 
