@@ -579,7 +579,8 @@ class ErrorSignature(Record):
     id: Slug
     engine: Engine
     scenario: Scenario
-    title: NonEmpty = Field(max_length=120)
+    # Annotated, not Field(max_length=...) on NonEmpty: NonEmpty's own 20,000 would win.
+    title: Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_not_blank)]
     short_name: Annotated[str, Field(min_length=3, max_length=40)] | None = Field(
         None, description="What pair-page titles call the error, e.g. 'max seq len error'."
     )
