@@ -232,6 +232,9 @@ Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "stri
 def _not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("is blank (only spaces); write the text")
+    problem = _control_character(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -271,7 +274,29 @@ class Record(BaseModel):
         hint = _fill_in_hint(value)
         if hint is not None:
             raise ValueError(f"fill this in ({hint})" if hint else "fill this in")
+        problem = _control_character(value)
+        if problem:
+            raise ValueError(problem)
         return value
+
+
+# C0 control characters other than tab and newline, and DEL: YAML escapes ("\0", "\e", "\x1b")
+# write them, and on a page they corrupt the text or the terminal a reader pastes into.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL_NAMES = {0: "NUL", 7: "BEL", 8: "BS", 11: "VT", 12: "FF", 13: "CR", 27: "ESC", 127: "DEL"}
+
+
+def _control_character(value: Any) -> str | None:
+    """Why a string cannot be published, or None. Lists are left to their item types (NonEmpty checks
+    too), so the error points at the item."""
+    if isinstance(value, str):
+        found = _CONTROL.search(value)
+        if found:
+            code = ord(found.group())
+            name = _CONTROL_NAMES.get(code, "a control character")
+            return (f"contains the control character U+{code:04X} ({name}) at character {found.start() + 1}; "
+                    "remove it (a YAML escape such as \\0, \\e or \\x1b writes one)")
+    return None
 
 
 # --------------------------------------------------------------------------- site
