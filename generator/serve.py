@@ -144,9 +144,18 @@ class DevSite:
         self._template_stamps = templates
         started = time.monotonic()
         out = self._work / "site"
-        outcome, detail = self._build(templates_changed)
+        try:
+            outcome, detail = self._build(templates_changed)
+        except RuntimeError as exc:  # the builder process died twice
+            outcome, detail = "crashed", f"RuntimeError: {exc}"
         if outcome == "crashed":
-            raise RuntimeError(f"the build crashed:\n{detail}")
+            # A bug, not the editor's: keep serving the last good build, say so in one line, and
+            # keep the traceback in a file for the bug report rather than on the terminal.
+            report = self._work / "last-crash.txt"
+            report.write_text(detail, encoding="utf-8")
+            last = (detail.strip().splitlines() or ["unknown error"])[-1][:300]
+            outcome, detail = "failed", (f"kvtriage crashed while building ({last}); this is a bug in kvtriage, "
+                                         f"not in the content. Details: {report}",)
         if outcome == "failed":
             problems = detail
             with self._lock:

@@ -321,3 +321,15 @@ def test_idle_connections_do_not_start_a_thread_each(unbuilt: DevServer) -> None
             time.sleep(0.05)
     assert _status(reply) == 200
 
+
+def test_a_crashing_build_keeps_serving_and_prints_no_traceback(site_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = io.StringIO()
+    server = DevServer(site_root, port=0, log=log, today=FIXED_TODAY)
+    monkeypatch.setattr(server.site, "_build", lambda templates_changed: ("crashed", "Traceback (most recent call last):\n  ...\nZeroDivisionError: integer division or modulo by zero\n"))
+    server.start()  # close() shuts down a running server
+    try:
+        assert server.site.rebuild() is False
+        assert "ZeroDivisionError" in log.getvalue() and "Traceback" not in log.getvalue() and "a bug in kvtriage" in log.getvalue()
+        assert server.site.snapshot.problems
+    finally:
+        server.close()
