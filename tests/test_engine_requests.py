@@ -121,3 +121,13 @@ def test_a_batch_has_a_bounded_number_of_requests():
     answers = answer_requests([{"engine": "vllm"}] * (MAX_REQUESTS + 1))
     assert len(answers) == 1 and "split the list" in answers[0]["error_input"]
     assert len(answer_requests([{"engine": "vllm"}] * MAX_REQUESTS)) == MAX_REQUESTS
+
+
+def test_gguf_metadata_is_held_to_the_same_bounds():
+    meta = {"general.architecture": "llama", "llama.block_count": 10**9, "llama.context_length": 8192, "llama.embedding_length": 4096,
+            "llama.attention.head_count": 32, "llama.attention.head_count_kv": 8}
+    for engine in ("llamacpp", "ollama"):
+        answer = answer_request({"engine": engine, "gguf_metadata": meta, "gpu_memory_gib": 24})
+        assert "`llama.block_count` must be at most 1,024" in answer["error_input"], answer
+    answer = answer_request({"engine": "llamacpp", "gguf_metadata": dict(meta, **{"llama.block_count": 32, "llama.attention.head_count": 10**12}), "gpu_memory_gib": 24})
+    assert "`llama.attention.head_count` must be at most" in answer["error_input"]

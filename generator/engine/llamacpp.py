@@ -217,9 +217,8 @@ def _meta_int(meta: Mapping[str, Any], key: str, *, required: bool = False, defa
         if required:
             raise GeometryError(f"GGUF metadata lacks `{key}`")
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise GeometryError(f"`{key}` must be a non-negative integer, got {value!r}")
-    return value
+    kind = "layers" if key.endswith(".block_count") else "tokens" if key.endswith((".context_length", ".sliding_window")) else "width"
+    return check_int(value, f"`{key}`", kind, GeometryError, low=0, wrong=f"`{key}` must be a non-negative integer, got {value!r}")
 
 
 def _meta_per_layer(meta: Mapping[str, Any], key: str, n_layer: int, default: int | None) -> list[int]:
@@ -231,10 +230,12 @@ def _meta_per_layer(meta: Mapping[str, Any], key: str, n_layer: int, default: in
     if isinstance(value, (list, tuple)):
         if len(value) != n_layer or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value):
             raise GeometryError(f"`{key}` must list {n_layer} non-negative integers, one per layer")
+        for v in value:
+            check_int(v, f"`{key}` entry", "count0", GeometryError)
         return list(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise GeometryError(f"`{key}` must be an integer or a per-layer array, got {value!r}")
-    return [value] * n_layer
+    return [check_int(value, f"`{key}`", "count0", GeometryError)] * n_layer
 
 
 def _gguf_vocab(meta: Mapping[str, Any], arch: str) -> int:
