@@ -290,3 +290,12 @@ def test_ordinary_patterns_pass(pattern: str) -> None:
     from generator.schema import pattern_backtracking_problem
 
     assert pattern_backtracking_problem(pattern) is None
+
+
+def test_a_bad_rope_scaling_names_the_fix(site_root: Path) -> None:
+    models = site_root / "data/models.yaml"
+    models.write_text(models.read_text().replace("    tie_word_embeddings: false\n", "    tie_word_embeddings: false\n    rope_scaling: {type: linear, factor: .nan}\n", 1))
+    with pytest.raises(ContentError) as raised:
+        load_dataset(site_root)
+    (issue,) = raised.value.issues
+    assert issue.field == "models[0].config.rope_scaling" and "finite" in issue.message and "config.json" in issue.fix
