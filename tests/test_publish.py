@@ -327,6 +327,20 @@ def test_affiliate_link_without_disclosure_in_its_section_fails() -> None:
     assert "no disclosure" in _messages({"index.html": _html("Home", outside)})
 
 
+@pytest.mark.parametrize("href", ["https://www.shop.example./s?k=gpu", "https://WWW.Shop.Example/s", "https://smile.shop.example/s",
+                                  "https://a.b.shop.example./s", "http://shop.example./x"])
+def test_affiliate_hosts_are_normalised_before_the_rules_apply(href: str) -> None:
+    # www.amazon.com. (the root's trailing dot) and smile.amazon.com were published without rel or disclosure.
+    body = f'<section><h2 id="buy">Buy</h2><a href="{href}" rel="noopener">GPU</a></section>'
+    text = _messages({"index.html": _html("Home", body)})
+    assert "lacks rel sponsored" in text and "no disclosure" in text
+
+
+def test_hosts_that_only_resemble_a_program_are_not_affiliate_links() -> None:
+    for href in ("https://shop.example.evil.test/s", "https://notshop.example/s"):
+        _check({"index.html": _html("Home", f'<a href="{href}">x</a>')})
+
+
 def test_broken_link_and_broken_anchor_fail_naming_the_page() -> None:
     pages = {
         "index.html": _html("Home", '<a href="/missing/">gone</a><a href="/a/#nope">anchor</a><a href="#self-missing">self</a>'),

@@ -144,9 +144,18 @@ class DevSite:
         self._template_stamps = templates
         started = time.monotonic()
         out = self._work / "site"
-        outcome, detail = self._build(templates_changed)
+        try:
+            outcome, detail = self._build(templates_changed)
+        except RuntimeError as exc:  # the builder process died twice
+            outcome, detail = "crashed", f"RuntimeError: {exc}"
         if outcome == "crashed":
-            raise RuntimeError(f"the build crashed:\n{detail}")
+            # A bug, not the editor's: keep serving the last good build, say so in one line, and
+            # keep the traceback in a file for the bug report rather than on the terminal.
+            report = self._work / "last-crash.txt"
+            report.write_text(detail, encoding="utf-8")
+            last = (detail.strip().splitlines() or ["unknown error"])[-1][:300]
+            outcome, detail = "failed", (f"kvtriage crashed while building ({last}); this is a bug in kvtriage, "
+                                         f"not in the content. Details: {report}",)
         if outcome == "failed":
             problems = detail
             with self._lock:
@@ -353,9 +362,17 @@ def _content_type(key: str) -> str:
     return guessed + "; charset=utf-8" if guessed.startswith("text/") or guessed in ("application/json", "application/javascript", "application/xml") else guessed
 
 
-def _handler(site: DevSite) -> type[BaseHTTPRequestHandler]:
+# A connection that sends nothing for this long is closed: each open connection holds a thread.
+IDLE_TIMEOUT = 10.0
+# Connections served at once; more wait in the listen backlog instead of each starting a thread.
+MAX_CONNECTIONS = 32
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _handler(site: DevSite, port: Callable[[], int], idle_timeout: float = IDLE_TIMEOUT) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "kvtriage-serve"
+        timeout = idle_timeout  # socketserver sets it on the connection: a silent client is dropped
 
         def do_GET(self) -> None:  # noqa: N802
             self._respond(head=False)
@@ -363,7 +380,30 @@ def _handler(site: DevSite) -> type[BaseHTTPRequestHandler]:
         def do_HEAD(self) -> None:  # noqa: N802
             self._respond(head=True)
 
+        def _host_problem(self) -> tuple[int, bytes] | None:
+            """Only requests addressed to this server by a loopback name: a web page elsewhere that
+            points a DNS name at 127.0.0.1 (DNS rebinding) gets no answer it could read."""
+            hosts = self.headers.get_all("Host") or []
+            if len(hosts) != 1:
+                return HTTPStatus.BAD_REQUEST, b"kvtriage serve: a request needs exactly one Host header\n"
+            wanted = {f"{name}:{port()}" for name in LOCAL_HOSTS}
+            if hosts[0].strip().lower() not in wanted:
+                return HTTPStatus.MISDIRECTED_REQUEST, f"kvtriage serve answers only {', '.join(sorted(wanted))}\n".encode()
+            return None
+
         def _respond(self, head: bool) -> None:
+            refused = self._host_problem()
+            if refused is not None:
+                status, body = refused
+                self.send_response(status)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                if not head:
+                    self.wfile.write(body)
+                return
             status, content_type, body, headers = site.lookup(self.path)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
@@ -381,13 +421,44 @@ def _handler(site: DevSite) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _BoundedHTTPServer(ThreadingHTTPServer):
+    """ThreadingHTTPServer with at most max_connections handler threads: the accept loop waits for
+    a free slot, so a flood of idle connections queues in the kernel's backlog instead of starting
+    a thread each."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], max_connections: int):
+        super().__init__(address, handler)
+        self.slots = threading.BoundedSemaphore(max_connections)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Wait for a slot, a little at a time, so shutdown() is never stuck behind a full server.
+        while not self.slots.acquire(timeout=0.2):
+            if getattr(self, "_BaseServer__shutdown_request", False):
+                self.shutdown_request(request)
+                return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
 class DevServer:
     """An HTTP server bound to 127.0.0.1 in a background thread, plus the rebuild loop."""
 
-    def __init__(self, root: Path, port: int = 8000, log: TextIO | None = None, today: str | None = None):
+    def __init__(self, root: Path, port: int = 8000, log: TextIO | None = None, today: str | None = None,
+                 max_connections: int = MAX_CONNECTIONS, idle_timeout: float = IDLE_TIMEOUT):
         self.site = DevSite(root, log=log, today=today)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), _handler(self.site))
-        self.httpd.daemon_threads = True
+        handler = _handler(self.site, lambda: self.httpd.server_address[1], idle_timeout)
+        self.httpd = _BoundedHTTPServer(("127.0.0.1", port), handler, max_connections)
         self.thread: threading.Thread | None = None
 
     @property

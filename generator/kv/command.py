@@ -28,6 +28,8 @@ from generator.engine.vllm import GiB, format_gib
 EXIT_OK = 0
 EXIT_DOES_NOT_FIT = 1
 EXIT_USAGE = 2
+# A --input file is read whole: 1,000 requests (engine.requests.MAX_REQUESTS) fit in far less.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
 class CatalogLookup(Protocol):
@@ -153,9 +155,12 @@ def run_kv(args: argparse.Namespace, catalog_lookup: CatalogLookup) -> int:
     gpus = _LookupMapping(catalog_lookup.gpu)
     if getattr(args, "input", None):
         try:
+            size = Path(args.input).stat().st_size
+            if size > MAX_INPUT_BYTES:
+                raise ValueError(f"{size:,} bytes, more than the {MAX_INPUT_BYTES:,} one batch may be; split the list")
             requests = json.loads(Path(args.input).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            print(f"kvtriage kv: cannot read {args.input}: {exc}", file=sys.stderr)
+        except (OSError, ValueError, RecursionError) as exc:
+            print(f"kvtriage kv: cannot read {args.input}: {str(exc)[:300]}", file=sys.stderr)
             return EXIT_USAGE
         print(json.dumps(answer_requests(requests, models, gpus), indent=2))
         return EXIT_OK
@@ -164,8 +169,8 @@ def run_kv(args: argparse.Namespace, catalog_lookup: CatalogLookup) -> int:
         return EXIT_USAGE
     try:
         request = request_from_args(args)
-    except (OSError, ValueError) as exc:
-        print(f"kvtriage kv vllm: cannot read --hf-config: {exc}", file=sys.stderr)
+    except (OSError, ValueError, RecursionError) as exc:
+        print(f"kvtriage kv vllm: cannot read --hf-config: {str(exc)[:300]}", file=sys.stderr)
         return EXIT_USAGE
     answer = answer_request(request, models, gpus)
     if args.json:

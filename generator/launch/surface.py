@@ -13,7 +13,7 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 
 # llama-server --help for -ctk/-ctv: "allowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
 # (shared/reference/llamacpp-ollama-spec.md §A2). This module imports nothing of ours (tests/test_layering.py),
-# so the list is repeated here; tests/test_commands_surface.py checks it equals the engine's.
+# so the list is repeated here; tests/launch/test_surface.py checks it equals the engine's.
 CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 # ---------------------------------------------------------------------------------------------

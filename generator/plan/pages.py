@@ -7,6 +7,7 @@ needs, already computed and formatted, so rendering is string assembly and nothi
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
@@ -101,17 +102,53 @@ class Plan:
 # --------------------------------------------------------------------------- formatting
 
 
+class FigureError(ValueError):
+    """A figure no page may print: not finite, negative where it cannot be, or past any hardware.
+    Valid records never produce one (generator.schema bounds every input); reaching one is a bug,
+    and the build stops naming the page and the figure rather than publish "inf GB/s"."""
+
+
+# Larger than any real figure by orders of magnitude (1 EiB; 2**60 tokens), small enough that a
+# float of it still prints as the integer it came from.
+_FIGURE_LIMIT = 2**60
+
+
+def figure(value: Any, what: str, *, signed: bool = False) -> int | float:
+    """value if a page may print it as `what`, else FigureError naming both."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise FigureError(f"{what} is {value!r}, not a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FigureError(f"{what} is {value!r}; a page cannot print it")
+    if value < 0 and not signed:
+        raise FigureError(f"{what} is {value!r}, which cannot be negative")
+    if abs(value) > _FIGURE_LIMIT:
+        raise FigureError(f"{what} is {value!r}, past any hardware or model")
+    return value
+
+
 def gib(value: int, digits: int = 2) -> str:
-    """Bytes as GiB the way readers compare them with vLLM's logs; the templates' `gib` filter too."""
-    return f"{value / GIB:.{digits}f} GiB"
+    """Bytes as GiB the way readers compare them with vLLM's logs; the templates' `gib` filter too.
+    Signed: memory left after the weights is negative when they do not fit."""
+    return f"{figure(value, 'a size in bytes', signed=True) / GIB:.{digits}f} GiB"
 
 
 def kib(value: int) -> str:
+    value = figure(value, "a size in bytes")
     return f"{value // 1024:,} KiB" if value % 1024 == 0 else f"{value / 1024:,.2f} KiB"
 
 
 def mib(value: int) -> str:
-    return f"{value / MIB:,.2f} MiB"
+    return f"{figure(value, 'a size in bytes') / MIB:,.2f} MiB"
+
+
+def tokens(value: int) -> str:
+    """A count (tokens, blocks, sequences) with thousands separators; the `tokens` filter too."""
+    return f"{figure(value, 'a count of tokens'):,}"
+
+
+def gb_s(value: float) -> str:
+    """Memory bandwidth in GB/s as the record writes it (1008, 3352.5); the `gb_s` filter."""
+    return f"{figure(value, 'a bandwidth in GB/s')} GB/s"
 
 
 gpu_memory_bytes = gpu_total_bytes
@@ -196,7 +233,7 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
     if v is not None:
         q.update(
             {
-                "config.max_len": f"{v.config_max_len:,}",
+                "config.max_len": tokens(v.config_max_len),
                 "vllm.version": v.version,
                 "vllm.utilization": f"{v.utilization:.2f}",
                 "vllm.requested_gib": gib(v.requested_bytes),
@@ -204,28 +241,28 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
                 "vllm.bytes_per_token": kib(v.bytes_per_token),
                 "vllm.bytes_per_token_fp8": kib(v.bytes_per_token_fp8),
                 "vllm.block_bytes": mib(v.bytes_per_block),
-                "vllm.num_blocks": f"{v.num_blocks:,}",
-                "vllm.kv_tokens": f"{v.kv_cache_tokens:,}",
-                "vllm.max_len": f"{v.max_len:,}",
+                "vllm.num_blocks": tokens(v.num_blocks),
+                "vllm.kv_tokens": tokens(v.kv_cache_tokens),
+                "vllm.max_len": tokens(v.max_len),
                 "vllm.needed_gib": gib(v.needed_bytes),
-                "vllm.max_num_seqs": f"{v.max_num_seqs:,}",
+                "vllm.max_num_seqs": tokens(v.max_num_seqs),
             }
         )
     l = numbers.llamacpp
     if l is not None:
         q.update(
             {
-                "config.max_len": f"{l.ctx_size:,}",
+                "config.max_len": tokens(l.ctx_size),
                 "llamacpp.bytes_per_token": kib(l.bytes_per_token_f16),
                 "llamacpp.kv_mib": mib(l.kv_bytes),
-                "llamacpp.n_ctx": f"{l.n_ctx:,}",
-                "llamacpp.max_ctx": f"{l.max_ctx_f16:,}",
+                "llamacpp.n_ctx": tokens(l.n_ctx),
+                "llamacpp.max_ctx": tokens(l.max_ctx_f16),
                 "llamacpp.gpu_layers": f"{l.gpu_layers_that_fit} of {l.num_layers}",
             }
         )
     o = numbers.ollama
     if o is not None:
-        q.update({"ollama.num_ctx": f"{o.num_ctx:,}", "ollama.kv_mib": mib(o.kv_bytes),
+        q.update({"ollama.num_ctx": tokens(o.num_ctx), "ollama.kv_mib": mib(o.kv_bytes),
                   "ollama.gpu_layers": f"{o.gpu_layers_that_fit} of {o.num_layers}"})
     return q
 
@@ -342,7 +379,12 @@ def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], 
 
 def pair_view(inputs: PairInputs) -> dict[str, Any]:
     error, gpu, model, variant, numbers = inputs.error, inputs.gpu, inputs.model, inputs.variant, inputs.numbers
-    q = pair_quantities(gpu, model, variant, numbers)
+    try:
+        q = pair_quantities(gpu, model, variant, numbers)
+    except FigureError as exc:
+        url = pair_url(error.id, gpu.id, model.id, variant.id)
+        raise RenderError([Issue(f"site{url}", 1, 0, "figure", f"a figure of {gpu.id} with {model.id} {variant.id}: {exc}",
+                                 "This is a bug in the engine or a bound missing in generator/schema.py; report it with the records")]) from None
     return {
         "error": error,
         "engine_name": ENGINE_NAMES[error.engine],

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
-from generator.plan.pages import Page, gib, kib, mib
+from generator.plan.pages import Page, figure, gb_s, gib, kib, mib, tokens
 from generator.schema import PLACEHOLDER
 
 
@@ -29,12 +29,8 @@ class RenderedFile:
 # --------------------------------------------------------------------------- filters
 
 
-def tokens(value: int) -> str:
-    return f"{value:,}"
-
-
 def percent(value: float) -> str:
-    return f"{value * 100:g}%"
+    return f"{figure(value, 'a fraction') * 100:g}%"
 
 
 def json_script(value: Any) -> Markup:
@@ -131,6 +127,7 @@ FILTERS = {
     "mib": mib,
     "kib": kib,
     "tokens": tokens,
+    "gb_s": gb_s,
     "percent": percent,
     "json_script": json_script,
     "markdown": md_block,

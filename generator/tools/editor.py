@@ -893,8 +893,8 @@ def _cmd_import_model(args: argparse.Namespace) -> int:
     if args.hf_config:
         try:
             config = json.loads(Path(args.hf_config).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise _problem(args.hf_config, f"cannot read config.json: {exc}", "Download config.json from the model repository") from None
+        except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: JSON syntax, or an integer of 4,300+ digits
+            raise _problem(args.hf_config, f"cannot read config.json: {str(exc)[:200]}", "Download config.json from the model repository") from None
         record, notes = model_from_hf_config(config, args.id, args.repo, args.source)
     else:
         record, variant, notes = model_from_gguf(Path(args.gguf), args.id, args.repo, args.source)

@@ -244,3 +244,92 @@ def test_served_files_live_on_disk_by_content_and_old_ones_go(site_root: Path) -
         assert _page(site.lookup("/" + page)[2]).count(b"Round 2.") == 1
     finally:
         site.close()
+
+
+# --------------------------------------------------------------------------- what serve answers (issue 18)
+
+
+def _raw(server: DevServer, data: bytes, timeout: float = 10) -> bytes:
+    """Send data on a fresh connection and read until the server closes it (bounded by timeout)."""
+    import socket
+
+    host, port = server.httpd.server_address[:2]
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(data)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def _status(reply: bytes) -> int:
+    return int(reply.split(b" ", 2)[1])
+
+
+@pytest.fixture
+def unbuilt(site_root: Path) -> Iterator[DevServer]:
+    # No build needed to check what the server answers: /__kvtriage/version is served regardless.
+    server = DevServer(site_root, port=0, log=io.StringIO(), today=FIXED_TODAY, max_connections=4, idle_timeout=0.5)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_only_loopback_host_names_with_the_port_are_answered(unbuilt: DevServer) -> None:
+    port = unbuilt.httpd.server_address[1]
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}", f"LOCALHOST:{port}"):
+        reply = _raw(unbuilt, f"GET /__kvtriage/version HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+        assert _status(reply) == 200, host
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1", "localhost", f"127.0.0.1:{port + 1}", f"127.0.0.1.evil.example:{port}"):
+        reply = _raw(unbuilt, f"GET /__kvtriage/version HTTP/1.0\r\nHost: {host}\r\n\r\n".encode())
+        assert _status(reply) == 421 and b'"version"' not in reply, host
+    assert _status(_raw(unbuilt, b"GET /__kvtriage/version HTTP/1.0\r\n\r\n")) == 400
+    two = f"GET / HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nHost: evil.example\r\n\r\n".encode()
+    assert _status(_raw(unbuilt, two)) == 400
+
+
+def test_an_idle_connection_is_closed(unbuilt: DevServer) -> None:
+    started = time.monotonic()
+    assert _raw(unbuilt, b"", timeout=10) == b""  # the server hangs up after idle_timeout, not never
+    assert time.monotonic() - started < 10
+
+
+def test_idle_connections_do_not_start_a_thread_each(unbuilt: DevServer) -> None:
+    import socket
+
+    host, port = unbuilt.httpd.server_address[:2]
+    socks = [socket.create_connection((host, port), timeout=5) for _ in range(7)]  # 4 served, 3 in the backlog
+    try:
+        busiest = 0
+        for _ in range(20):
+            handlers = [t for t in threading.enumerate() if "process_request_thread" in t.name]
+            busiest = max(busiest, len(handlers))
+            time.sleep(0.01)
+        assert busiest <= 4
+    finally:
+        for sock in socks:
+            sock.close()
+    for _ in range(100):  # the slots come back: a normal request is answered again
+        try:
+            reply = _raw(unbuilt, f"GET /__kvtriage/version HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode(), timeout=5)
+            break
+        except OSError:
+            time.sleep(0.05)
+    assert _status(reply) == 200
+
+
+def test_a_crashing_build_keeps_serving_and_prints_no_traceback(site_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = io.StringIO()
+    server = DevServer(site_root, port=0, log=log, today=FIXED_TODAY)
+    monkeypatch.setattr(server.site, "_build", lambda templates_changed: ("crashed", "Traceback (most recent call last):\n  ...\nZeroDivisionError: integer division or modulo by zero\n"))
+    server.start()  # close() shuts down a running server
+    try:
+        assert server.site.rebuild() is False
+        assert "ZeroDivisionError" in log.getvalue() and "Traceback" not in log.getvalue() and "a bug in kvtriage" in log.getvalue()
+        assert server.site.snapshot.problems
+    finally:
+        server.close()

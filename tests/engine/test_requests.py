@@ -83,3 +83,51 @@ def test_llamacpp_dispatch_reaches_its_engine():
 def test_human_ints_follow_vllm():
     assert parse_human_int("8k", "x") == 8000 and parse_human_int("8K", "x") == 8192
     assert parse_human_int("25.6k", "x") == 25600 and parse_human_int(32768, "x") == 32768
+
+
+# --------------------------------------------------------------------------- bounds (issue 18)
+
+
+def test_absurd_sizes_get_a_bounded_error_not_a_traceback_or_hours():
+    # One request with 10**9 layers took 9.5 GB and a minute; every engine now refuses it up front.
+    huge = dict(CONFIG, num_hidden_layers=10**9)
+    for engine, extra in (("vllm", {"gpu_memory_gib": 24}), ("llamacpp", {"gpu_memory_gib": 24}), ("ollama", {"gpu_memory_gib": 24})):
+        answer = answer_request({"engine": engine, "hf_config": huge, **extra})
+        assert "num_hidden_layers" in answer["error_input"] and "at most 1,024" in answer["error_input"], (engine, answer)
+    cases = {
+        "heads": ({"hf_config": dict(CONFIG, num_attention_heads=10**12, num_key_value_heads=10**12), "gpu_memory_gib": 24}, "num_attention_heads"),
+        "head_dim 0": ({"hf_config": dict(CONFIG, num_attention_heads=8192, num_key_value_heads=8), "gpu_memory_gib": 24}, "head_dim"),
+        "rope text": ({"hf_config": dict(CONFIG, rope_scaling={"type": "linear", "factor": "abc"}), "gpu_memory_gib": 24}, "rope_scaling.factor must be a number"),
+        "rope inf": ({"hf_config": dict(CONFIG, rope_scaling={"type": "linear", "factor": float("inf")}), "gpu_memory_gib": 24}, "finite"),
+        "rope nan": ({"hf_config": dict(CONFIG, rope_scaling={"type": "linear", "factor": float("nan")}), "gpu_memory_gib": 24}, "finite"),
+        "max len inf": ({"hf_config": dict(CONFIG, max_position_embeddings=float("inf")), "gpu_memory_gib": 24}, "max_position_embeddings"),
+        "memory": ({"hf_config": CONFIG, "gpu_memory_gib": 1e300}, "gpu_memory_gib must be at most"),
+        "bytes": ({"hf_config": CONFIG, "kv_cache_memory_bytes": 10**400}, "kv_cache_memory_bytes must be at most"),
+        "digits": ({"hf_config": CONFIG, "gpu_memory_gib": 24, "max_model_len": "9" * 500}, "max_model_len"),
+        "context": ({"hf_config": CONFIG, "gpu_memory_gib": 24, "max_model_len": 2**40}, "max_model_len must be at most"),
+        "tp": ({"hf_config": CONFIG, "gpu_memory_gib": 24, "tensor_parallel_size": 10**12}, "tensor_parallel_size must be at most"),
+    }
+    for name, (request, wanted) in cases.items():
+        answer = answer_request({"engine": "vllm", **request})
+        assert wanted in answer.get("error_input", ""), (name, answer)
+    for engine, key in (("llamacpp", "ctx_size"), ("ollama", "num_ctx")):
+        answer = answer_request({"engine": engine, "hf_config": CONFIG, "gpu_memory_gib": 24, key: 10**12})
+        assert f"`{key}` must be at most" in answer["error_input"], answer
+
+
+def test_a_batch_has_a_bounded_number_of_requests():
+    from generator.engine.requests import MAX_REQUESTS
+
+    answers = answer_requests([{"engine": "vllm"}] * (MAX_REQUESTS + 1))
+    assert len(answers) == 1 and "split the list" in answers[0]["error_input"]
+    assert len(answer_requests([{"engine": "vllm"}] * MAX_REQUESTS)) == MAX_REQUESTS
+
+
+def test_gguf_metadata_is_held_to_the_same_bounds():
+    meta = {"general.architecture": "llama", "llama.block_count": 10**9, "llama.context_length": 8192, "llama.embedding_length": 4096,
+            "llama.attention.head_count": 32, "llama.attention.head_count_kv": 8}
+    for engine in ("llamacpp", "ollama"):
+        answer = answer_request({"engine": engine, "gguf_metadata": meta, "gpu_memory_gib": 24})
+        assert "`llama.block_count` must be at most 1,024" in answer["error_input"], answer
+    answer = answer_request({"engine": "llamacpp", "gguf_metadata": dict(meta, **{"llama.block_count": 32, "llama.attention.head_count": 10**12}), "gpu_memory_gib": 24})
+    assert "`llama.attention.head_count` must be at most" in answer["error_input"]

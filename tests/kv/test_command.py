@@ -74,3 +74,23 @@ def test_batch_input(capsys, tmp_path):
 
 def test_no_engine_no_input(capsys):
     assert run_kv(parse(["kv"]), FakeCatalog()) == EXIT_USAGE
+
+
+def test_absurd_config_is_a_usage_error_naming_the_key(capsys, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(CONFIG, num_hidden_layers=10**9)))
+    assert run_kv(parse(["kv", "vllm", "--hf-config", str(config), "--gpu-memory-gib", "24"]), FakeCatalog()) == EXIT_USAGE
+    assert "`num_hidden_layers` must be at most 1,024" in capsys.readouterr().out
+    config.write_text(json.dumps(CONFIG).replace("32768", "1" + "0" * 5000))
+    assert run_kv(parse(["kv", "vllm", "--hf-config", str(config), "--gpu-memory-gib", "24"]), FakeCatalog()) == EXIT_USAGE
+    assert "cannot read --hf-config" in capsys.readouterr().err
+
+
+def test_batch_input_is_bounded_in_bytes(capsys, tmp_path, monkeypatch):
+    import generator.kv.command as kv_command
+
+    monkeypatch.setattr(kv_command, "MAX_INPUT_BYTES", 100)
+    requests = tmp_path / "requests.json"
+    requests.write_text(json.dumps([{"engine": "vllm", "model": "qwen-awq", "gpu": "rtx-4090"}] * 10))
+    assert run_kv(parse(["kv", "--input", str(requests)]), FakeCatalog()) == EXIT_USAGE
+    assert "split the list" in capsys.readouterr().err

@@ -111,3 +111,43 @@ def test_figures_in_markdown_positions_render_as_the_filled_text_would(template:
 
     filled = fill(template, dict(zip(("a", "b"), values)))
     assert str(md_block(filled)) == markdown_to_html(str(filled))
+
+
+# --- figures no page may print (issue 18): "inf GB/s", "-131,072 tokens", "931322574615478534144.00 GiB"
+
+
+@pytest.mark.parametrize(
+    "formatter, value",
+    [("gb_s", float("inf")), ("gb_s", float("nan")), ("tokens", -131_072), ("tokens", float("inf")), ("gib", 10**30),
+     ("gib", float("nan")), ("kib", -1024), ("mib", float("-inf")), ("percent", float("nan")), ("tokens", "12")],
+)
+def test_formatters_refuse_figures_no_page_may_print(formatter: str, value) -> None:
+    from generator.plan.pages import FigureError
+    from generator.render.templates import FILTERS
+
+    with pytest.raises(FigureError):
+        FILTERS[formatter](value)
+
+
+def test_formatters_still_print_real_figures() -> None:
+    from generator.render.templates import FILTERS
+
+    assert FILTERS["gb_s"](1008) == "1008 GB/s" and FILTERS["gb_s"](3352.5) == "3352.5 GB/s"
+    assert FILTERS["gib"](-2 * 2**30) == "-2.00 GiB"  # memory left after weights that do not fit
+    assert FILTERS["tokens"](131_072) == "131,072" and FILTERS["tokens"](0) == "0"
+
+
+def test_a_bad_figure_stops_the_build_naming_the_page_and_the_figure() -> None:
+    from generator.errors import RenderError
+    from generator.plan.pages import Page
+    from generator.render.templates import render_page
+
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t.html": "<p>{{ view.bw | gb_s }}</p>\n", "t.md": "{{ view.bw | gb_s }}\n"}))
+    from generator.render.templates import FILTERS
+
+    env.filters.update(FILTERS)
+    page = Page(url="/gpus/x/", template="t", title="t", description="d", kind="gpu", lastmod="2026-01-01", view={"bw": float("inf")})
+    with pytest.raises(RenderError) as raised:
+        render_page(env, page, {})
+    text = "\n".join(issue.format() for issue in raised.value.issues)
+    assert "/gpus/x/" in text and "a bandwidth in GB/s is inf" in text
