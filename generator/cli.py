@@ -174,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; site/ holds the last complete build", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as error:  # a full disk, a read-only or vanished folder: say which, without a traceback
-        where = error.filename or "kvtriage"
+        where = error.filename or getattr(args, "out", None) or getattr(args, "root", None) or "kvtriage"
         print(f"{where}: {error.strerror or error}. Check that the folder exists, is writable and has room; "
               "a build that stops here leaves the published site as it was.", file=sys.stderr)
         return EXIT_CONTENT
