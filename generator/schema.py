@@ -425,20 +425,38 @@ class ErrorSignature(Record):
     )
     related: tuple[Slug, ...] = ()
     aliases: tuple[Slug, ...] = ()
+    triage_patterns: tuple[NonEmpty, ...] = Field(
+        (),
+        description="More regexes the paste triage matches besides `pattern` (older or shortened wordings, lines that only this error prints); the site search keeps using `pattern` alone.",
+    )
+    triage_weight: Annotated[int, Field(ge=-50, le=50)] = Field(
+        0,
+        description="Added to this error's triage score: positive for a precise signature that should beat a generic one, negative for a line that only wraps another failure.",
+    )
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"pattern does not compile: {exc}") from None
-        if re.search(r"\(\?[<P]", value):
-            raise ValueError("named groups differ between Python and JavaScript; use plain groups")
-        if _NESTED_QUANTIFIER.search(value):
-            # (a+)+ and the like backtrack exponentially on a near miss, in check and in readers' browsers.
-            raise ValueError("a quantified group contains a quantifier, which can backtrack for minutes; quantify one level only")
-        return value
+        return _portable_regex(value)
+
+    @field_validator("triage_patterns")
+    @classmethod
+    def _triage_patterns_compile(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_portable_regex(value) for value in values)
+
+
+def _portable_regex(value: str) -> str:
+    """A regex that compiles and means the same in Python and in readers' browsers."""
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"pattern does not compile: {exc}") from None
+    if re.search(r"\(\?[<P]", value):
+        raise ValueError("named groups differ between Python and JavaScript; use plain groups")
+    if _NESTED_QUANTIFIER.search(value):
+        # (a+)+ and the like backtrack exponentially on a near miss, in check and in readers' browsers.
+        raise ValueError("a quantified group contains a quantifier, which can backtrack for minutes; quantify one level only")
+    return value
 
 
 class PairSettings(Record):
