@@ -119,8 +119,9 @@ def normalise(text: str, rules: Mapping[str, Any] = RULES) -> list[str]:
                 and _search(rules["continuation"], cleaned) and not _search(rules["not_continuation"], cleaned)):
             lines[-1] = lines[-1] + line
             continue
-        lines.append(line.rstrip())
-    return [line for line in lines if line.strip()]
+        lines.append(line)
+    # Trailing spaces go only now: a cut after "with 1024 " joins the next line with its space.
+    return [line.rstrip() for line in lines if line.strip()]
 
 
 # --------------------------------------------------------------------------- engine, release, step
