@@ -268,7 +268,13 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
     generic_lines = [index for index, fact in enumerate(facts) if fact["generic"]]
     cut_traceback = (not generic_lines and any(_search(rules["traceback_line"], line) for line in lines)
                      and not any(_search(rules["exception_line"], line) for line in lines))
-    step = detect_step(lines, engine, rules) if generic_lines or cut_traceback else None
+    # A cut traceback is placed by its frames alone: a log line before it says how far the run
+    # had got, not where the exception was raised.
+    if cut_traceback:
+        first_frame = next(i for i, line in enumerate(lines) if _search(rules["traceback_line"], line))
+        step = detect_step(lines[first_frame:], engine, rules)
+    else:
+        step = detect_step(lines, engine, rules) if generic_lines else None
     if (generic_lines or cut_traceback) and engine is not None:
         index = generic_lines[-1] if generic_lines else len(lines) - 1
         pages = rules["step_pages"].get(engine, {})

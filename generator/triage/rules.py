@@ -121,9 +121,11 @@ GENERIC_OOM = [
     r"hipMalloc failed: out of memory",
     r"\bCUDA out of memory\b",
     r"Tried to allocate [\d.]+ [GMK]iB",
-    r"ErrorOutOfDeviceMemory",
     r"failed to allocate CUDA\d* buffer",
     r"failed to allocate buffer of size",
+    # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
+    # cache update): the step tells which.
+    r"failed to allocate compute buffers",
 ]
 
 # Markers of the step a run had reached, with the step's place in the engine's order of startup.
@@ -227,7 +229,7 @@ ENGINE_EMBEDS = {
 
 # A traceback cut before its exception line: it has frames but no line that names an exception.
 TRACEBACK_LINE = r"Traceback \(most recent call last\)|^\s*File \".*\", line \d+, in |^\s*raise \w"
-EXCEPTION_LINE = r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b|^Error:|^error:"
+EXCEPTION_LINE = r"^[A-Za-z_.]*(Error|Exception|Interrupt)\b|^error:"
 
 # The release the log states, per engine: the first group is the release.
 RELEASE_MARKERS = {
@@ -244,6 +246,7 @@ RELEASE_MARKERS = {
     "ollama": [
         r"ollama version(?: is)? ([0-9]+\.[0-9]+[\w.+-]*)",
         r"\bversion=([0-9]+\.[0-9]+[\w.+-]*)",
+        r"/ollama-([0-9]+\.[0-9]+\.[0-9]+)/",
     ],
     "sglang": [
         r"sglang(?:==| version | v)([0-9]+\.[0-9]+[\w.+-]*)",
