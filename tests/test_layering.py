@@ -23,11 +23,12 @@ ALLOWED = {
     "commands": {"schema", "engine", "errors", "commands_surface"},
     "pages": {"schema", "engine", "commands", "errors", "markdown"},
     "render": {"pages", "markdown", "errors", "schema", "engine", "commands"},
-    "publish": {"pages", "render", "markdown", "errors", "schema", "engine", "commands", "commands_surface"},
+    "publish": {"pages", "render", "markdown", "errors", "schema", "engine", "commands", "commands_surface", "triage"},  # triage: its rules go into the search index
     "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap
     "parallel": set(),  # forked worker pool: stdlib only
     "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator", "write", "value_pickle", "parallel"},
     "calculator": {"schema", "engine", "pages"},
+    "triage": set(),  # pure: a pasted text and the records' triage data in, ranked pages out
     "kv_catalog": {"errors", "schema", "load", "engine"},
     "kv_command": {"errors", "schema", "load", "engine", "commands", "commands_surface", "kv_catalog"},
     "editor": {"errors", "schema", "load", "engine", "build", "dates"},

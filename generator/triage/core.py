@@ -137,8 +137,8 @@ def detect_engine(text: str, rules: Mapping[str, Any] = RULES) -> str | None:
                 if _search(pattern, line):
                     totals[engine] = totals.get(engine, 0) + weight
     best = None
-    for engine, total in totals.items():
-        if best is None or total > totals[best]:
+    for engine in sorted(totals):  # by name, so a tie goes the same way in triage.js
+        if best is None or totals[engine] > totals[best]:
             best = engine
     # An Ollama log carries many llama.cpp lines; one line of Ollama's own makes it Ollama's.
     for outer, embedded in rules["engine_embeds"].items():
@@ -148,7 +148,7 @@ def detect_engine(text: str, rules: Mapping[str, Any] = RULES) -> str | None:
 
 
 def detect_release(lines: Sequence[str], engine: str | None, rules: Mapping[str, Any] = RULES) -> str | None:
-    engines = [engine] if engine else list(rules["release_markers"])
+    engines = [engine] if engine else sorted(rules["release_markers"])
     for name in engines:
         for pattern in rules["release_markers"].get(name, ()):
             for line in lines:

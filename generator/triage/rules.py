@@ -47,6 +47,8 @@ SCORES = {
     "step_default": 50,
     # Candidates below this score are not shown (look-alikes, notes that nothing failed).
     "minimum": 40,
+    # The search page goes straight to the best page when it leads the next by this much.
+    "navigate_margin": 25,
 }
 
 # Log prefixes, tried in this order and repeatedly at the start of each line, so that
