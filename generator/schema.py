@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, ClassVar, Literal, Mapping
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 from pydantic.json_schema import WithJsonSchema
@@ -403,6 +403,9 @@ class ExamplePair(Record):
 
 
 class ErrorSignature(Record):
+    # Read by the paste triage only, never rendered: editing them does not change a page's date.
+    UNDATED_FIELDS: ClassVar[frozenset[str]] = frozenset({"triage_patterns", "triage_weight"})
+
     id: Slug
     engine: Engine
     scenario: Scenario
