@@ -75,10 +75,11 @@ def build_lock(out: Path, wait_note=None) -> Iterator[Path]:
 
 
 def remove_leftovers(out: Path, state: Path) -> list[str]:
-    """Remove what builds that were killed left behind: staging trees in the state folder, and the
-    staging, old-copy and undo folders an older kvtriage kept beside the site. Call with the lock held."""
+    """Remove what earlier builds left behind: staging trees of killed builds and replaced trees not
+    yet removed, in the state folder, and the staging, old-copy and undo folders an older kvtriage
+    kept beside the site. Call with the lock held."""
     removed = []
-    for path in sorted(state.glob("stage-*")):
+    for path in sorted([*state.glob("stage-*"), *state.glob("trash-*")]):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
