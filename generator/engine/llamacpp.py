@@ -1,8 +1,10 @@
 """llama.cpp (llama-server) KV-cache arithmetic, exact to the byte of its `llama_kv_cache: size =` line,
 and the rest of the VRAM picture as a stated estimate.
 
-Facts are from shared/reference/llamacpp-ollama-spec.md §A (llama.cpp master 3f545be, 2026-08-22;
-old formats from c392e50, 2025-02-20). Function and file names in comments are upstream paths.
+Facts are from the llama.cpp source at master 3f545be (2026-08-22; nearest release
+https://github.com/ggml-org/llama.cpp/tree/b10573), old formats from commit c392e50 (2025-02-20,
+https://github.com/ggml-org/llama.cpp/tree/c392e5094deaf2d1a7c18683214f007fad3fe42b). Function and file
+names in comments are upstream paths.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Ollama: which context, how many slots, which KV type and flash-attention mode a load gets, what
 Ollama predicts, and what llama-server then really allocates (Ollama >= 0.30 runs llama-server).
 
-Facts are from shared/reference/llamacpp-ollama-spec.md §B (ollama v0.33.0-rc2, fb30760) and
-shared/reference/ollama-env.txt. The KV bytes come from generator.engine.llamacpp.
+Facts are from the Ollama source at https://github.com/ollama/ollama/tree/v0.33.0-rc2 (fb30760): envconfig/config.go,
+server/routes.go, server/sched.go, llm/llama_server.go. The KV bytes come from generator.engine.llamacpp.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """vLLM's KV-cache capacity at engine start, reproduced block for block (vLLM 0.33.0).
 
-What vLLM does (shared/reference/vllm-kv-spec.md, checked against the vllm-0.33.0 wheel):
+What vLLM does (read in https://github.com/vllm-project/vllm/tree/v0.33.0, checked against the vllm-0.33.0 wheel):
 
 1. Each worker (one per TP rank and PP stage) gets `available` bytes for its KV cache:
    `ceil(total * gpu_memory_utilization)` minus weights, non-torch growth, the activation
