@@ -1,4 +1,5 @@
-"""vLLM engine: hand-checked tables from shared/reference/vllm-kv-spec.md, real logs, invariants."""
+"""vLLM engine: tables worked by hand from the vLLM v0.33.0 source (https://github.com/vllm-project/vllm/tree/v0.33.0),
+real logs, invariants."""
 
 from __future__ import annotations
 
