@@ -112,7 +112,7 @@ def _looks_like_flag(token: str) -> bool:
     return token.startswith("-") and not _INT.match(token) and not re.match(r"^-\d+(\.\d+)?$", token)
 
 
-# llama-server: common/arg.cpp values as spec §A2 states them.
+# llama-server: the --flash-attn values common/arg.cpp accepts (read at master 3f545be).
 FLASH_ATTN_VALUES = ("on", "enabled", "true", "1", "off", "disabled", "false", "0", "auto", "-1")
 
 
@@ -272,7 +272,7 @@ OLLAMA_VALUES = {
 }
 # Read by the client (`ollama run`) as well as the server (cmd/cmd.go runCmd env docs).
 OLLAMA_CLIENT_VARS = frozenset({"OLLAMA_HOST", "OLLAMA_NOHISTORY", "OLLAMA_EDITOR"})
-# Per-model / per-request parameters that change memory (spec §B2).
+# Per-model / per-request parameters that change memory (startLlamaServer in Ollama v0.33.0-rc2 llm/llama_server.go).
 OLLAMA_PARAMETERS = {"num_ctx": 1, "num_gpu": -1, "num_batch": 1, "main_gpu": 0}
 
 # ---------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_cache_types_agree_with_the_engine():
 @pytest.mark.parametrize(
     "line",
     [
-        # spec §C cheat-sheet, verbatim
+        # typical remediation commands
         "llama-server -m model.gguf -c 16384 -ctk q8_0 -ctv q8_0",
         "llama-server -m model.gguf -c 16384 -fa on -ctk q8_0 -ctv q8_0",
         "llama-server -m model.gguf -c 16384 -np 1",

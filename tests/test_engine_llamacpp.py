@@ -83,7 +83,7 @@ def test_every_accepted_cache_type_has_a_row_size():
         assert row_size(cache_type, 128) > 0
 
 
-# --- the spec's worked example: Qwen2.5-Coder-32B --------------------------------------------
+# --- worked example: Qwen2.5-Coder-32B --------------------------------------------
 
 def test_worked_example_q8_0_default_parallel_prints_the_observed_lines():
     layout = layout_of(QWEN_CODER_32B)

@@ -622,7 +622,8 @@ class ErrorTemplate:
     template: str  # str.format fields: max_model_len, max_seq_len, needed, available, estimated_msg
 
 
-# Dated by release wheels (spec §5.2); the needed/available fields are preformatted per row.
+# Dated by the release wheels (the check in vllm/worker/worker.py, then vllm/v1/core/kv_cache_utils.py, then
+# kv_cache_planning.py at each release tag); the needed/available fields are preformatted per row.
 VLLM_ERROR_TEMPLATES: tuple[ErrorTemplate, ...] = (
     ErrorTemplate("no_memory", "v0", (0, 2, 0), (0, 10, 2),
                   "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),
