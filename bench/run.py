@@ -182,7 +182,7 @@ def bench_size(size: int, args: argparse.Namespace, flag: list[str]) -> tuple[li
 _SERVE_SCRIPT = """
 import sys, time, resource
 from pathlib import Path
-from generator.serve import DevSite
+from generator.devserver.serve import DevSite
 site = DevSite(Path(sys.argv[1]), log=open("/dev/null", "w"))
 assert site.rebuild()
 print("ready", flush=True)

@@ -25,11 +25,11 @@ import jinja2
 import generator.parallel as parallel
 from generator.dates import content_sha, record_dates
 from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
-from generator.calculator import CATALOG_PATH, catalog_json
-from generator.commands import parse_surfaces, verify_commands
+from generator.kv.calculator import CATALOG_PATH, catalog_json
+from generator.launch.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
-from generator.pages import Page, Plan, PlanMemo, plan_pages
+from generator.plan.pages import Page, Plan, PlanMemo, plan_pages
 import generator.value_pickle as value_pickle
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
 from generator.write.guard import MARKER_NAME, check_out, files_on_disk
@@ -51,7 +51,7 @@ from generator.publish import (
     read_page,
     slim_facts,
 )
-from generator.render import RenderedFile, render_page, template_environment
+from generator.render.templates import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
 
 

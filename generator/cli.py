@@ -96,7 +96,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
     )
-    from generator.editor import writable_path
+    from generator.tools.editor import writable_path
 
     path = writable_path(root, "data/lastmod.yaml")
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
@@ -106,8 +106,8 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
 
 
 def _cmd_kv(args: argparse.Namespace) -> int:
-    from generator.kv_command import run_kv
-    from generator.kv_catalog import catalog_lookup
+    from generator.kv.command import run_kv
+    from generator.kv.catalog import catalog_lookup
 
     return run_kv(args, catalog_lookup(Path(args.root)))
 
@@ -139,13 +139,14 @@ def build_parser(only_build: bool = False) -> argparse.ArgumentParser:
     if only_build:
         return parser
 
-    from generator import editor, serve
+    from generator.devserver import serve
+    from generator.tools import editor
 
     editor.add_parsers(sub)  # new, schema, import-model
     serve.add_parser(sub)
 
     try:
-        from generator.kv_command import add_kv_parser
+        from generator.kv.command import add_kv_parser
     except ImportError:  # the calculator lands separately; the site builds without it
         add_kv_parser = None
     if add_kv_parser is not None:

@@ -26,8 +26,8 @@ from xml.sax.saxutils import escape as xml_escape
 import jinja2
 
 from generator.errors import Issue, RenderError
-from generator.pages import ENGINE_NAMES, Page, Plan, error_url
-from generator.render import RenderedFile, render_page
+from generator.plan.pages import ENGINE_NAMES, Page, Plan, error_url
+from generator.render.templates import RenderedFile, render_page
 from generator.schema import Dataset
 
 DESCRIPTION_MIN = 50
@@ -350,8 +350,23 @@ def affiliate_rules(dataset: Dataset) -> dict[str, AffiliateRule]:
 
 
 def _host(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
-    return host.removeprefix("www.")
+    """The host of url as a browser resolves it: lowercase, without the root's trailing dot
+    (www.amazon.com. is www.amazon.com) and without www."""
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:  # an unbalanced [ in the host part
+        return ""
+    return host.rstrip(".").removeprefix("www.")
+
+
+def affiliate_rule(host: str, rules: Mapping[str, AffiliateRule]) -> AffiliateRule | None:
+    """The rule for host or for the program domain it is a subdomain of (smile.amazon.com -> amazon.com)."""
+    while host:
+        rule = rules.get(host)
+        if rule is not None:
+            return rule
+        host = host.partition(".")[2]
+    return None
 
 
 def _squash(text: str) -> str:
@@ -819,7 +834,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFac
                 host, scheme = found
             else:
                 host, scheme = "", ""
-            rule = affiliates.get(host) if scheme in ("http", "https") else None
+            rule = affiliate_rule(host, affiliates) if scheme in ("http", "https") else None
             if rule is not None:
                 missing = {"sponsored", "noopener"} - link.rel
                 if missing:

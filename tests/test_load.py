@@ -291,3 +291,49 @@ def test_an_input_linked_outside_the_root_is_refused_by_check_and_build(site_roo
 def test_a_link_inside_the_root_is_read(site_root: Path) -> None:
     (site_root / "templates/static/copy.svg").symlink_to(site_root / "templates/static/favicon.svg")
     load_dataset(site_root)
+
+
+# Patterns that passed the nested-quantifier guard and then made `check` (or a reader's browser)
+# run for a minute or more on a near miss. Each must be refused outright: no timing, just the refusal.
+BACKTRACKING_PATTERNS = [
+    "(a|ab)+c",  # overlapping alternation under a quantifier
+    "(a|aa)+$",
+    "(?:\\w|\\d)+x",  # Python folds this into one class; JavaScript keeps the alternation
+    "(?:[ab]|b)*c",
+    "(x|)*y",  # an alternative that matches nothing
+    ".*.*.*x",  # adjacent unbounded repeats over overlapping classes
+    "\\d+\\d*x",
+    "\\s*\\s+x",
+    "a.*\\s*b",
+    "(a)\\1+b",  # backreference
+    "x(?=a+b)",  # lookaround holding a quantifier
+    "x(?!.*y)",
+    "a" * 1001,  # longer than any error line
+]
+
+
+@pytest.mark.parametrize("pattern", BACKTRACKING_PATTERNS, ids=lambda p: p[:20])
+def test_patterns_that_backtrack_are_refused(pattern: str) -> None:
+    from generator.schema import pattern_backtracking_problem
+
+    assert pattern_backtracking_problem(pattern) is not None
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [".*foo.*bar", "\\d+%/\\d+% CPU", "(llama runner|llama-server) process", "(?:foo|bar)+", "[0-9.]+ MiB on device [0-9.]+:",
+     "models?'s max", "(?:ab|cd)*ef", "failed to initialize the context: (?!failed to allocate)"],
+)
+def test_ordinary_patterns_pass(pattern: str) -> None:
+    from generator.schema import pattern_backtracking_problem
+
+    assert pattern_backtracking_problem(pattern) is None
+
+
+def test_a_bad_rope_scaling_names_the_fix(site_root: Path) -> None:
+    models = site_root / "data/models.yaml"
+    models.write_text(models.read_text().replace("    tie_word_embeddings: false\n", "    tie_word_embeddings: false\n    rope_scaling: {type: linear, factor: .nan}\n", 1))
+    with pytest.raises(ContentError) as raised:
+        load_dataset(site_root)
+    (issue,) = raised.value.issues
+    assert issue.field == "models[0].config.rope_scaling" and "finite" in issue.message and "config.json" in issue.fix

@@ -15,7 +15,7 @@ import yaml
 from generator.build import build_and_write, build_site
 from generator.cli import main
 from generator.errors import RenderError
-from generator.pages import Page
+from generator.plan.pages import Page
 from generator.publish import (
     AffiliateRule,
     check_html,
@@ -24,7 +24,7 @@ from generator.publish import (
     robots_file,
     sitemap_files,
 )
-from generator.render import RenderedFile
+from generator.render.templates import RenderedFile
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
 
@@ -325,6 +325,20 @@ def test_affiliate_link_without_disclosure_in_its_section_fails() -> None:
     assert "no disclosure in its <section>" in text
     outside = '<p>We earn a commission on these links.</p><a href="https://shop.example/x" rel="sponsored noopener">x</a>'
     assert "no disclosure" in _messages({"index.html": _html("Home", outside)})
+
+
+@pytest.mark.parametrize("href", ["https://www.shop.example./s?k=gpu", "https://WWW.Shop.Example/s", "https://smile.shop.example/s",
+                                  "https://a.b.shop.example./s", "http://shop.example./x"])
+def test_affiliate_hosts_are_normalised_before_the_rules_apply(href: str) -> None:
+    # www.amazon.com. (the root's trailing dot) and smile.amazon.com were published without rel or disclosure.
+    body = f'<section><h2 id="buy">Buy</h2><a href="{href}" rel="noopener">GPU</a></section>'
+    text = _messages({"index.html": _html("Home", body)})
+    assert "lacks rel sponsored" in text and "no disclosure" in text
+
+
+def test_hosts_that_only_resemble_a_program_are_not_affiliate_links() -> None:
+    for href in ("https://shop.example.evil.test/s", "https://notshop.example/s"):
+        _check({"index.html": _html("Home", f'<a href="{href}">x</a>')})
 
 
 def test_broken_link_and_broken_anchor_fail_naming_the_page() -> None:

@@ -77,6 +77,9 @@ def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(syntheti
         assert not list(state_dir(site).glob("stage-*"))
         current = target
     assert "old" in seen
+    time.sleep(1)  # a worker sees its parent gone within moments
+    left = subprocess.run(["pgrep", "-f", "--", f"--out {site} "], capture_output=True, text=True).stdout.split()
+    assert left == [], "render workers of a killed build outlived it"
 
 
 def test_three_builds_at_once_take_turns(site_root: Path, tmp_path: Path) -> None:
