@@ -112,6 +112,28 @@ def _cmd_kv(args: argparse.Namespace) -> int:
     return run_kv(args, catalog_lookup(Path(args.root)))
 
 
+def _cmd_triage(args: argparse.Namespace) -> int:
+    from generator.load import load_dataset
+    from generator.plan.pages import error_url
+    from generator.triage import records_from_errors, triage
+    from generator.triage.report import result_data, result_text
+
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+    errors = load_dataset(Path(args.root)).errors
+    result = triage(text, records_from_errors(errors.values()))
+    urls = {error_id: error_url(error_id) for error_id in errors}
+    if args.json:
+        import json
+
+        print(json.dumps(result_data(result, urls), indent=2, ensure_ascii=False))
+    else:
+        print(result_text(result, urls, limit=args.limit))
+    return EXIT_OK
+
+
 def build_parser(only_build: bool = False) -> argparse.ArgumentParser:
     """The whole command line; only_build leaves out the commands whose modules are slow to import,
     so `kvtriage build` on an unchanged site answers in a fraction of a second."""
@@ -138,6 +160,13 @@ def build_parser(only_build: bool = False) -> argparse.ArgumentParser:
     check.set_defaults(handler=_cmd_check)
     if only_build:
         return parser
+
+    triage = sub.add_parser("triage", help="rank the error pages for a pasted log, with reasons and the numbers it prints")
+    triage.add_argument("file", nargs="?", default="-", help="the pasted log (default: - for standard input)")
+    triage.add_argument("--json", action="store_true", help="print the result as JSON")
+    triage.add_argument("--limit", type=int, default=5, help="candidates to print (default: 5; JSON has all)")
+    triage.add_argument("--root", default=".", help="folder holding content/ and data/ (default: .)")
+    triage.set_defaults(handler=_cmd_triage)
 
     from generator.devserver import serve
     from generator.tools import editor
@@ -174,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; site/ holds the last complete build", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as error:  # a full disk, a read-only or vanished folder: say which, without a traceback
-        where = error.filename or "kvtriage"
+        where = error.filename or getattr(args, "out", None) or getattr(args, "root", None) or "kvtriage"
         print(f"{where}: {error.strerror or error}. Check that the folder exists, is writable and has room; "
               "a build that stops here leaves the published site as it was.", file=sys.stderr)
         return EXIT_CONTENT

@@ -163,12 +163,19 @@ def render_site_pages(env: jinja2.Environment, pages: Iterable[Page], site: Mapp
 
 
 def search_index_file(dataset: Dataset) -> RenderedFile:
-    """The compact list the paste box matches against: one entry per error signature."""
-    rows = [
-        {"id": e.id, "title": e.title, "engine": ENGINE_NAMES[e.engine], "pattern": e.pattern, "url": error_url(e.id)}
-        for e in dataset.errors.values()
-    ]
-    text = json.dumps({"errors": rows}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """The compact list the paste box matches against: one entry per error signature, each with
+    what static/triage.js needs to rank it (the same data generator/triage reads), and the rules."""
+    from generator.triage import RULES, record_from_error
+
+    rows = []
+    for e in dataset.errors.values():
+        record = record_from_error(e)
+        rows.append({
+            "id": e.id, "title": e.title, "engine": ENGINE_NAMES[e.engine], "pattern": e.pattern, "url": error_url(e.id),
+            "triage": {"engine": record.engine, "patterns": list(record.patterns), "weight": record.weight,
+                       "wordings": [[w.versions, w.text] for w in record.wordings]},
+        })
+    text = json.dumps({"errors": rows, "triage_rules": RULES}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return RenderedFile(SEARCH_INDEX_PATH, (text + "\n").encode("utf-8"))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, ClassVar, Literal, Mapping
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 from pydantic.json_schema import WithJsonSchema
@@ -601,6 +601,9 @@ class ExamplePair(Record):
 
 
 class ErrorSignature(Record):
+    # Read by the paste triage only, never rendered: editing them does not change a page's date.
+    UNDATED_FIELDS: ClassVar[frozenset[str]] = frozenset({"triage_patterns", "triage_weight"})
+
     id: Slug
     engine: Engine
     scenario: Scenario
@@ -624,20 +627,39 @@ class ErrorSignature(Record):
     )
     related: tuple[Slug, ...] = ()
     aliases: tuple[Slug, ...] = ()
+    triage_patterns: tuple[NonEmpty, ...] = Field(
+        (),
+        description="More regexes the paste triage matches besides `pattern` (older or shortened wordings, lines that only this error prints); the site search keeps using `pattern` alone.",
+    )
+    triage_weight: Annotated[int, Field(ge=-50, le=50)] = Field(
+        0,
+        description="Added to this error's triage score: positive for a precise signature that should beat a generic one, negative for a line that only wraps another failure.",
+    )
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"pattern does not compile: {exc}") from None
-        if re.search(r"\(\?[<P]", value):
-            raise ValueError("named groups differ between Python and JavaScript; use plain groups")
-        problem = pattern_backtracking_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
+        return _portable_regex(value)
+
+    @field_validator("triage_patterns")
+    @classmethod
+    def _triage_patterns_compile(cls, values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_portable_regex(value) for value in values)
+
+
+def _portable_regex(value: str) -> str:
+    """A regex that compiles, means the same in Python and in readers' browsers, and cannot backtrack
+    for minutes on a near miss."""
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"pattern does not compile: {exc}") from None
+    if re.search(r"\(\?[<P]", value):
+        raise ValueError("named groups differ between Python and JavaScript; use plain groups")
+    problem = pattern_backtracking_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
 
 
 # --------------------------------------------------------------------------- pattern backtracking

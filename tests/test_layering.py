@@ -24,9 +24,10 @@ ALLOWED = {
     "launch": {"schema", "engine", "errors"},
     "plan": {"schema", "engine", "launch", "errors", "markdown"},
     "render": {"plan", "markdown", "errors", "schema", "engine", "launch"},
-    "publish": {"plan", "render", "markdown", "errors", "schema", "engine", "launch"},
+    "publish": {"plan", "render", "markdown", "errors", "schema", "engine", "launch", "triage"},  # triage: its rules go into the search index
     "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap, the search index
     "parallel": set(),  # forked worker pool: stdlib only
+    "triage": set(),  # pure: a pasted text and the records' triage data in, ranked pages out
     "kv": {"errors", "schema", "load", "engine", "launch", "plan"},
     "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
               "value_pickle", "parallel"},

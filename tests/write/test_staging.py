@@ -109,3 +109,22 @@ def test_what_a_killed_build_left_is_removed_by_the_next(site_root: Path, tmp_pa
     assert not stale.exists() and not older.exists()
     assert unrelated.is_dir()
     assert (site / MARKER_NAME).is_file()
+
+
+def test_a_full_disk_stops_the_build_with_a_message_and_leaves_nothing_half_written(site_root: Path, tmp_path: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from generator.cli import main
+
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        assert main(["build", "--root", str(site_root), "--out", str(disk / "site"), "--quiet", "--no-search"]) == 1
+        err = capsys.readouterr().err
+        assert "No space left on device" in err and "Traceback" not in err
+        assert not (disk / "site").exists()
+        assert not list(disk.glob(".kvtriage-cache/*/stage-*"))
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
