@@ -148,13 +148,21 @@ def publish(staging: Staging, out: Path) -> None:
 
 
 def _remove_in_background(staging: Staging) -> None:
-    """Remove the replaced tree without making the build wait: at 10k pages, deleting 10k folders
-    took seconds on a busy disk. It is renamed out of the staging name first; a removal that does
-    not finish (the machine stops) is finished by the next build's remove_leftovers."""
+    """Remove the replaced tree without making the build wait. It is renamed out of the staging name
+    first; a removal that does not finish (the machine stops) is taken up by a later build."""
     trash = staging.dir.with_name("trash-" + staging.dir.name.removeprefix("stage-"))
     try:
         os.rename(staging.dir, trash)
-        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)", str(trash)],
+    except OSError:
+        shutil.rmtree(staging.dir, ignore_errors=True)
+        return
+    remove_in_background(trash)
+
+
+def remove_in_background(folder: Path) -> None:
+    """Delete folder in a detached process: at 10k pages, deleting 10k folders took seconds on a busy disk."""
+    try:
+        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)", str(folder)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
-        shutil.rmtree(trash if trash.exists() else staging.dir, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
