@@ -31,7 +31,7 @@ ALLOWED = {
     "kv": {"errors", "schema", "load", "engine", "launch", "plan"},
     "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
               "value_pickle", "parallel"},
-    "tools": {"errors", "schema", "load", "engine", "build", "dates"},
+    "tools": {"errors", "schema", "load", "engine", "build", "dates", "kv"},
     "devserver": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},

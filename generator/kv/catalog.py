@@ -1,9 +1,15 @@
-"""The catalog as `kvtriage kv` sees it: model and GPU ids resolved to plain engine inputs."""
+"""The catalog as `kvtriage kv` sees it: model and GPU ids resolved to plain engine inputs.
+
+A site root's data/ when there is one; otherwise the catalog shipped inside the package
+(kv/catalog.json, written by `kvtriage schema` from this repository's data/), so `kvtriage kv`
+works after `pip install` from any folder."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from generator.engine.pairs import gpu_total_bytes, variant_config
 from generator.engine.requests import GpuEntry, ModelEntry
@@ -39,5 +45,49 @@ class CatalogLookup:
         return GpuEntry(total_bytes=gpu_total_bytes(gpu), name=gpu.name)
 
 
-def catalog_lookup(root: Path) -> CatalogLookup:
-    return CatalogLookup(load_dataset(root))
+SHIPPED_CATALOG = Path(__file__).with_name("catalog.json")
+SHIPPED_CATALOG_PATH = "generator/kv/catalog.json"  # where `kvtriage schema` writes it, under the repository root
+
+
+@dataclass(frozen=True)
+class ShippedLookup:
+    models: Mapping[str, ModelEntry]
+    gpus: Mapping[str, GpuEntry]
+
+    def model(self, model_id: str) -> ModelEntry | None:
+        return self.models.get(model_id)
+
+    def gpu(self, gpu_id: str) -> GpuEntry | None:
+        return self.gpus.get(gpu_id)
+
+
+def shipped_catalog_bytes(dataset: Dataset) -> bytes:
+    """Every id `kvtriage kv` accepts, resolved as CatalogLookup resolves it, as JSON."""
+    lookup = CatalogLookup(dataset)
+    keys = sorted({key for model in dataset.models.values() for key in (model.id, *(f"{model.id}-{v.id}" for v in model.variants))})
+    models = {}
+    for key in keys:
+        entry = lookup.model(key)
+        if entry is not None:
+            models[key] = {"hf_config": dict(entry.hf_config), "weights_bytes": entry.weights_bytes, "name": entry.name, "repo": entry.repo}
+    gpus = {}
+    for gpu_id in sorted(dataset.gpus):
+        found = lookup.gpu(gpu_id)
+        if found is not None:
+            gpus[gpu_id] = {"total_bytes": found.total_bytes, "name": found.name}
+    return json.dumps({"models": models, "gpus": gpus}, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def shipped_lookup(path: Path = SHIPPED_CATALOG) -> ShippedLookup:
+    data = json.loads(path.read_bytes())
+    return ShippedLookup(
+        models={key: ModelEntry(**entry) for key, entry in data["models"].items()},
+        gpus={key: GpuEntry(**entry) for key, entry in data["gpus"].items()},
+    )
+
+
+def catalog_lookup(root: Path) -> CatalogLookup | ShippedLookup:
+    """The root's catalog when it has one (data/models.yaml), else the shipped one."""
+    if (Path(root) / "data" / "models.yaml").is_file():
+        return CatalogLookup(load_dataset(root))
+    return shipped_lookup()

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 from pydantic import BaseModel
 
 from generator.errors import ContentError, Issue, SiteError
+from generator.kv.catalog import SHIPPED_CATALOG_PATH, shipped_catalog_bytes
 from generator.load import Positions, Source, load_dataset, parse_yaml, validate
 from generator.schema import (
     ENGINES,
@@ -155,10 +156,19 @@ def fix_modelines(root: Path) -> list[str]:
     return changed
 
 
+def generated_files(root: Path) -> dict[str, bytes]:
+    """What `kvtriage schema` writes: the JSON Schemas, and in this repository (where generator/ sits
+    under the root) the catalog `kvtriage kv` ships as package data."""
+    files = dict(json_schemas())
+    if (Path(root) / SHIPPED_CATALOG_PATH).parent.is_dir():
+        files[SHIPPED_CATALOG_PATH] = shipped_catalog_bytes(load_dataset(root))
+    return files
+
+
 def write_schemas(root: Path) -> list[str]:
-    """Write every schema whose bytes changed; returns their paths."""
+    """Write every generated file whose bytes changed; returns their paths."""
     changed = []
-    for relative, data in json_schemas().items():
+    for relative, data in generated_files(root).items():
         path = writable_path(root, relative)
         if path.is_file() and path.read_bytes() == data:
             continue
@@ -169,7 +179,7 @@ def write_schemas(root: Path) -> list[str]:
 
 
 def stale_schemas(root: Path) -> list[str]:
-    return [rel for rel, data in json_schemas().items() if not (root / rel).is_file() or (root / rel).read_bytes() != data]
+    return [rel for rel, data in generated_files(root).items() if not (root / rel).is_file() or (root / rel).read_bytes() != data]
 
 
 # --------------------------------------------------------------------------- catalog ids (raw)
@@ -937,7 +947,7 @@ def add_parsers(sub: Any) -> None:
     new.add_argument("--root", default=".", help="site root (default: .)")
     new.set_defaults(handler=_cmd_new)
 
-    schema = sub.add_parser("schema", help="write JSON Schemas for the YAML records to data/schemas/")
+    schema = sub.add_parser("schema", help="write JSON Schemas for the YAML records to data/schemas/ (and kvtriage kv's shipped catalog)")
     schema.add_argument("--root", default=".", help="site root (default: .)")
     schema.add_argument("--check", action="store_true", help="exit 1 when a schema is stale or a YAML file lacks its schema line")
     schema.add_argument("--fix-modelines", action="store_true", help="add or correct the `# yaml-language-server` line of each YAML file")
