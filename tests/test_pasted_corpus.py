@@ -23,7 +23,6 @@ SPLITS = {"train", "holdout"}
 WANTED_SLUGS = {
     "vllm-preemption-warning",
     "vllm-engine-core-init-failed",
-    "vllm-profile-run-oom",
     "llamacpp-kv-cache-full",
     "llamacpp-context-exceeded",
     "llamacpp-compute-buffer-failed",
