@@ -21,7 +21,6 @@ FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"
 SPLITS = {"train", "holdout"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
-    "llamacpp-context-exceeded",
     "llamacpp-compute-buffer-failed",
     "llamacpp-metal-oom",
     "llamacpp-vulkan-oom",
