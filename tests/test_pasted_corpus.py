@@ -24,7 +24,6 @@ WANTED_SLUGS = {
     "llamacpp-compute-buffer-failed",
     "llamacpp-metal-oom",
     "llamacpp-vulkan-oom",
-    "ollama-cuda-oom",
     "sglang-not-enough-memory",
     "sglang-input-too-long",
     "sglang-cuda-oom",
