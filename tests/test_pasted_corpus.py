@@ -23,7 +23,6 @@ SPLITS = {"train", "holdout"}
 WANTED_SLUGS = {
     "llamacpp-compute-buffer-failed",
     "llamacpp-metal-oom",
-    "llamacpp-vulkan-oom",
     "sglang-not-enough-memory",
     "sglang-input-too-long",
     "sglang-cuda-oom",
