@@ -21,7 +21,6 @@ FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"
 SPLITS = {"train", "holdout"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
-    "llamacpp-compute-buffer-failed",
     "llamacpp-metal-oom",
     "sglang-not-enough-memory",
     "sglang-input-too-long",
