@@ -26,7 +26,6 @@ WANTED_SLUGS = {
     "sglang-input-too-long",
     "sglang-cuda-oom",
     # Kinds found while collecting that fit none of the pages above.
-    "vllm-request-too-long",
     "sglang-req-slots-oom",
     "sglang-kv-pool-full",
 }
