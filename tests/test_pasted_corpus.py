@@ -22,9 +22,6 @@ SPLITS = {"train", "holdout"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
     "llamacpp-metal-oom",
-    "sglang-not-enough-memory",
-    "sglang-input-too-long",
-    "sglang-cuda-oom",
     # Kinds found while collecting that fit none of the pages above.
     "sglang-req-slots-oom",
     "sglang-kv-pool-full",
