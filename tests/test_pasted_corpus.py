@@ -24,7 +24,6 @@ WANTED_SLUGS = {
     "llamacpp-metal-oom",
     # Kinds found while collecting that fit none of the pages above.
     "sglang-req-slots-oom",
-    "sglang-kv-pool-full",
 }
 NUMBER_KEYS = {
     "model", "gpu_name", "gpu_total_gib", "free_gib", "tensor_parallel_size", "max_model_len",
