@@ -150,7 +150,7 @@ def error_records(source_root: Path, vllm_example: tuple[str, str, str], gguf_ex
     primary: set[str] = set()
     for path in sorted((source_root / "content/errors").glob("*.yaml")):
         record = yaml.safe_load(path.read_text(encoding="utf-8"))
-        gpu, model, variant = vllm_example if record["engine"] == "vllm" else gguf_example
+        gpu, model, variant = vllm_example if record["engine"] in ("vllm", "sglang") else gguf_example  # SGLang runs the same safetensors builds
         example = {"gpu": gpu, "model": model, "variant": variant}
         if record.get("example", {}).get("gpu_memory_utilization") is not None:
             example["gpu_memory_utilization"] = record["example"]["gpu_memory_utilization"]

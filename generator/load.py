@@ -625,8 +625,10 @@ def _cross_references(gpus, models, programs, errors, pairs, broken_errors: froz
             issues.append(source.issue(("example", "variant"), "example.variant", f"model {ex.model!r} has no variant {ex.variant!r}", _did_you_mean(ex.variant, variants)))
         else:
             variant = next(v for v in models[ex.model][0].variants if v.id == ex.variant)
-            runnable = [v.id for v in models[ex.model][0].variants if error.engine in v.engines and (error.engine != "ollama" or v.ollama_tag)]
-            if error.engine not in variant.engines or (error.engine == "ollama" and not variant.ollama_tag):
+            # SGLang loads the same safetensors builds as vLLM.
+            runs_on = "vllm" if error.engine == "sglang" else error.engine
+            runnable = [v.id for v in models[ex.model][0].variants if runs_on in v.engines and (error.engine != "ollama" or v.ollama_tag)]
+            if runs_on not in variant.engines or (error.engine == "ollama" and not variant.ollama_tag):
                 need = "a GGUF build with an ollama_tag" if error.engine == "ollama" else ("a GGUF build" if error.engine == "llamacpp" else "a safetensors build (bf16, fp8, AWQ, GPTQ)")
                 issues.append(source.issue(("example", "variant"), "example.variant", f"{ex.variant!r} is not a build {error.engine} runs; the example needs {need}", f"Use one of: {', '.join(runnable) or 'none in this model: pick another model'}"))
         for i, other in enumerate(error.related):
@@ -679,6 +681,7 @@ _NAMESPACES = {
     "vllm": ("gpu.", "model.", "variant.", "weights.", "config.", "vllm."),
     "llamacpp": ("gpu.", "model.", "variant.", "weights.", "config.", "llamacpp."),
     "ollama": ("gpu.", "model.", "variant.", "weights.", "config.", "llamacpp.", "ollama."),
+    "sglang": ("gpu.", "model.", "variant.", "weights.", "config."),  # no SGLang pair numbers on pages yet
 }
 
 

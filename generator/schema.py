@@ -55,9 +55,9 @@ QUANTITY_NAMES = frozenset(
     }
 )
 
-Engine = Literal["vllm", "llamacpp", "ollama"]
-ENGINES: tuple[str, ...] = ("vllm", "llamacpp", "ollama")
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}  # as readers and the projects write them
+Engine = Literal["vllm", "llamacpp", "ollama", "sglang"]
+ENGINES: tuple[str, ...] = ("vllm", "llamacpp", "ollama", "sglang")
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "sglang": "SGLang"}  # as readers and the projects write them
 
 
 # Names the build writes itself, at the top of site/ or inside every folder (index.html and its
@@ -551,6 +551,7 @@ Scenario = Literal[
     "ollama-partial-offload",  # fits only partly on the GPU, so it is slow
     "ollama-gpu-oom",  # llama-server exits with cudaMalloc out of memory
     "ollama-runner-crash",  # the runner stops mid-request
+    "sglang-kv-pool",  # SGLang's KV pool at start-up and the limits it sets (hub pages only; no pair numbers yet)
 ]
 
 Lever = Literal[

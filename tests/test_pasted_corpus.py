@@ -21,25 +21,9 @@ FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"
 SPLITS = {"train", "holdout"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
-    "vllm-request-cuda-oom",
-    "vllm-preemption-warning",
-    "vllm-engine-core-init-failed",
-    "vllm-profile-run-oom",
-    "llamacpp-kv-cache-full",
-    "llamacpp-context-exceeded",
-    "llamacpp-compute-buffer-failed",
     "llamacpp-metal-oom",
-    "llamacpp-vulkan-oom",
-    "llamacpp-removed-flag",
-    "ollama-memory-layout",
-    "ollama-cuda-oom",
-    "sglang-not-enough-memory",
-    "sglang-input-too-long",
-    "sglang-cuda-oom",
     # Kinds found while collecting that fit none of the pages above.
-    "vllm-request-too-long",
     "sglang-req-slots-oom",
-    "sglang-kv-pool-full",
 }
 NUMBER_KEYS = {
     "model", "gpu_name", "gpu_total_gib", "free_gib", "tensor_parallel_size", "max_model_len",

@@ -371,7 +371,7 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
 def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], numbers: PairNumbers) -> str:
     """What the engine prints for this pair when the pair hits this error; else the record's
     signature with the slots this pair can fill filled in."""
-    engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[error.engine]
+    engine_numbers = getattr(numbers, error.engine, None)  # None for engines without pair numbers (SGLang)
     if engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
         return engine_numbers.error
     return fill_slots(error.signature, slot_values(records, numbers))
