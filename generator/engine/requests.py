@@ -312,7 +312,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
             weights_bytes = _weights_bytes(hf_config)
         weights_per_rank = weights_bytes / tp
         if fraction is None:
-            mla = bool(_field(hf_config, "kv_lora_rank"))
+            mla = geometry_from_hf_config(hf_config).mla is not None
             fraction = sglang.default_mem_fraction_static(total / MiB, tp=tp, mla=mla).mem_fraction_static
         common.update(gpu_total_bytes=total, weights_gb=weights_per_rank / sglang.GB, mem_fraction_static=fraction)
     else:
