@@ -89,8 +89,10 @@ def detail_of(output: str) -> str:
     return match.group(1) if match else ""
 
 
-def search_flag() -> list[str]:
-    """Pagefind indexing is not part of the page build Hugo is compared with; turn it off where the CLI can."""
+def search_flag(search: bool = False) -> list[str]:
+    """By default Pagefind indexing is off (Hugo does not index); --search times the default build, index and all."""
+    if search:
+        return []
     help_text = subprocess.run([sys.executable, "-m", "generator", "build", "--help"], cwd=CODE, capture_output=True, text=True).stdout
     return ["--no-search"] if "--no-search" in help_text or "--search" in help_text else []
 
@@ -180,7 +182,7 @@ def bench_size(size: int, args: argparse.Namespace, flag: list[str]) -> tuple[li
 _SERVE_SCRIPT = """
 import sys, time, resource
 from pathlib import Path
-from generator.serve import DevSite
+from generator.devserver.serve import DevSite
 site = DevSite(Path(sys.argv[1]), log=open("/dev/null", "w"))
 assert site.rebuild()
 print("ready", flush=True)
@@ -265,13 +267,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve", action="store_true", help="also time the one-record edits in a running kvtriage serve")
     parser.add_argument("--hugo-size", type=int, default=10000, help="which size Hugo builds too (0 = none)")
     parser.add_argument("--no-hugo", dest="hugo_size", action="store_const", const=0)
+    parser.add_argument("--search", action="store_true", help="build with the Pagefind index, as a default kvtriage build does")
     parser.add_argument("--code", type=Path, default=REPO, help="checkout whose generator/ and templates/ to time (default: this one)")
     args = parser.parse_args(argv)
     global CODE
     CODE = args.code.resolve()
     args.changes = set(args.changes.split(","))
     args.workdir.mkdir(parents=True, exist_ok=True)
-    flag = search_flag()
+    flag = search_flag(args.search)
     print(f"{os.cpu_count()} cores; kvtriage build --jobs {args.jobs} {' '.join(flag)}")
     for size in (int(s) for s in args.sizes.split(",")):
         runs, out = bench_size(size, args, flag)

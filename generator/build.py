@@ -25,15 +25,16 @@ import jinja2
 import generator.parallel as parallel
 from generator.dates import content_sha, record_dates
 from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
-from generator.calculator import CATALOG_PATH, catalog_json
-from generator.commands import parse_surfaces, verify_commands
+from generator.kv.calculator import CATALOG_PATH, catalog_json
+from generator.launch.commands import parse_surfaces, verify_commands
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
-from generator.pages import Page, Plan, PlanMemo, plan_pages
+from generator.plan.pages import Page, Plan, PlanMemo, plan_pages
 import generator.value_pickle as value_pickle
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
 from generator.write.guard import MARKER_NAME, check_out, files_on_disk
 from generator.write.manifest import Entry, Manifest, Published, read_published, stat_entry, up_to_date, write_manifest
+from generator.write.search_index import index_search
 from generator.write.staging import Staging, publish
 from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
 from generator.publish import (
@@ -42,14 +43,15 @@ from generator.publish import (
     check_html,
     check_pages,
     page_problems,
-    index_search,
+    search_stub,
+    site_pages,
     page_url,
     pagefind_executable,
     publish_files,
     read_page,
     slim_facts,
 )
-from generator.render import RenderedFile, render_page, template_environment
+from generator.render.templates import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
 
 
@@ -820,7 +822,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():
-                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed)
+                indexed = [*pages, *site_pages(sp.dataset, sp.plan, str(sp.site["base_url"]))]
+                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed)
     except BaseException:
         staging.discard()
         store.close()
@@ -836,7 +839,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
 
 
 def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
-            pagefind: str | None, html_changed: bool) -> Manifest:
+            pagefind: str | None, html_changed: bool, pages: Sequence[Page]) -> Manifest:
     """Complete the staged tree (unchanged files linked from out, the search index, the marker),
     publish it and record what it holds."""
     placed = set(changed)
@@ -846,7 +849,7 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     index = out / "pagefind"
     if pagefind is not None:
         if html_changed or not index.is_dir() or index.is_symlink():
-            index_search(staging.dir, pagefind)
+            index_search(staging.dir, pagefind, _search_sources(pages))
         else:
             staging.link_tree("pagefind", index)
     staging.mark(out)
@@ -855,6 +858,17 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     publish(staging, out)
     write_manifest(out, manifest)
     return manifest
+
+
+def _search_sources(pages: Sequence[Page]) -> Iterator[tuple[str, bytes | None]]:
+    """What the search index reads: indexable pages whole, pair pages as their stubs."""
+    for page in pages:
+        if not page.indexable:
+            continue
+        if page.kind == "pair":
+            yield page.output_path("html"), search_stub(page)
+        elif page.view.get("pagefind", True):
+            yield page.output_path("html"), None
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,

@@ -96,7 +96,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
     )
-    from generator.editor import writable_path
+    from generator.tools.editor import writable_path
 
     path = writable_path(root, "data/lastmod.yaml")
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
@@ -106,10 +106,32 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
 
 
 def _cmd_kv(args: argparse.Namespace) -> int:
-    from generator.kv_command import run_kv
-    from generator.kv_catalog import catalog_lookup
+    from generator.kv.command import run_kv
+    from generator.kv.catalog import catalog_lookup
 
     return run_kv(args, catalog_lookup(Path(args.root)))
+
+
+def _cmd_triage(args: argparse.Namespace) -> int:
+    from generator.load import load_dataset
+    from generator.plan.pages import error_url
+    from generator.triage import records_from_errors, triage
+    from generator.triage.report import result_data, result_text
+
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+    errors = load_dataset(Path(args.root)).errors
+    result = triage(text, records_from_errors(errors.values()))
+    urls = {error_id: error_url(error_id) for error_id in errors}
+    if args.json:
+        import json
+
+        print(json.dumps(result_data(result, urls), indent=2, ensure_ascii=False))
+    else:
+        print(result_text(result, urls, limit=args.limit))
+    return EXIT_OK
 
 
 def build_parser(only_build: bool = False) -> argparse.ArgumentParser:
@@ -139,13 +161,21 @@ def build_parser(only_build: bool = False) -> argparse.ArgumentParser:
     if only_build:
         return parser
 
-    from generator import editor, serve
+    triage = sub.add_parser("triage", help="rank the error pages for a pasted log, with reasons and the numbers it prints")
+    triage.add_argument("file", nargs="?", default="-", help="the pasted log (default: - for standard input)")
+    triage.add_argument("--json", action="store_true", help="print the result as JSON")
+    triage.add_argument("--limit", type=int, default=5, help="candidates to print (default: 5; JSON has all)")
+    triage.add_argument("--root", default=".", help="folder holding content/ and data/ (default: .)")
+    triage.set_defaults(handler=_cmd_triage)
+
+    from generator.devserver import serve
+    from generator.tools import editor
 
     editor.add_parsers(sub)  # new, schema, import-model
     serve.add_parser(sub)
 
     try:
-        from generator.kv_command import add_kv_parser
+        from generator.kv.command import add_kv_parser
     except ImportError:  # the calculator lands separately; the site builds without it
         add_kv_parser = None
     if add_kv_parser is not None:
@@ -173,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted; site/ holds the last complete build", file=sys.stderr)
         return EXIT_INTERRUPTED
     except OSError as error:  # a full disk, a read-only or vanished folder: say which, without a traceback
-        where = error.filename or "kvtriage"
+        where = error.filename or getattr(args, "out", None) or getattr(args, "root", None) or "kvtriage"
         print(f"{where}: {error.strerror or error}. Check that the folder exists, is writable and has room; "
               "a build that stops here leaves the published site as it was.", file=sys.stderr)
         return EXIT_CONTENT

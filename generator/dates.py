@@ -16,7 +16,9 @@ from generator.schema import Dataset, DateLedger, LedgerEntry, Record
 
 
 def content_sha(record: Record) -> str:
-    payload = json.dumps(record.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+    # Fields no page shows (an error's triage patterns) are left out, so they move no date.
+    undated = getattr(type(record), "UNDATED_FIELDS", frozenset())
+    payload = json.dumps(record.model_dump(mode="json", exclude=set(undated)), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
 
 

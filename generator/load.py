@@ -250,7 +250,13 @@ def _fix_for(error: Mapping[str, Any], model: type[BaseModel], loc: Loc) -> str:
         return "Write a whole number without quotes or units"
     if kind in ("float_parsing", "float_type"):
         return "Write a number without quotes or units"
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+    if kind == "value_error" and "rope_scaling" in str(error.get("msg", "")):
+        return "Copy rope_scaling from the model's config.json; factor is a number such as 4.0"
+    if kind == "finite_number":
+        return "Write a finite number (not .inf or .nan)"
+    if kind in ("less_than", "less_than_equal"):
+        return "Check the value against its source; no GPU or model comes near this bound"
+    if kind in ("greater_than", "greater_than_equal"):
         return "Check the value against its source"
     return ""
 

@@ -35,6 +35,20 @@ def chunks(count: int, size: int) -> list[range]:
     return [range(start, min(start + size, count)) for start in range(0, count, size)]
 
 
+def _die_with_parent(parent: int) -> None:
+    """A worker of a build that is killed outright exits with it instead of waiting forever on a
+    queue nobody writes to (Linux: PR_SET_PDEATHSIG; elsewhere the pool's own shutdown)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the call above took effect
+        os._exit(1)
+
+
 def _run(fn: Callable[[Any, range], T], span: range) -> T:
     return fn(shared, span)
 
@@ -61,7 +75,8 @@ def workers(data: Any, jobs: int) -> Iterator[Workers]:
     count = job_count(jobs)
     pool = None
     if count > 1 and "fork" in multiprocessing.get_all_start_methods():
-        pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"))
+        pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
+                                   initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         yield Workers(pool)
     finally:

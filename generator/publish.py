@@ -4,12 +4,13 @@
 search page and its error index, about page, `_redirects` and alias pages, `_headers`,
 llms.txt); `check_html` reads every built page once and fails the build on a broken link or
 anchor, an affiliate link without rel="sponsored noopener" or its disclosure, or two indexable
-pages that share a title or a description. `index_search` runs Pagefind over a written site.
+pages that share a title or a description. The search index is made by write/search_index.py.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import subprocess
@@ -25,8 +26,8 @@ from xml.sax.saxutils import escape as xml_escape
 import jinja2
 
 from generator.errors import Issue, RenderError
-from generator.pages import ENGINE_NAMES, Page, Plan, error_url
-from generator.render import RenderedFile, render_page
+from generator.plan.pages import ENGINE_NAMES, Page, Plan, error_url
+from generator.render.templates import RenderedFile, render_page
 from generator.schema import Dataset
 
 DESCRIPTION_MIN = 50
@@ -162,12 +163,19 @@ def render_site_pages(env: jinja2.Environment, pages: Iterable[Page], site: Mapp
 
 
 def search_index_file(dataset: Dataset) -> RenderedFile:
-    """The compact list the paste box matches against: one entry per error signature."""
-    rows = [
-        {"id": e.id, "title": e.title, "engine": ENGINE_NAMES[e.engine], "pattern": e.pattern, "url": error_url(e.id)}
-        for e in dataset.errors.values()
-    ]
-    text = json.dumps({"errors": rows}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """The compact list the paste box matches against: one entry per error signature, each with
+    what static/triage.js needs to rank it (the same data generator/triage reads), and the rules."""
+    from generator.triage import RULES, record_from_error
+
+    rows = []
+    for e in dataset.errors.values():
+        record = record_from_error(e)
+        rows.append({
+            "id": e.id, "title": e.title, "engine": ENGINE_NAMES[e.engine], "pattern": e.pattern, "url": error_url(e.id),
+            "triage": {"engine": record.engine, "patterns": list(record.patterns), "weight": record.weight,
+                       "wordings": [[w.versions, w.text] for w in record.wordings]},
+        })
+    text = json.dumps({"errors": rows, "triage_rules": RULES}, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return RenderedFile(SEARCH_INDEX_PATH, (text + "\n").encode("utf-8"))
 
 
@@ -349,8 +357,23 @@ def affiliate_rules(dataset: Dataset) -> dict[str, AffiliateRule]:
 
 
 def _host(url: str) -> str:
-    host = (urlsplit(url).hostname or "").lower()
-    return host.removeprefix("www.")
+    """The host of url as a browser resolves it: lowercase, without the root's trailing dot
+    (www.amazon.com. is www.amazon.com) and without www."""
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:  # an unbalanced [ in the host part
+        return ""
+    return host.rstrip(".").removeprefix("www.")
+
+
+def affiliate_rule(host: str, rules: Mapping[str, AffiliateRule]) -> AffiliateRule | None:
+    """The rule for host or for the program domain it is a subdomain of (smile.amazon.com -> amazon.com)."""
+    while host:
+        rule = rules.get(host)
+        if rule is not None:
+            return rule
+        host = host.partition(".")[2]
+    return None
 
 
 def _squash(text: str) -> str:
@@ -818,7 +841,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFac
                 host, scheme = found
             else:
                 host, scheme = "", ""
-            rule = affiliates.get(host) if scheme in ("http", "https") else None
+            rule = affiliate_rule(host, affiliates) if scheme in ("http", "https") else None
             if rule is not None:
                 missing = {"sponsored", "noopener"} - link.rel
                 if missing:
@@ -921,10 +944,10 @@ def pagefind_executable() -> str | None:
         return None
 
 
-def index_search(site_dir: Path, executable: str, output: Path | None = None) -> None:
-    """Run Pagefind over a written site; it indexes only the elements marked data-pagefind-body.
-    The index goes to site_dir/pagefind, or to output (an incremental build swaps it in)."""
-    where = ["--output-path", str(output)] if output is not None else []
-    done = subprocess.run([executable, "--site", str(site_dir), *where, "--silent"], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
+def search_stub(page: Page) -> bytes:
+    """What the full-text index reads of a pair page: its title and description, which carry the
+    numbers that set it apart. Indexing every pair page whole took as long as the build itself and
+    found nothing the error hub does not."""
+    title, description = html.escape(page.title), html.escape(page.description)
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
+            f'<body><main data-pagefind-body><h1>{title}</h1><p>{description}</p></main></body></html>\n').encode()

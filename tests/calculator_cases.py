@@ -2,7 +2,7 @@
 
 Both engines get the same JSON request; the Python answer comes from the batch API
 (requests.answer_request, and ollama.answer_ollama_request for Ollama, which that API does not
-dispatch yet) with the catalog entries kv_catalog.CatalogLookup resolves. SGLang requests go through
+dispatch yet) with the catalog entries kv.catalog.CatalogLookup resolves. SGLang requests go through
 requests.answer_sglang_request and kvcalc-sglang.js.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from generator.engine.ollama import answer_ollama_request
 from generator.engine.requests import GpuEntry, ModelEntry, answer_request
-from generator.kv_catalog import CatalogLookup
+from generator.kv.catalog import CatalogLookup
 from generator.schema import Dataset
 
 GIB = 1 << 30

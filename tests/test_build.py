@@ -13,7 +13,7 @@ from generator.write.guard import MARKER_NAME
 from generator.write.manifest import manifest_path
 from generator.cli import main
 from generator.errors import BuildError
-from generator.render import RenderedFile
+from generator.render.templates import RenderedFile
 
 from .conftest import FIXED_TODAY
 

@@ -12,7 +12,7 @@ import yaml
 
 from generator.build import build_site
 from generator.cli import EXIT_CONTENT, EXIT_OK, main
-from generator.editor import (
+from generator.tools.editor import (
     hf_config_fields,
     json_schemas,
     merge_model,
@@ -378,3 +378,52 @@ def test_import_model_refuses_a_config_the_schema_rejects(site_root: Path, tmp_p
     assert main(["import-model", "--hf-config", str(config), "--root", str(site_root), "--write"]) == EXIT_CONTENT
     assert "layer_types lists 3 layers but num_hidden_layers is 32" in capsys.readouterr().err
     assert (site_root / "data/models.yaml").read_bytes() == before
+
+
+def test_new_and_stamp_never_write_through_a_link_out_of_the_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from .conftest import copy_site
+
+    root = copy_site(tmp_path / "root")
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text((root / "data/gpus.yaml").read_text())
+    before = outside.read_bytes()
+    (root / "data/gpus.yaml").unlink()
+    (root / "data/gpus.yaml").symlink_to(outside)
+    assert main(["new", "gpu", "rtx-9999", "--root", str(root)]) == EXIT_CONTENT
+    assert "data/gpus.yaml:1:" in capsys.readouterr().err
+    assert outside.read_bytes() == before
+    (root / "data/gpus.yaml").unlink()
+    (root / "data/gpus.yaml").write_bytes(before)
+    ledger = tmp_path / "ledger.yaml"
+    ledger.write_text("records: {}\n")
+    (root / "data/lastmod.yaml").unlink(missing_ok=True)
+    (root / "data/lastmod.yaml").symlink_to(ledger)
+    assert main(["stamp", "--root", str(root)]) != EXIT_OK
+    assert ledger.read_text() == "records: {}\n"
+
+
+@pytest.mark.parametrize(
+    "change, wanted",
+    [
+        ({"num_hidden_layers": 10**400}, "config.num_hidden_layers: Input should be less than or equal to 1024"),
+        ({"num_attention_heads": 10**12, "num_key_value_heads": 10**12}, "config.num_attention_heads: Input should be less than or equal to 1000000"),
+        ({"rope_scaling": {"type": "linear", "factor": "abc"}}, "config.rope_scaling: rope_scaling.factor must be a number"),
+        ({"rope_scaling": {"type": "linear", "factor": float("inf")}}, "rope_scaling.factor must be a finite number"),
+        ({"max_position_embeddings": float("nan")}, "config.max_position_embeddings: Input should be a finite number"),
+    ],
+)
+def test_import_model_names_the_absurd_key_without_a_traceback(site_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], change: dict, wanted: str) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(TINY_CONFIG, **change)))  # json writes Infinity / NaN, as some exporters do
+    before = (site_root / "data/models.yaml").read_bytes()
+    assert main(["import-model", "--hf-config", str(config), "--root", str(site_root), "--write"]) == EXIT_CONTENT
+    err = capsys.readouterr().err
+    assert wanted in err and "Traceback" not in err
+    assert (site_root / "data/models.yaml").read_bytes() == before
+
+
+def test_import_model_refuses_an_integer_python_cannot_read(site_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(TINY_CONFIG).replace('"num_hidden_layers": 32', '"num_hidden_layers": 1' + "0" * 5000))
+    assert main(["import-model", "--hf-config", str(config), "--root", str(site_root)]) == EXIT_CONTENT
+    assert "cannot read config.json" in capsys.readouterr().err

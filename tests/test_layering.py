@@ -10,28 +10,29 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 
-# module -> the generator modules it may import. Anything not listed may import nothing of ours.
+# Each top-level module or folder of generator/ -> the ones it may import (ARCHITECTURE.md). Anything not
+# listed may import nothing of ours. Folders are stages (plan, render, write) or side tools (launch, kv,
+# tools, devserver); modules inside one folder import each other freely.
 ALLOWED = {
     "errors": set(),
     "markdown": set(),
-    "commands_surface": set(),
-    "schema": {"errors"},
     "value_pickle": set(),  # caches that load as plain values: stdlib only
+    "schema": {"errors"},
     "load": {"errors", "schema", "markdown", "value_pickle"},  # markdown: check refuses links the renderer would drop
     "engine": {"schema", "engine"},
     "dates": {"schema", "engine"},
-    "commands": {"schema", "engine", "errors", "commands_surface"},
-    "pages": {"schema", "engine", "commands", "errors", "markdown"},
-    "render": {"pages", "markdown", "errors", "schema", "engine", "commands"},
-    "publish": {"pages", "render", "markdown", "errors", "schema", "engine", "commands", "commands_surface"},
-    "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap
+    "launch": {"schema", "engine", "errors"},
+    "plan": {"schema", "engine", "launch", "errors", "markdown"},
+    "render": {"plan", "markdown", "errors", "schema", "engine", "launch"},
+    "publish": {"plan", "render", "markdown", "errors", "schema", "engine", "launch", "triage"},  # triage: its rules go into the search index
+    "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap, the search index
     "parallel": set(),  # forked worker pool: stdlib only
-    "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator", "write", "value_pickle", "parallel"},
-    "calculator": {"schema", "engine", "pages"},
-    "kv_catalog": {"errors", "schema", "load", "engine"},
-    "kv_command": {"errors", "schema", "load", "engine", "commands", "commands_surface", "kv_catalog"},
-    "editor": {"errors", "schema", "load", "engine", "build", "dates"},
-    "serve": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
+    "triage": set(),  # pure: a pasted text and the records' triage data in, ranked pages out
+    "kv": {"errors", "schema", "load", "engine", "launch", "plan"},
+    "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
+              "value_pickle", "parallel"},
+    "tools": {"errors", "schema", "load", "engine", "build", "dates"},
+    "devserver": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},
     "__init__": set(),
@@ -95,7 +96,7 @@ def test_only_build_writes_and_only_load_reads_content() -> None:
         source = path.read_text(encoding="utf-8")
         # write is build's writer (staging, manifest, the swap); it hashes input files to tell whether
         # anything changed, and never parses them.
-        if top not in ("build", "write", "cli", "editor", "serve"):
+        if top not in ("build", "write", "cli", "tools", "devserver"):
             assert "write_bytes(" not in source and "write_text(" not in source, f"{path.name} writes files"
-        if top not in ("load", "cli", "editor", "build", "write", "kv_command", "serve"):
-            assert '"content' not in source and "'content" not in source or top in ("pages",), f"{path.name} reads content/"
+        if top not in ("load", "cli", "tools", "build", "write", "kv", "devserver"):
+            assert '"content' not in source and "'content" not in source or top in ("plan",), f"{path.name} reads content/"

@@ -253,3 +253,87 @@ def test_a_link_to_a_file_outside_the_root_is_not_read(site_root: Path, tmp_path
     assert [i.format() for i in raised.value.issues] == [
         "content/errors/leak.yaml:1: is a link to a file outside the site root. Copy the file in instead."
     ]
+
+
+@pytest.mark.parametrize("link, target_is_dir", [
+    ("templates/static/passwd.txt", False),  # would be published as /static/passwd.txt
+    ("templates/about.html", False),  # a template would render whatever it points at
+    ("templates/partials", True),
+    ("data/surfaces", True),
+])
+def test_an_input_linked_outside_the_root_is_refused_by_check_and_build(site_root: Path, tmp_path: Path, link: str,
+                                                                       target_is_dir: bool) -> None:
+    from generator.cli import main
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    target = outside / "folder" if target_is_dir else outside / "secret.txt"
+    if target_is_dir:
+        shutil.copytree(site_root / link, target)
+    else:
+        target.write_text("root:x:0:0:secret\n")
+    path = site_root / link
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+    path.symlink_to(target, target_is_directory=target_is_dir)
+    kind = "folder" if target_is_dir else "file"
+    expected = f"{link}:1: is a link to a {kind} outside the site root. Copy the {kind} in instead."
+    with pytest.raises(ContentError) as raised:
+        load_dataset(site_root)
+    assert [i.format() for i in raised.value.issues] == [expected]
+    out = tmp_path / "site"
+    assert main(["build", "--root", str(site_root), "--out", str(out), "--quiet", "--no-search"]) == 1
+    assert not out.exists()
+
+
+def test_a_link_inside_the_root_is_read(site_root: Path) -> None:
+    (site_root / "templates/static/copy.svg").symlink_to(site_root / "templates/static/favicon.svg")
+    load_dataset(site_root)
+
+
+# Patterns that passed the nested-quantifier guard and then made `check` (or a reader's browser)
+# run for a minute or more on a near miss. Each must be refused outright: no timing, just the refusal.
+BACKTRACKING_PATTERNS = [
+    "(a|ab)+c",  # overlapping alternation under a quantifier
+    "(a|aa)+$",
+    "(?:\\w|\\d)+x",  # Python folds this into one class; JavaScript keeps the alternation
+    "(?:[ab]|b)*c",
+    "(x|)*y",  # an alternative that matches nothing
+    ".*.*.*x",  # adjacent unbounded repeats over overlapping classes
+    "\\d+\\d*x",
+    "\\s*\\s+x",
+    "a.*\\s*b",
+    "(a)\\1+b",  # backreference
+    "x(?=a+b)",  # lookaround holding a quantifier
+    "x(?!.*y)",
+    "a" * 1001,  # longer than any error line
+]
+
+
+@pytest.mark.parametrize("pattern", BACKTRACKING_PATTERNS, ids=lambda p: p[:20])
+def test_patterns_that_backtrack_are_refused(pattern: str) -> None:
+    from generator.schema import pattern_backtracking_problem
+
+    assert pattern_backtracking_problem(pattern) is not None
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [".*foo.*bar", "\\d+%/\\d+% CPU", "(llama runner|llama-server) process", "(?:foo|bar)+", "[0-9.]+ MiB on device [0-9.]+:",
+     "models?'s max", "(?:ab|cd)*ef", "failed to initialize the context: (?!failed to allocate)"],
+)
+def test_ordinary_patterns_pass(pattern: str) -> None:
+    from generator.schema import pattern_backtracking_problem
+
+    assert pattern_backtracking_problem(pattern) is None
+
+
+def test_a_bad_rope_scaling_names_the_fix(site_root: Path) -> None:
+    models = site_root / "data/models.yaml"
+    models.write_text(models.read_text().replace("    tie_word_embeddings: false\n", "    tie_word_embeddings: false\n    rope_scaling: {type: linear, factor: .nan}\n", 1))
+    with pytest.raises(ContentError) as raised:
+        load_dataset(site_root)
+    (issue,) = raised.value.issues
+    assert issue.field == "models[0].config.rope_scaling" and "finite" in issue.message and "config.json" in issue.fix

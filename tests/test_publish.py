@@ -3,6 +3,7 @@ data, and the build-time HTML check (links, anchors, sponsored rel, disclosures,
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -14,7 +15,7 @@ import yaml
 from generator.build import build_and_write, build_site
 from generator.cli import main
 from generator.errors import RenderError
-from generator.pages import Page
+from generator.plan.pages import Page
 from generator.publish import (
     AffiliateRule,
     check_html,
@@ -23,7 +24,7 @@ from generator.publish import (
     robots_file,
     sitemap_files,
 )
-from generator.render import RenderedFile
+from generator.render.templates import RenderedFile
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
 
@@ -326,6 +327,20 @@ def test_affiliate_link_without_disclosure_in_its_section_fails() -> None:
     assert "no disclosure" in _messages({"index.html": _html("Home", outside)})
 
 
+@pytest.mark.parametrize("href", ["https://www.shop.example./s?k=gpu", "https://WWW.Shop.Example/s", "https://smile.shop.example/s",
+                                  "https://a.b.shop.example./s", "http://shop.example./x"])
+def test_affiliate_hosts_are_normalised_before_the_rules_apply(href: str) -> None:
+    # www.amazon.com. (the root's trailing dot) and smile.amazon.com were published without rel or disclosure.
+    body = f'<section><h2 id="buy">Buy</h2><a href="{href}" rel="noopener">GPU</a></section>'
+    text = _messages({"index.html": _html("Home", body)})
+    assert "lacks rel sponsored" in text and "no disclosure" in text
+
+
+def test_hosts_that_only_resemble_a_program_are_not_affiliate_links() -> None:
+    for href in ("https://shop.example.evil.test/s", "https://notshop.example/s"):
+        _check({"index.html": _html("Home", f'<a href="{href}">x</a>')})
+
+
 def test_broken_link_and_broken_anchor_fail_naming_the_page() -> None:
     pages = {
         "index.html": _html("Home", '<a href="/missing/">gone</a><a href="/a/#nope">anchor</a><a href="#self-missing">self</a>'),
@@ -388,7 +403,9 @@ def test_the_fixture_site_passes_and_a_broken_template_fails_the_build(tmp_path:
 
 
 @pytest.mark.skipif(pagefind_executable() is None, reason="the pagefind package (pip install 'pagefind[bin]') is not installed")
-def test_pagefind_indexes_only_page_bodies_before_the_swap(tmp_path: Path) -> None:
+def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_and_description(tmp_path: Path) -> None:
+    import gzip
+
     out = tmp_path / "site"
     report = build_and_write(copy_site(tmp_path / "root"), out, search=True)
     assert "search index: Pagefind" in report
@@ -396,6 +413,14 @@ def test_pagefind_indexes_only_page_bodies_before_the_swap(tmp_path: Path) -> No
     bodies = sum(1 for p in out.rglob("*.html") if "data-pagefind-body" in p.read_text())
     assert sum(lang["page_count"] for lang in entry["languages"].values()) == bodies
     assert (out / "pagefind/pagefind-ui.js").is_file()
+    fragments = [gzip.decompress(p.read_bytes()) for p in (out / "pagefind/fragment").iterdir()]
+    pair = out / "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"
+    description = re.search(r'<meta name="description" content="([^"]*)"', pair.read_text()).group(1)
+    found = [f for f in fragments if b"/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/" in f]
+    assert len(found) == 1
+    assert html.unescape(description).split(":")[0].encode() in found[0]
+    assert b"Frequently asked" not in found[0] and len(found[0]) < 2000  # the stub, not the whole page
+    assert not list(tmp_path.glob(".kvtriage-cache/*/stage-*"))
 
 
 def test_build_without_search_writes_no_index(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from generator.schema import check_int, rope_scaling_problem
+
 FULL = "full"
 SLIDING = "sliding"
 CHUNKED = "chunked"
@@ -84,17 +86,30 @@ class Geometry:
         return dict(self.rope_scaling) if self.rope_scaling is not None else None
 
 
-def _int(cfg: Mapping[str, Any], key: str, *, required: bool = True, minimum: int = 1) -> int | None:
+# config.json key -> its range in generator.schema.BOUNDS, shared with data/models.yaml.
+_KEY_KIND = {
+    "num_hidden_layers": "layers",
+    "num_attention_heads": "count",
+    "num_key_value_heads": "count",
+    "head_dim": "count",
+    "hidden_size": "width",
+    "intermediate_size": "width",
+    "vocab_size": "width",
+    "max_position_embeddings": "tokens",
+    "sliding_window": "tokens0",
+    "attention_chunk_size": "tokens",
+    "kv_lora_rank": "count",
+    "qk_rope_head_dim": "count",
+}
+
+
+def _int(cfg: Mapping[str, Any], key: str, *, required: bool = True) -> int | None:
     value = cfg.get(key)
     if value is None:
         if required:
             raise GeometryError(f"config.json lacks `{key}`")
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise GeometryError(f"`{key}` must be an integer, got {value!r}")
-    if value < minimum:
-        raise GeometryError(f"`{key}` must be at least {minimum}, got {value}")
-    return value
+    return check_int(value, f"`{key}`", _KEY_KIND[key], GeometryError)
 
 
 def _text_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -168,6 +183,8 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
     num_kv_heads = _int(cfg, "num_key_value_heads", required=False) or num_heads
     hidden_size = _int(cfg, "hidden_size")
     head_dim = _int(cfg, "head_dim", required=False) or hidden_size // num_heads
+    if head_dim < 1:
+        raise GeometryError(f"`hidden_size` {hidden_size} is smaller than `num_attention_heads` {num_heads}; give `head_dim`")
     vocab_size = _int(cfg, "vocab_size")
     max_pos = _int(cfg, "max_position_embeddings")
 
@@ -179,7 +196,7 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
         dtype = "bfloat16"
 
     if "sliding_window" in cfg:
-        sliding_window = _int(cfg, "sliding_window", required=False, minimum=0)
+        sliding_window = _int(cfg, "sliding_window", required=False)
     else:
         sliding_window = _DEFAULT_WINDOW.get(model_type)
     if sliding_window == 0:
@@ -198,8 +215,10 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
         )
 
     rope = cfg.get("rope_scaling")
-    if rope is not None and not isinstance(rope, Mapping):
-        raise GeometryError("`rope_scaling` must be an object or null")
+    for key in ("rope_scaling", "rope_parameters"):
+        problem = rope_scaling_problem(cfg.get(key), key)
+        if problem:
+            raise GeometryError(problem)
 
     kinds = _layer_kinds(cfg, model_type, num_layers, sliding_window)
     if SLIDING in kinds and sliding_window is None:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, Mapping
 
+from generator.schema import BOUNDS, MAX_COUNT, MAX_GIB, check_int
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
@@ -216,9 +217,8 @@ def _meta_int(meta: Mapping[str, Any], key: str, *, required: bool = False, defa
         if required:
             raise GeometryError(f"GGUF metadata lacks `{key}`")
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise GeometryError(f"`{key}` must be a non-negative integer, got {value!r}")
-    return value
+    kind = "layers" if key.endswith(".block_count") else "tokens" if key.endswith((".context_length", ".sliding_window")) else "width"
+    return check_int(value, f"`{key}`", kind, GeometryError, low=0, wrong=f"`{key}` must be a non-negative integer, got {value!r}")
 
 
 def _meta_per_layer(meta: Mapping[str, Any], key: str, n_layer: int, default: int | None) -> list[int]:
@@ -230,10 +230,12 @@ def _meta_per_layer(meta: Mapping[str, Any], key: str, n_layer: int, default: in
     if isinstance(value, (list, tuple)):
         if len(value) != n_layer or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in value):
             raise GeometryError(f"`{key}` must list {n_layer} non-negative integers, one per layer")
+        for v in value:
+            check_int(v, f"`{key}` entry", "count0", GeometryError)
         return list(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise GeometryError(f"`{key}` must be an integer or a per-layer array, got {value!r}")
-    return [value] * n_layer
+    return [check_int(value, f"`{key}`", "count0", GeometryError)] * n_layer
 
 
 def _gguf_vocab(meta: Mapping[str, Any], arch: str) -> int:
@@ -1137,15 +1139,15 @@ def plan_llamacpp_remediation(
 # Batch API
 
 
+# Each integer key's range in generator.schema.BOUNDS, shared with the records and the other engines.
+_REQ_KIND = {"ctx_size": "tokens0", "parallel": "count", "ubatch_size": "tokens", "n_gpu_layers": "count0"}
+
+
 def _req_int(request: Mapping[str, Any], key: str, *, minimum: int | None = None) -> int | None:
     value = request.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise LlamaCppInputError(f"`{key}` must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise LlamaCppInputError(f"`{key}` must be at least {minimum}, got {value}")
-    return value
+    return check_int(value, f"`{key}`", _REQ_KIND[key], LlamaCppInputError, low=-BOUNDS[_REQ_KIND[key]][1] if minimum is None else minimum)
 
 
 def _req_bool(request: Mapping[str, Any], key: str) -> bool | None:
@@ -1159,8 +1161,8 @@ def _req_gib(request: Mapping[str, Any], key: str) -> int | None:
     value = request.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise LlamaCppInputError(f"`{key}` must be a positive number of GiB, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_GIB:
+        raise LlamaCppInputError(f"`{key}` must be a positive number of GiB (at most {MAX_GIB:,.0f}), got {value!r}")
     return int(round(value * GIB))
 
 
@@ -1196,7 +1198,7 @@ def settings_from_request(request: Mapping[str, Any]) -> ServerSettings:
             kwargs["n_gpu_layers"] = None
         elif ngl == "all":
             kwargs["n_gpu_layers"] = 10**6
-        elif isinstance(ngl, int) and not isinstance(ngl, bool) and ngl >= 0:
+        elif isinstance(ngl, int) and not isinstance(ngl, bool) and 0 <= ngl <= MAX_COUNT:
             kwargs["n_gpu_layers"] = ngl
         else:
             raise LlamaCppInputError(f"`n_gpu_layers` must be an integer, 'auto' or 'all', got {ngl!r}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping
 
+from generator.schema import MAX_GIB, check_int
 from generator.engine.geometry import GeometryError
 from generator.engine.llamacpp import (
     FIT_TARGET_BYTES,
@@ -481,21 +482,24 @@ def _gpu_bytes_at(layout: KvLayout, settings: ServerSettings, weights_bytes: int
 # Batch API
 
 
+# Each integer key's range in generator.schema.BOUNDS, shared with the records and the other engines.
+_OPT_KIND = {"num_ctx": "tokens0", "modelfile_num_ctx": "tokens0", "num_gpu": "count0", "num_batch": "tokens"}
+
+
 def _opt_int(request: Mapping[str, Any], key: str, minimum: int = 0) -> int | None:
     value = request.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise OllamaInputError(f"`{key}` must be an integer >= {minimum}, got {value!r}")
-    return value
+    return check_int(value, f"`{key}`", _OPT_KIND[key], OllamaInputError, low=minimum,
+                     wrong=f"`{key}` must be an integer >= {minimum}, got {value!r}")
 
 
 def _opt_gib(request: Mapping[str, Any], key: str) -> int | None:
     value = request.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise OllamaInputError(f"`{key}` must be a positive number of GiB, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_GIB:
+        raise OllamaInputError(f"`{key}` must be a positive number of GiB (at most {MAX_GIB:,.0f}), got {value!r}")
     return int(round(value * GIB))
 
 

@@ -23,6 +23,7 @@ from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine import sglang
 from generator.engine.geometry import GeometryError, geometry_from_hf_config
 from generator.engine.ollama import answer_ollama_request
+from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
 from generator.engine.vllm import (
     GiB,
     VllmInputError,
@@ -80,6 +81,8 @@ def parse_human_int(value: Any, name: str) -> int:
     number, suffix = match.groups()
     if "." in number and suffix not in _DECIMAL:
         raise RequestError(f"{name} {value!r}: decimals need a lower-case suffix (k, m, g, t)")
+    if len(number) > 30:
+        raise RequestError(f"{name} {_short(value)} is not a size any GPU has")
     if suffix in _BINARY:
         return int(number) * _BINARY[suffix]
     return int(float(number) * _DECIMAL.get(suffix, 1))
@@ -90,16 +93,32 @@ def _max_model_len(value: Any) -> int | None:
         return None
     if value == "auto" or value == -1:
         return -1
-    return parse_human_int(value, "max_model_len")
+    return check_int(parse_human_int(value, "max_model_len"), "max_model_len", "tokens", RequestError, low=-MAX_TOKENS)
 
 
 def _positive_float(request: Mapping[str, Any], key: str) -> float | None:
     value = request.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise RequestError(f"{key} must be a positive number, got {value!r}")
-    return float(value)
+    if key == "gpu_memory_utilization" and isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)  # vLLM's own check words a value above 1
+    return check_number(value, key, 0.0, MAX_GIB, RequestError, wrong=f"{key} must be a positive number, got {value!r}")
+
+
+# Each integer key's range in generator.schema.BOUNDS, the ranges data/ records are held to.
+_REQUEST_KIND = {
+    "gpu_count": "gpus", "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "block_size": "count",
+    "kv_cache_memory_bytes": "bytes", "available_kv_cache_bytes": "bytes", "max_num_batched_tokens": "tokens",
+    "max_num_seqs": "count",
+    "page_size": "count", "context_length": "tokens", "max_total_tokens": "tokens",  # SGLang
+}
+# A batch is answered in one process: at most this many requests, each at most this big as JSON.
+MAX_REQUESTS = 1_000
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:20] + f"... ({len(text)} characters)"
 
 
 def _optional_int(request: Mapping[str, Any], key: str, *, human: bool = False) -> int | None:
@@ -107,10 +126,9 @@ def _optional_int(request: Mapping[str, Any], key: str, *, human: bool = False) 
     if value is None:
         return None
     if human:
-        return parse_human_int(value, key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RequestError(f"{key} must be an integer, got {value!r}")
-    return value
+        value = parse_human_int(value, key)
+    # Only the upper bound here: the engine words a value below its minimum as vLLM does.
+    return check_int(value, key, _REQUEST_KIND[key], RequestError, low=-BOUNDS[_REQUEST_KIND[key]][1])
 
 
 def _entry(catalog: Mapping[str, Any] | None, key: str, what: str) -> Any:
@@ -394,4 +412,6 @@ def answer_request(request: Mapping[str, Any], models: Mapping[str, Any] | None 
 def answer_requests(requests: Any, models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     if not isinstance(requests, list):
         return [{"error_input": "the input must be a JSON list of requests"}]
+    if len(requests) > MAX_REQUESTS:
+        return [{"error_input": f"{len(requests):,} requests in one batch, more than {MAX_REQUESTS:,}; split the list"}]
     return [answer_request(request, models, gpus) for request in requests]

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any, Mapping
 
+from generator.schema import MAX_BYTES, check_int, rope_scaling_problem
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
@@ -185,6 +186,15 @@ def derive_max_model_len(hf_config: Mapping[str, Any]) -> DerivedMaxLen:
     text = hf_config.get("text_config") if isinstance(hf_config.get("text_config"), Mapping) else hf_config
     derived: float | int | None = None
     key = None
+    for key in ("rope_scaling", "rope_parameters"):
+        for config in (hf_config, text):
+            problem = rope_scaling_problem(config.get(key), key)
+            if problem:
+                raise VllmInputError(f"hf_config: {problem}")
+    for name in _MAX_LEN_KEYS + ("model_max_length", "original_max_position_embeddings"):
+        value = text.get(name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise VllmInputError(f"hf_config: `{name}` must be a finite number, got {value!r}")
     for name in _MAX_LEN_KEYS:
         value = text.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -839,9 +849,16 @@ def replace_inputs(inputs: VllmInputs, **changes: Any) -> VllmInputs:
     return type(inputs)(**{**vars(inputs), **changes})
 
 
+# Each integer setting's range in generator.schema.BOUNDS, shared with the records and requests.
+_SETTING_KIND = {
+    "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "gpu_count": "gpus", "block_size": "count",
+    "max_num_batched_tokens": "tokens", "max_num_seqs": "count", "max_model_len": "tokens",
+}
+
+
 def _check_positive(name: str, value: int | None) -> None:
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise VllmInputError(f"{name} must be a positive integer, got {value!r}")
+    if value is not None:
+        check_int(value, name, _SETTING_KIND[name], VllmInputError, wrong=f"{name} must be a positive integer, got {value!r}")
 
 
 class _Resolved:
@@ -890,6 +907,8 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
         value = getattr(inputs, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise VllmInputError(f"{name} must be an integer number of bytes, got {value!r}")
+        if value is not None and abs(value) > MAX_BYTES:
+            raise VllmInputError(f"{name} must be at most 1 PiB ({MAX_BYTES:,} bytes), got {value:,}")
     if inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None and not inputs.gpu_total_bytes:
         raise VllmInputError("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes")
     kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)  # validates the dtype

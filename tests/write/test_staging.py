@@ -77,6 +77,9 @@ def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(syntheti
         assert not list(state_dir(site).glob("stage-*"))
         current = target
     assert "old" in seen
+    time.sleep(1)  # a worker sees its parent gone within moments
+    left = subprocess.run(["pgrep", "-f", "--", f"--out {site} "], capture_output=True, text=True).stdout.split()
+    assert left == [], "render workers of a killed build outlived it"
 
 
 def test_three_builds_at_once_take_turns(site_root: Path, tmp_path: Path) -> None:
@@ -106,3 +109,22 @@ def test_what_a_killed_build_left_is_removed_by_the_next(site_root: Path, tmp_pa
     assert not stale.exists() and not older.exists()
     assert unrelated.is_dir()
     assert (site / MARKER_NAME).is_file()
+
+
+def test_a_full_disk_stops_the_build_with_a_message_and_leaves_nothing_half_written(site_root: Path, tmp_path: Path,
+                                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from generator.cli import main
+
+    disk = tmp_path / "tiny"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        assert main(["build", "--root", str(site_root), "--out", str(disk / "site"), "--quiet", "--no-search"]) == 1
+        err = capsys.readouterr().err
+        assert "No space left on device" in err and "Traceback" not in err
+        assert not (disk / "site").exists()
+        assert not list(disk.glob(".kvtriage-cache/*/stage-*"))
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

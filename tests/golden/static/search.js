@@ -28,6 +28,29 @@
     return found.filter(function (f) { return f.rank === best; }).map(function (f) { return f.row; });
   }
 
+  // Ranked by static/triage.js (the rules of generator/triage): pages best first, each with the
+  // line that matched. null when the triage is not loaded or the index has no rules.
+  function triaged(text, data) {
+    var rules = data.triage_rules;
+    if (!window.kvTriage || !rules) return null;
+    var records = (data.errors || []).filter(function (row) { return row.triage; }).map(function (row) {
+      return {
+        id: row.id, title: row.title, url: row.url, engineName: row.engine, engine: row.triage.engine,
+        patterns: row.triage.patterns, weight: row.triage.weight, wordings: row.triage.wordings
+      };
+    });
+    var result = window.kvTriage.triage(text, records, rules);
+    var byId = {};
+    records.forEach(function (record) { byId[record.id] = record; });
+    return result.candidates.map(function (c) {
+      return { url: c.url, title: c.title, engine: byId[c.id].engineName, score: c.score, reason: c.reason };
+    });
+  }
+
+  function clearLead(rows, margin) {
+    return rows.length === 1 || (rows.length > 1 && rows[0].score - rows[1].score >= margin);
+  }
+
   function show(rows) {
     var p = document.createElement("p");
     if (!rows.length) {
@@ -35,7 +58,7 @@
       out.appendChild(p);
       return;
     }
-    p.textContent = rows.length + " error signatures match what you pasted:";
+    p.textContent = rows.length + " error signatures match what you pasted, best first:";
     var ul = document.createElement("ul");
     rows.forEach(function (row) {
       var li = document.createElement("li");
@@ -44,6 +67,13 @@
       a.textContent = row.title;
       li.appendChild(a);
       li.appendChild(document.createTextNode(" (" + row.engine + ")"));
+      if (row.reason) {
+        var why = document.createElement("small");
+        var line = row.reason.line.length > 160 ? row.reason.line.slice(0, 157) + "..." : row.reason.line;
+        why.textContent = " matched line " + row.reason.line_number + ": " + line +
+          (row.reason.step ? " (step: " + row.reason.step.replace(/_/g, " ") + ")" : "");
+        li.appendChild(why);
+      }
       ul.appendChild(li);
     });
     out.appendChild(p);
@@ -72,8 +102,10 @@
   fetch(box.getAttribute("data-index"))
     .then(function (response) { return response.json(); })
     .then(function (data) {
-      var rows = matching(query, data.errors || []);
-      if (rows.length === 1) {
+      var rows = triaged(query, data);
+      var margin = rows ? data.triage_rules.scores.navigate_margin : 0;
+      if (!rows || !rows.length) rows = matching(query, data.errors || []);
+      if (clearLead(rows, margin)) {
         window.location.replace(rows[0].url);
         return;
       }

@@ -1,0 +1,1 @@
+"""`kvtriage kv` (command.py, catalog.py) and the in-page calculator's data (calculator.py)."""

@@ -1,0 +1,1 @@
+"""Command lines for each engine (commands.py) and the check against each CLI's real surface (surface.py)."""

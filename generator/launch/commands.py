@@ -1,0 +1,269 @@
+"""Command blocks for vLLM, SGLang, llama.cpp and Ollama, built from the engine's numbers and levers.
+
+Every block keeps its argv and environment as data next to its text, so the build can check
+each flag and value against the real CLI surfaces before anything is published.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
+from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, SglangNumbers, VllmNumbers
+from generator.errors import Issue
+from generator.schema import Model, ModelVariant
+
+
+@dataclass(frozen=True)
+class CommandBlock:
+    engine: str  # vllm | sglang | llamacpp | ollama | shell (not checked: systemctl, launchctl)
+    title: str
+    why: str
+    text: str  # what the reader copies
+    argv: tuple[str, ...] = ()  # the engine invocation, for the surface check
+    env: tuple[tuple[str, str], ...] = ()  # environment the engine process reads
+    language: str = "bash"
+
+
+def _join(argv: tuple[str, ...]) -> str:
+    # Break long invocations after the model so each flag reads on its own line.
+    if len(argv) <= 4:
+        return shlex.join(argv)
+    head = shlex.join(argv[:3])
+    rest = []
+    i = 3
+    while i < len(argv):
+        if i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            rest.append(shlex.join(argv[i : i + 2]))
+            i += 2
+        else:
+            rest.append(shlex.quote(argv[i]))
+            i += 1
+    return " \\\n  ".join([head, *rest])
+
+
+# --------------------------------------------------------------------------- vLLM
+
+
+def vllm_argv(variant: ModelVariant, flags: tuple[str, ...]) -> tuple[str, ...]:
+    return ("vllm", "serve", variant.hf_repo or "", *flags)
+
+
+def vllm_blocks(model: Model, variant: ModelVariant, numbers: VllmNumbers) -> list[CommandBlock]:
+    blocks = []
+    for lever in numbers.levers:
+        if lever.lever in ("bigger-gpu", "smaller-quant") or lever.max_len <= 0:
+            continue
+        argv = vllm_argv(variant, lever.flags)
+        blocks.append(
+            CommandBlock(
+                engine="vllm",
+                title=lever.label,
+                why=lever.note,
+                text=_join(argv),
+                argv=argv,
+            )
+        )
+    return blocks
+
+
+# --------------------------------------------------------------------------- SGLang
+
+SGLANG_LAUNCH = ("python", "-m", "sglang.launch_server")
+
+
+def sglang_argv(variant: ModelVariant, tp: int, fraction: float, context_length: int, kv_cache_dtype: str) -> tuple[str, ...]:
+    argv = [*SGLANG_LAUNCH, "--model-path", variant.hf_repo or "", "--tp-size", str(tp),
+            "--mem-fraction-static", f"{fraction:g}", "--context-length", str(context_length)]
+    if kv_cache_dtype != "auto":
+        argv += ["--kv-cache-dtype", kv_cache_dtype]
+    return tuple(argv)
+
+
+def _sglang_join(argv: tuple[str, ...]) -> str:
+    # `python -m sglang.launch_server --model-path ORG/NAME`, then one flag and its value per line.
+    head, rest = shlex.join(argv[:5]), argv[5:]
+    pairs = [shlex.join(rest[i : i + 2]) for i in range(0, len(rest), 2)]
+    return " \\\n  ".join([head, *pairs])
+
+
+def sglang_blocks(model: Model, variant: ModelVariant, numbers: SglangNumbers) -> list[CommandBlock]:
+    blocks = []
+    for option in numbers.options:
+        if option.context_length <= 0:
+            continue
+        context = f"{option.context_length:,} tokens"
+        if option.lever == "tensor-parallel":
+            title = f"Two GPUs (--tp-size 2){', fp8_e4m3 KV cache' if option.kv_cache_dtype != 'auto' else ''}: {context}"
+        elif option.kv_cache_dtype != "auto":
+            title = f"fp8_e4m3 KV cache: {context}"
+        elif option.fits_full:
+            title = f"The full context, {context}"
+        else:
+            title = f"Cap the context at {context}"
+        per_token = f"{option.kv_bytes_per_token:,.0f}"
+        why = (
+            f"About {option.tokens:,} tokens of KV pool per GPU (estimated) at {per_token} bytes per token, with "
+            f"--mem-fraction-static {option.mem_fraction_static:g}, SGLang {numbers.release}'s own default for this GPU"
+            f"{' and TP ' + str(option.tp) if option.tp > 1 else ''}."
+        )
+        if not option.fits_full:
+            why += f" The model's {numbers.config_context_len:,} tokens do not fit, so --context-length stays within the pool."
+        if option.kv_cache_dtype != "auto":
+            why += " fp8_e4m3 stores one byte per value instead of two, so the same pool holds twice the tokens."
+        argv = sglang_argv(variant, option.tp, option.mem_fraction_static, option.context_length, option.kv_cache_dtype)
+        blocks.append(CommandBlock("sglang", title, why, _sglang_join(argv), argv=argv))
+    return blocks
+
+
+# --------------------------------------------------------------------------- llama.cpp
+
+
+def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) -> list[CommandBlock]:
+    gguf = variant.gguf_file or "model.gguf"
+    options: list[tuple[str, tuple[str, ...], str]] = []
+    if numbers.max_ctx_f16 > 0:
+        options.append(
+            (
+                f"Cap the context at {numbers.max_ctx_f16:,} tokens",
+                ("-c", str(numbers.max_ctx_f16), "-np", "1"),
+                "The largest context, in steps of 256, whose f16 KV cache fits next to the weights on this GPU, with one slot.",
+            )
+        )
+    if numbers.max_ctx_q8_0 > numbers.max_ctx_f16:
+        options.append(
+            (
+                f"q8_0 KV cache: {numbers.max_ctx_q8_0:,} tokens",
+                ("-c", str(numbers.max_ctx_q8_0), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0"),
+                "q8_0 stores 34 bytes per 32 values instead of 64, so the same memory holds about 1.9 times the tokens. Flash attention (the default, auto) turns on by itself for a quantized V cache.",
+            )
+        )
+    if numbers.max_ctx_q4_0 > numbers.max_ctx_q8_0:
+        options.append(
+            (
+                f"q4_0 KV cache: {numbers.max_ctx_q4_0:,} tokens",
+                ("-c", str(numbers.max_ctx_q4_0), "-np", "1", "-ctk", "q4_0", "-ctv", "q4_0"),
+                "q4_0 halves the cache again, at a measurable cost in quality on long contexts.",
+            )
+        )
+    if not numbers.fits and numbers.gpu_layers_that_fit > 0:
+        options.append(
+            (
+                f"Offload {numbers.gpu_layers_that_fit} of {numbers.num_layers} layers",
+                ("-c", str(numbers.ctx_size), "-np", "1", "-ngl", str(numbers.gpu_layers_that_fit)),
+                "Keeps the full context by leaving the rest of the layers (and their KV) in system RAM; generation slows down accordingly.",
+            )
+        )
+    blocks = []
+    for title, flags, why in options:
+        argv = ("llama-server", "-m", gguf, *flags)
+        blocks.append(CommandBlock("llamacpp", title, why, _join(argv), argv=argv))
+    return blocks
+
+
+# --------------------------------------------------------------------------- Ollama
+
+
+def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -> list[CommandBlock]:
+    tag = variant.ollama_tag or "MODEL"
+    blocks = []
+    best_ctx, cache_type = numbers.max_num_ctx_f16, ""
+    if numbers.max_num_ctx_q8_0 > numbers.max_num_ctx_f16:
+        best_ctx, cache_type = numbers.max_num_ctx_q8_0, "q8_0"
+    if best_ctx <= 0:
+        return blocks
+    env = [("OLLAMA_CONTEXT_LENGTH", str(best_ctx)), ("OLLAMA_NUM_PARALLEL", "1")]
+    if cache_type:
+        env.insert(0, ("OLLAMA_KV_CACHE_TYPE", cache_type))
+    env_text = " ".join(f"{k}={v}" for k, v in env)
+    blocks.append(
+        CommandBlock(
+            "ollama",
+            "Set it on the server (foreground)",
+            "These variables are read by `ollama serve` when it loads a model, not by `ollama run`, which is only a client. Stop the running server first.",
+            f"{env_text} ollama serve\n# in another terminal:\nollama run {tag}",
+            argv=("ollama", "serve"),
+            env=tuple(env),
+        )
+    )
+    systemd_lines = "\n".join(f'Environment="{k}={v}"' for k, v in env)
+    blocks.append(
+        CommandBlock(
+            "ollama",
+            "Linux service (systemd)",
+            "The packaged server runs as a systemd unit, so the variables go in an override, then the unit restarts.",
+            f"sudo systemctl edit ollama.service\n# add under [Service]:\n{systemd_lines}\n"
+            "sudo systemctl daemon-reload && sudo systemctl restart ollama",
+            argv=("ollama", "serve"),
+            env=tuple(env),
+        )
+    )
+    launchctl = "\n".join(f"launchctl setenv {k} {v}" for k, v in env)
+    blocks.append(
+        CommandBlock(
+            "ollama",
+            "macOS app",
+            "The menu-bar app does not read your shell's environment; launchctl sets it for the app, which must then restart.",
+            f"{launchctl}\n# then quit and reopen Ollama",
+            argv=("ollama", "serve"),
+            env=tuple(env),
+        )
+    )
+    model_name = f"{tag.split(':')[0]}-{best_ctx // 1024}k"
+    blocks.append(
+        CommandBlock(
+            "ollama",
+            "Per model (Modelfile)",
+            "num_ctx is the one memory setting a model or request can carry; the KV cache type stays a server setting.",
+            f"cat > Modelfile <<'EOF'\nFROM {tag}\nPARAMETER num_ctx {best_ctx}\nEOF\nollama create {model_name} -f Modelfile\nollama run {model_name}",
+            argv=("ollama", "create"),
+        )
+    )
+    return blocks
+
+
+def lever_by_id(levers: tuple[LeverOutcome, ...], lever_id: str) -> LeverOutcome | None:
+    for lever in levers:
+        if lever.lever == lever_id:
+            return lever
+    return None
+
+
+# --------------------------------------------------------------------------- the surface check
+
+_PARSERS = {"vllm": parse_vllm_flags, "sglang": parse_sglang_args, "llamacpp": parse_llama_server_flags, "ollama": parse_ollama_env}
+
+
+def parse_surfaces(texts: dict[str, str] | Mapping[str, str]) -> dict[str, frozenset[str]]:
+    return {engine: _PARSERS[engine](text) for engine, text in texts.items()}
+
+
+def command_problems(block: CommandBlock, surfaces: Mapping[str, frozenset[str]]) -> list[str]:
+    """What the real CLI would reject in this block; empty when every flag, variable and value exists."""
+    if block.engine == "vllm":
+        return check_command("vllm", block.argv[3:], surfaces["vllm"])
+    if block.engine == "sglang":
+        return check_command("sglang", block.argv, surfaces["sglang"])
+    if block.engine == "llamacpp":
+        return check_command("llamacpp", block.argv, surfaces["llamacpp"])
+    if block.engine == "ollama":
+        problems = check_command("ollama", [f"{k}={v}" for k, v in block.env] + list(block.argv), surfaces["ollama"]) if block.argv[:2] == ("ollama", "serve") else []
+        if block.env:
+            problems += check_command("ollama", dict(block.env), surfaces["ollama"])
+        return problems
+    return []
+
+
+def verify_commands(blocks_by_page: Iterable[tuple[str, Iterable[CommandBlock]]], surfaces: Mapping[str, frozenset[str]]) -> list[Issue]:
+    """Every block on every page against the CLI surfaces; one Issue per problem, naming the page."""
+    issues = []
+    checked: dict[CommandBlock, list[str]] = {}
+    for url, blocks in blocks_by_page:
+        for block in blocks:
+            if block not in checked:
+                checked[block] = command_problems(block, surfaces)
+            for problem in checked[block]:
+                issues.append(Issue(f"site{url}", 1, 0, f"command {block.title!r}", problem, "Fix the command builder in generator/launch/commands.py"))
+    return issues

@@ -1,0 +1,1 @@
+"""Stage 3: which pages exist, their URLs, and what each one says (pages.py)."""

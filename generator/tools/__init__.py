@@ -1,0 +1,1 @@
+"""Editor tools: new, schema, import-model (editor.py)."""

@@ -1,0 +1,332 @@
+"""Triage a pasted log: normalise it, match every error record's patterns, rank, extract numbers.
+
+Pure: takes the text and the records' triage data, returns a TriageResult; no I/O. The steps are
+kept plain (loops over lines and rules, no Python-only regex features) so that
+templates/static/triage.js can follow them line for line.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Iterable, Mapping, Sequence
+
+from generator.triage.rules import RULES
+
+ANSI_ESCAPE = r"\x1b\[[0-9;?]*[A-Za-z]"
+# Windows line endings shown as text ("^M") by some terminals and log viewers.
+CARET_M = r"\^M$"
+
+
+@dataclass(frozen=True)
+class Wording:
+    """One release's wording of an error, from the record's `texts`."""
+
+    versions: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TriageRecord:
+    """What the triage needs of an error record."""
+
+    id: str
+    engine: str
+    title: str
+    patterns: tuple[str, ...]
+    weight: int = 0
+    wordings: tuple[Wording, ...] = ()
+
+
+@dataclass(frozen=True)
+class Reason:
+    line: str  # the normalised line that matched
+    line_number: int  # 1-based, in the normalised paste
+    pattern: str  # the regex that matched, or the generic out-of-memory rule
+    wording: str | None  # versions of the record's text the line is closest to
+    step: str | None  # for a generic out-of-memory line: the step it happened in
+    notes: tuple[str, ...] = ()  # why the score moved: "wrapper line", "engine vllm", ...
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    engine: str
+    title: str
+    score: float
+    reason: Reason
+
+
+@dataclass(frozen=True)
+class TriageResult:
+    engine: str | None
+    release: str | None
+    step: str | None
+    candidates: tuple[Candidate, ...]
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+
+@lru_cache(maxsize=None)
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _search(pattern: str, text: str) -> re.Match[str] | None:
+    return _regex(pattern).search(text)
+
+
+# --------------------------------------------------------------------------- normalise
+
+
+def _clean(raw: str) -> str:
+    line = re.sub(ANSI_ESCAPE, "", raw)
+    line = line.replace("\r", "")
+    return re.sub(CARET_M, "", line)
+
+
+def _strip_prefixes(line: str, rules: Mapping[str, Any]) -> tuple[str, bool]:
+    """The line without its log prefixes, and whether it had any."""
+    had_prefix = False
+    changed = True
+    while changed:
+        changed = False
+        for prefix in rules["prefixes"]:
+            match = _search(prefix, line)
+            if match and match.end() > 0:
+                line = line[match.end():]
+                had_prefix = changed = True
+    slog = _search(rules["slog_line"], line)
+    if slog:
+        message = slog.group(3) if slog.group(3) is not None else (slog.group(4) or "")
+        line = (message.replace('\\"', '"') + " " + slog.group(5)).strip()
+        had_prefix = True
+    return line, had_prefix
+
+
+def normalise(text: str, rules: Mapping[str, Any] = RULES) -> list[str]:
+    """The paste's lines without ANSI codes, carriage returns and log prefixes, hard wraps joined."""
+    lines: list[str] = []
+    for raw in text.split("\n"):
+        cleaned = _clean(raw)
+        line, had_prefix = _strip_prefixes(cleaned, rules)
+        # A terminal or an issue form cut the previous line: this one carries on from it.
+        if (lines and not had_prefix and len(lines[-1]) >= rules["wrap_width"]
+                and _search(rules["continuation"], cleaned) and not _search(rules["not_continuation"], cleaned)):
+            lines[-1] = lines[-1] + line
+            continue
+        lines.append(line)
+    # Trailing spaces go only now: a cut after "with 1024 " joins the next line with its space.
+    return [line.rstrip() for line in lines if line.strip()]
+
+
+# --------------------------------------------------------------------------- engine, release, step
+
+
+def detect_engine(text: str, rules: Mapping[str, Any] = RULES) -> str | None:
+    """The engine whose log this is, by the markers its lines carry (prefixes included)."""
+    totals: dict[str, int] = {}
+    for raw in text.split("\n"):
+        line = _clean(raw)
+        for engine, markers in rules["engine_markers"].items():
+            for weight, pattern in markers:
+                if _search(pattern, line):
+                    totals[engine] = totals.get(engine, 0) + weight
+    best = None
+    for engine in sorted(totals):  # by name, so a tie goes the same way in triage.js
+        if best is None or totals[engine] > totals[best]:
+            best = engine
+    # An Ollama log carries many llama.cpp lines; one line of Ollama's own makes it Ollama's.
+    for outer, embedded in rules["engine_embeds"].items():
+        if best == embedded["engine"] and totals.get(outer):
+            best = outer
+    return best
+
+
+def detect_release(lines: Sequence[str], engine: str | None, rules: Mapping[str, Any] = RULES) -> str | None:
+    engines = [engine] if engine else sorted(rules["release_markers"])
+    for name in engines:
+        for pattern in rules["release_markers"].get(name, ()):
+            for line in lines:
+                match = _search(pattern, line)
+                if match:
+                    return match.group(1)
+    return None
+
+
+def detect_step(lines: Sequence[str], engine: str | None, rules: Mapping[str, Any] = RULES) -> str | None:
+    """The furthest step of startup (or serving) the paste shows the engine had reached."""
+    if engine is None:
+        return None
+    best_step, best_order = None, -1
+    for step, order, pattern in rules["step_markers"].get(engine, ()):
+        if order > best_order and any(_search(pattern, line) for line in lines):
+            best_step, best_order = step, order
+    return best_step
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def _wording(record: TriageRecord, line: str) -> str | None:
+    """The versions of the record's text whose literal parts the line shares most of."""
+    best, best_share = None, 0.0
+    for wording in record.wordings:
+        parts = [part.strip() for part in re.split(r"\{[^}]*\}", wording.text) if len(part.strip()) >= 4]
+        if not parts:
+            continue
+        share = sum(len(part) for part in parts if part in line) / sum(len(part) for part in parts)
+        if share > best_share:
+            best, best_share = wording.versions, share
+    return best
+
+
+def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str, Any]]:
+    facts = []
+    for line in lines:
+        spans = []
+        for pattern in rules["generic_oom"]:
+            match = _search(pattern, line)
+            if match:
+                spans.append((match.start(), match.end()))
+        facts.append({
+            "failure": bool(_search(rules["failure_line"], line)),
+            "wrapper": any(_search(pattern, line) for pattern in rules["wrapper_lines"]),
+            "generic": spans,
+        })
+    return facts
+
+
+def _position(index: int, count: int, scores: Mapping[str, float]) -> float:
+    return scores["position_max"] * (index / (count - 1) if count > 1 else 1.0)
+
+
+def _engine_adjustment(record_engine: str, engine: str | None, rules: Mapping[str, Any]) -> tuple[float, str | None]:
+    scores = rules["scores"]
+    if engine is None:
+        return 0.0, None
+    if record_engine == engine:
+        return scores["engine_match"], f"{engine} log"
+    if rules["engine_embeds"].get(engine, {}).get("engine") == record_engine:
+        return 0.0, f"{record_engine} inside {engine}"
+    return scores["engine_mismatch"], f"{engine} log, {record_engine} error"
+
+
+def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] = RULES) -> TriageResult:
+    """Rank the records whose patterns match the paste, best first, each with its reason."""
+    records = list(records)
+    by_id = {record.id: record for record in records}
+    scores = rules["scores"]
+    lines = normalise(text, rules)
+    engine = detect_engine(text, rules)
+    release = detect_release(lines, engine, rules)
+    facts = _line_facts(lines, rules)
+    best: dict[str, Candidate] = {}
+
+    def offer(candidate: Candidate) -> None:
+        held = best.get(candidate.id)
+        if held is None or candidate.score > held.score:
+            best[candidate.id] = candidate
+
+    for record in records:
+        engine_score, engine_note = _engine_adjustment(record.engine, engine, rules)
+        for pattern in record.patterns:
+            for index, line in enumerate(lines):
+                match = _search(pattern, line)
+                if not match:
+                    continue
+                fact = facts[index]
+                score = scores["hit"] + record.weight + engine_score + _position(index, len(lines), scores)
+                score += scores["specific_per_char"] * min(len(match.group(0)), scores["specific_chars_max"])
+                notes = [engine_note] if engine_note else []
+                score += scores["failure_line"] if fact["failure"] else scores["not_failure_line"]
+                if fact["wrapper"]:
+                    score += scores["wrapper_line"]
+                    notes.append("wrapper line: the failure it reports is elsewhere")
+                if any(start < match.end() and match.start() < end for start, end in fact["generic"]):
+                    score += scores["generic_hit"]
+                    notes.append("generic out-of-memory text")
+                if record.weight:
+                    notes.append(f"weight {record.weight:+d}")
+                offer(Candidate(record.id, record.engine, record.title, round(score, 2),
+                                Reason(line, index + 1, pattern, _wording(record, line), None, tuple(notes))))
+                # llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
+                outer_page = rules["engine_embeds"].get(engine or "", {}).get("pages", {}).get(record.id)
+                outer = by_id.get(outer_page) if outer_page else None
+                if outer is not None:
+                    outer_score = score - engine_score + scores["engine_match"] + scores["embedded"]
+                    offer(Candidate(outer.id, outer.engine, outer.title, round(outer_score, 2),
+                                    Reason(line, index + 1, pattern, _wording(outer, line), None,
+                                           (f"{record.engine} failure inside {engine}: {record.id}",))))
+
+    # A generic out-of-memory line names no page; the step the run had reached does. So does the
+    # step of a traceback cut before its exception line.
+    generic_lines = [index for index, fact in enumerate(facts) if fact["generic"]]
+    cut_traceback = (not generic_lines and any(_search(rules["traceback_line"], line) for line in lines)
+                     and not any(_search(rules["exception_line"], line) for line in lines))
+    # A cut traceback is placed by its frames alone: a log line before it says how far the run
+    # had got, not where the exception was raised.
+    if cut_traceback:
+        first_frame = next(i for i, line in enumerate(lines) if _search(rules["traceback_line"], line))
+        step = detect_step(lines[first_frame:], engine, rules)
+    else:
+        step = detect_step(lines, engine, rules) if generic_lines else None
+    if (generic_lines or cut_traceback) and engine is not None:
+        index = generic_lines[-1] if generic_lines else len(lines) - 1
+        pages = rules["step_pages"].get(engine, {})
+        routed = []
+        if step:
+            base = scores["step_routed"] if generic_lines else scores["step_traceback"]
+            routed.append((pages.get(step), base, f"step {step}" + ("" if generic_lines else " (traceback cut before its error)")))
+        if generic_lines:
+            routed.append((pages.get("default"), scores["step_default"], "out of memory at an unknown step"))
+        for page, base, note in routed:
+            record = by_id.get(page) if page else None
+            if record is None:
+                continue
+            score = base + (scores["failure_line"] if facts[index]["failure"] else 0) + _position(index, len(lines), scores)
+            offer(Candidate(record.id, record.engine, record.title, round(score, 2),
+                            Reason(lines[index], index + 1, "generic out of memory", _wording(record, lines[index]),
+                                   step, (note,))))
+            break
+
+    ranked = sorted((c for c in best.values() if c.score >= scores["minimum"]), key=lambda c: (-c.score, c.id))
+    return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules))
+
+
+# --------------------------------------------------------------------------- numbers
+
+
+def _value(match: re.Match[str], kind: str) -> Any:
+    raw = match.group(1)
+    if kind == "str":
+        return raw.strip()
+    if kind == "int":
+        return int(raw.replace(",", ""))
+    number = float(raw)
+    if kind == "mib":
+        unit = match.group(2)
+        number = number * 1024 if unit == "GiB" else number / 1024 if unit == "KiB" else number
+        return round(number, 2)
+    return number
+
+
+def extract_numbers(lines: Sequence[str], rules: Mapping[str, Any] = RULES) -> dict[str, Any]:
+    """The numbers the paste prints, by the first rule of each key that matches a line."""
+    numbers: dict[str, Any] = {}
+    for key, pattern, kind in rules["extract"]:
+        if key in numbers:
+            continue
+        for line in lines:
+            match = _search(pattern, line)
+            if match:
+                try:
+                    numbers[key] = _value(match, kind)
+                except ValueError:  # "1.2.3" caught by [\d.]+: not a number, try the next line
+                    continue
+                break
+    return numbers

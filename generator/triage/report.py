@@ -1,0 +1,52 @@
+"""A triage result as text for a terminal, or as plain data for JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from generator.triage.core import TriageResult
+
+
+def result_data(result: TriageResult, urls: dict[str, str] | None = None) -> dict[str, Any]:
+    """Plain data: engine, release, step, numbers and the ranked candidates with their reasons."""
+    candidates = []
+    for candidate in result.candidates:
+        row = asdict(candidate)
+        row["reason"]["notes"] = list(candidate.reason.notes)
+        if urls and candidate.id in urls:
+            row["url"] = urls[candidate.id]
+        candidates.append(row)
+    return {
+        "engine": result.engine,
+        "release": result.release,
+        "step": result.step,
+        "numbers": dict(result.numbers),
+        "candidates": candidates,
+    }
+
+
+def result_text(result: TriageResult, urls: dict[str, str] | None = None, limit: int = 5) -> str:
+    """Ranked candidates, each with the line that matched and why, then the numbers found."""
+    out = [f"engine: {result.engine or 'unknown'}    release: {result.release or 'unknown'}"
+           + (f"    step: {result.step}" if result.step else "")]
+    if not result.candidates:
+        out.append("no error page matches this paste")
+    for rank, candidate in enumerate(result.candidates[:limit], 1):
+        reason = candidate.reason
+        url = f"  {urls[candidate.id]}" if urls and candidate.id in urls else ""
+        out.append(f"{rank}. {candidate.id}  (score {candidate.score:g}){url}")
+        out.append(f"   {candidate.title}")
+        line = reason.line if len(reason.line) <= 160 else reason.line[:157] + "..."
+        out.append(f"   line {reason.line_number}: {line}")
+        if reason.wording:
+            out.append(f"   wording of: {reason.wording}")
+        if reason.step:
+            out.append(f"   step: {reason.step}")
+        for note in reason.notes:
+            out.append(f"   - {note}")
+    if result.numbers:
+        out.append("numbers:")
+        width = max(len(key) for key in result.numbers)
+        out.extend(f"  {key.ljust(width)}  {value}" for key, value in result.numbers.items())
+    return "\n".join(out)

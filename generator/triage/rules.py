@@ -1,0 +1,345 @@
+"""The triage rules as data: one JSON-serialisable table, so the browser can run the same rules.
+
+Every regex here uses only what Python and JavaScript share: no lookbehind, no named groups, no
+possessive or atomic groups, no inline flags. Matching is case-sensitive unless a rule says
+`"flags": "i"`. Keys and their order are part of the contract with templates/static/triage.js.
+
+What is here, and why it is not in the error records:
+- log prefixes, wrapper lines, engine and release markers: facts about the engines' log formats,
+  the same for every error;
+- generic out-of-memory lines and the steps they are routed by: a bare "CUDA out of memory" names
+  no page by itself; the step it happened in does, and `step_pages` names the page of each step
+  (a page that does not exist yet is skipped, so writing the record is all it takes);
+- extraction regexes: the numbers a reader expects, whatever the error.
+What an error's own wording is (its `pattern`, `triage_patterns`, `triage_weight`) stays in its record.
+"""
+
+from __future__ import annotations
+
+# Scores: a record's own pattern on a line scores HIT; the adjustments below are added to it.
+SCORES = {
+    "hit": 100,
+    # Per character of the matched text, up to `specific_chars_max`: a long literal signature is
+    # more specific than a short one.
+    "specific_per_char": 0.5,
+    "specific_chars_max": 80,
+    # The line states a failure (an exception line, "error:", a fatal log level), or it does not
+    # (a progress line such as "Capturing CUDA graphs" says where a run was, not that it failed).
+    "failure_line": 10,
+    "not_failure_line": -25,
+    # Spread over the paste's lines: later lines are closer to what finally failed.
+    "position_max": 6,
+    # The line only says that something else failed ("Engine core initialization failed").
+    "wrapper_line": -45,
+    # A record's pattern matched only the generic out-of-memory text of the line.
+    "generic_hit": -60,
+    # The record's engine is the one the log was printed by, or another one.
+    "engine_match": 15,
+    "engine_mismatch": -40,
+    # A generic out-of-memory line routed to the page of the step it happened in.
+    "step_routed": 100,
+    # A traceback cut before its exception line, routed by the step its frames show.
+    "step_traceback": 60,
+    # A record of an engine run inside the log's engine (llama.cpp inside Ollama): the hit also
+    # offers the outer engine's page for that failure, at this adjustment to the hit's score.
+    "embedded": 0,
+    # ... or to the engine's default page for an out-of-memory of unknown step.
+    "step_default": 50,
+    # Candidates below this score are not shown (look-alikes, notes that nothing failed).
+    "minimum": 40,
+    # The search page goes straight to the best page when it leads the next by this much.
+    "navigate_margin": 25,
+}
+
+# Log prefixes, tried in this order and repeatedly at the start of each line, so that
+# "(APIServer pid=1) (EngineCore_DP0 pid=2) ERROR 05-12 10:11:12 [core.py:718] " loses all three.
+PREFIXES = [
+    # CI viewers and issue quoting: "--", "  | ", "> ".
+    r"^\s*\|\s",
+    r"^>\s",
+    # docker compose: "vllm-1  | ", "llama.cpp-gpu  | "
+    r"^\s*[A-Za-z0-9][\w.-]*\s+\|\s?",
+    # journald: "Dec 01 12:00:00 host ollama[123]: "
+    r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(\[\d+\])?: ",
+    # ISO timestamps: "[2025-03-10T15:07:20Z] ", "2024-04-27 10:13:05 | ERROR | stderr | "
+    r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z?\]\s?",
+    r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z? \| \w+ \| \w+ \| ",
+    r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z?\s+(\[\w+\]\s*)?",
+    # SGLang: "[2026-07-10 03:27:18 TP0] ", "[TP0] "
+    r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d( [A-Z]+\d+)*\]\s?",
+    r"^\[(TP|DP|PP|EP)\d+( [A-Z]+\d+)*\]\s?",
+    # vLLM process tags: "(EngineCore_DP0 pid=123) ", "(VllmWorker rank=0 pid=10672) ", "[rank0]: "
+    r"^\([A-Za-z_][\w ]*?(rank=\d+ )?pid=\d+\)\s?",
+    r"^\[rank\d+\]:\s?",
+    # vLLM log levels: "ERROR 05-12 10:11:12 [core.py:718] ", old "INFO 04-27 10:11:03 llm_engine.py:70] "
+    r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? (\[[\w.]+:\d+\]|[\w.]+:\d+\])\s?",
+    # llama.cpp's timestamped log: "0.00.951.571 E ", "29.22.825.917 W "
+    r"^\d+\.\d\d\.\d{3}\.\d{3} [DIWE] ",
+    # old llama.cpp server: "[1707364943] "
+    r"^\[\d{9,11}\]\s",
+    # a tab or a shell prompt's stray spaces
+    r"^\t",
+]
+
+# Ollama's slog lines keep only the message and its key=value attributes:
+# time=... level=ERROR source=server.go:1 msg="llama runner terminated" error="..."
+SLOG_LINE = r'^time=\S+ level=([A-Z]+) source=\S+ msg=("((?:[^"\\]|\\.)*)"|(\S+))\s?(.*)$'
+
+# A raw line that continues the line before it (hard-wrapped by a terminal or an issue form):
+# it starts with a lower-case letter, had no log prefix, and is not a log line of its own.
+CONTINUATION = r"^[a-z]"
+NOT_CONTINUATION = r"^([a-z_][\w.]*\s*:|[a-z]+\s+[\w.]+\s*:|[a-z_][\w.]* [=(]|srv |slot |main:|error|usage|load|print_info|llama|ggml|time=|goroutine|panic|pulling|verifying|writing|success)"
+# A previous line at least this long may have been cut by a terminal or an issue form.
+WRAP_WIDTH = 60
+
+# A line that states a failure (its matches are worth more than a line that just logs).
+FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT)"
+
+# Lines that only report that another, earlier failure happened. Matches on them lose to any
+# specific match elsewhere in the paste, but still win when they are all there is.
+WRAPPER_LINES = [
+    r"Engine core initialization failed",
+    r"Engine process failed to start",
+    r"EngineCore failed to start",
+    r"EngineCore hit an exception",
+    r"WorkerProc hit an exception",
+    r"Worker failed with error",
+    r"Scheduler hit an exception",
+    r"Received sigquit from a child process",
+    r"MQEngineDeadError|AsyncEngineDeadError|EngineDeadError",
+    r"llama runner process (has terminated|no longer running)",
+    r"model runner has unexpectedly stopped",
+    r"error starting llama server",
+    r"The above exception was the direct cause",
+]
+
+# Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
+GENERIC_OOM = [
+    r"CUDA out of memory\. Tried to allocate",
+    r"OutOfMemoryError",
+    r"CUDA error: out of memory",
+    r"HIP out of memory",
+    r"cudaMalloc failed: out of memory",
+    r"hipMalloc failed: out of memory",
+    r"\bCUDA out of memory\b",
+    r"Tried to allocate [\d.]+ [GMK]iB",
+    r"failed to allocate CUDA\d* buffer",
+    r"failed to allocate buffer of size",
+    # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
+    # cache update): the step tells which.
+    r"failed to allocate compute buffers",
+]
+
+# Markers of the step a run had reached, with the step's place in the engine's order of startup.
+# The furthest step the paste shows (log lines before the error, frames of its traceback) is
+# where memory ran out: a traceback through capture_model -> _dummy_run is graph capture, not
+# the profile run, because capture comes later.
+STEP_MARKERS = {
+    "vllm": [
+        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights"],
+        # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
+        # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
+        ["sampler_warmup", 0, r"The above exception was the direct cause"],
+        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run"],
+        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid"],
+        ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
+        ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|_dummy_pooler_run"],
+        ["request", 6, r"engine_step|run_engine_loop|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b"],
+    ],
+    "llamacpp": [
+        ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
+        ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
+        ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
+        ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past"],
+    ],
+    "ollama": [
+        ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server"],
+        ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|\bdecode\b|update_slots|ggml_backend_sched_graph_compute|compute graph"],
+    ],
+    "sglang": [
+        ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader"],
+        ["kv_pool", 2, r"init_memory_pool|Memory pool|KV Cache is allocated|profile_max_num_token"],
+        ["attention", 3, r"init_attention_backend"],
+        ["graph_capture", 4, r"init_cuda_graphs|CudaGraphRunner|Capture cuda graph|capture_one_batch|Capture CUDA graph"],
+        ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /"],
+    ],
+}
+
+# The page of each step; a generic out-of-memory line of no known step goes to `default`.
+# A page that is not among the records is skipped.
+STEP_PAGES = {
+    "vllm": {
+        "load_weights": "vllm-weights-oom",
+        "profile_run": "vllm-profile-run-oom",
+        "kv_cache_check": "vllm-max-model-len-error",
+        "graph_capture": "vllm-cudagraph-capture-oom",
+        "sampler_warmup": "vllm-sampler-warmup-oom",
+        "request": "vllm-request-cuda-oom",
+    },
+    "llamacpp": {
+        "weights": "llamacpp-model-load-failed",
+        "kv_cache": "llamacpp-kv-cache-alloc-failed",
+        "context": "llamacpp-context-create-failed",
+        "running": "llamacpp-compute-buffer-failed",
+    },
+    "ollama": {
+        "load": "ollama-llama-server-terminated",
+        "running": "ollama-cuda-oom",
+        "default": "ollama-cuda-oom",
+    },
+    "sglang": {
+        "load_weights": "sglang-cuda-oom",
+        "kv_pool": "sglang-cuda-oom",
+        "attention": "sglang-cuda-oom",
+        "graph_capture": "sglang-cuda-oom",
+        "running": "sglang-cuda-oom",
+        "default": "sglang-cuda-oom",
+    },
+}
+
+# Which engine printed the log: each marker found adds its weight to its engine. Ollama runs
+# llama.cpp inside, so its own markers weigh more than the llama.cpp lines its logs carry.
+ENGINE_MARKERS = {
+    "vllm": [
+        [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
+    ],
+    "llamacpp": [
+        [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info"],
+    ],
+    "ollama": [
+        [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|\"level\":\"ERR\"|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
+    ],
+    "sglang": [
+        [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
+    ],
+}
+
+# An engine that runs another inside it: any marker of the outer engine means the log is its,
+# however many lines the inner engine printed. The inner engine's records are not penalised as
+# another engine's (a llama.cpp setting refused inside Ollama is still that llama.cpp page), but
+# where the outer engine has its own page for an inner failure, a hit also offers that page.
+ENGINE_EMBEDS = {
+    "ollama": {
+        "engine": "llamacpp",
+        "pages": {
+            "llamacpp-model-load-failed": "ollama-llama-server-terminated",
+            "llamacpp-context-create-failed": "ollama-llama-server-terminated",
+            "llamacpp-kv-cache-alloc-failed": "ollama-llama-server-terminated",
+        },
+    },
+}
+
+# A traceback cut before its exception line: it has frames but no line that names an exception.
+TRACEBACK_LINE = r"Traceback \(most recent call last\)|^\s*File \".*\", line \d+, in |^\s*raise \w"
+EXCEPTION_LINE = r"^[A-Za-z_.]*(Error|Exception|Interrupt)\b|^error:"
+
+# The release the log states, per engine: the first group is the release.
+RELEASE_MARKERS = {
+    "vllm": [
+        r"Initializing an? (?:LLM|V1 LLM) engine \(v([0-9][\w.+-]*)\)",
+        r"vLLM API server version ([0-9][\w.+-]*)",
+        r"\bvllm(?: version|==| v)\s?([0-9]+\.[0-9]+[\w.+-]*)",
+    ],
+    "llamacpp": [
+        r"\bbuild(?: =|:) ?([0-9]+ \([0-9a-f]+\))",
+        r"\bversion: ([0-9]+ \([0-9a-f]+\))",
+        r"\b(b[0-9]{4,5})\b",
+    ],
+    "ollama": [
+        r"ollama version(?: is)? ([0-9]+\.[0-9]+[\w.+-]*)",
+        r"\bversion=([0-9]+\.[0-9]+[\w.+-]*)",
+        r"/ollama-([0-9]+\.[0-9]+\.[0-9]+)/",
+    ],
+    "sglang": [
+        r"sglang(?:==| version | v)([0-9]+\.[0-9]+[\w.+-]*)",
+    ],
+}
+
+# Numbers a reader expects from a paste: [key, regex, kind]. The first rule of a key that
+# matches any line wins (rules of a key are in order of preference), and the value is group 1.
+# kinds: int (commas dropped), float, str, mib (group 2 is the unit: GiB, MiB or KiB).
+EXTRACT = [
+    ["model", r"\bmodel='([^']+)'", "str"],
+    ["model", r"\bmodel=\"([^\"]+)\"", "str"],
+    ["gpu_name", r"Device \d+: ([^,]+), compute capability", "str"],
+    ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
+    ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
+    ["gpu_total_gib", r"total capacity of ([\d.]+) GiB", "float"],
+    ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
+    ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
+    ["free_gib", r"Load weight end\..*avail mem=([\d.]+) GB", "float"],
+    ["tensor_parallel_size", r"tensor_parallel_size=(\d+)", "int"],
+    ["max_model_len", r"max seq len \((\d+)\)", "int"],
+    ["max_model_len", r"User-specified max_model_len \((\d+)\)", "int"],
+    ["max_model_len", r"\bmax_model_len=(\d+)", "int"],
+    ["max_model_len", r"\bmax_seq_len=(\d+)", "int"],
+    ["max_model_len", r"Maximum concurrency for ([\d,]+) tokens per request", "int"],
+    ["derived_max_len", r"estimated maximum model length is (\d+)", "int"],
+    ["derived_max_len", r"derived max_model_len \(\w+=(\d+)", "int"],
+    ["kv_cache_dtype", r"kv_cache_dtype=(\w+)", "str"],
+    ["gpu_memory_utilization", r"gpu_memory_utilization=([\d.]+)", "float"],
+    ["gpu_memory_utilization", r"GPU memory utilization(?: is)? \(([\d.]+),", "float"],
+    ["gpu_memory_utilization", r"gpu_memory_utilization \(([\d.]+)\)", "float"],
+    ["model_loading_gib", r"Loading model weights took ([\d.]+) G", "float"],
+    ["model_loading_gib", r"Model loading took ([\d.]+) G", "float"],
+    ["model_loading_gib", r"model weights take ([\d.]+) ?GiB", "float"],
+    ["model_loading_gib", r"Load weight end\..*mem usage=([\d.]+) GB", "float"],
+    ["available_kv_cache_gib", r"available KV cache memory \(([\d.]+) GiB\)", "float"],
+    ["available_kv_cache_gib", r"Available KV cache memory: ([\d.]+) GiB", "float"],
+    ["available_kv_cache_gib", r"memory reserved for KV Cache is ([\d.]+) ?GiB", "float"],
+    ["kv_cache_tokens", r"stored in KV cache \((\d+)\)", "int"],
+    ["kv_cache_tokens", r"GPU KV cache size: ([\d,]+) tokens", "int"],
+    ["kv_cache_tokens", r"KV Cache is allocated\..*#tokens: (\d+)", "int"],
+    ["kv_cache_tokens", r"max_total_num_tokens=(\d+)", "int"],
+    ["num_gpu_blocks", r"# GPU blocks: (\d+)", "int"],
+    ["num_gpu_blocks", r"num_gpu_blocks=(\d+)", "int"],
+    ["max_concurrency", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x", "float"],
+    ["needed_kv_gib", r"([\d.]+) GiB KV cache is needed", "float"],
+    ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
+    ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
+    ["n_ctx", r"\bkv_size = (\d+)", "int"],
+    ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
+    ["n_seq_max", r"\bn_slots = (\d+)", "int"],
+    ["type_k", r"\btype_k = '(\w+)'", "str"],
+    ["kv_buffer_mib", r"KV self size\s*=\s*([\d.]+) MiB", "float"],
+    ["kv_buffer_mib", r"KV buffer size\s*=\s*([\d.]+) MiB", "float"],
+    ["compute_buffer_mib", r"\w+ compute buffer size\s*=\s*([\d.]+) MiB", "float"],
+    ["alloc_mib", r"allocating ([\d.]+) MiB on device", "float"],
+    ["layers_offloaded", r"offloaded (\d+/\d+) layers to GPU", "str"],
+    ["system_memory_required_gib", r"requires more system memory \(([\d.]+) GiB\)", "float"],
+    ["system_memory_required_gib", r"requested model \(([\d.]+) GiB\) is too large", "float"],
+    ["system_memory_available_gib", r"than is available \(([\d.]+) GiB\)", "float"],
+    ["system_memory_available_gib", r"too large for this system \(([\d.]+) GiB\)", "float"],
+    ["request_tokens", r"you requested (\d+) tokens", "int"],
+    ["request_tokens", r"request \((\d+) tokens\)", "int"],
+    ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
+    ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
+    ["request_tokens", r"The input \((\d+) tokens\)", "int"],
+    ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
+    ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
+    ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
+    ["context_tokens", r"exceed_context_size_error.*\"n_ctx\":(\d+)", "int"],
+    ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
+    ["context_tokens", r"context length \((\d+) tokens\)", "int"],
+]
+
+# Everything above in one JSON-serialisable table, in the order triage.js reads it.
+RULES = {
+    "scores": SCORES,
+    "prefixes": PREFIXES,
+    "slog_line": SLOG_LINE,
+    "continuation": CONTINUATION,
+    "not_continuation": NOT_CONTINUATION,
+    "wrap_width": WRAP_WIDTH,
+    "failure_line": FAILURE_LINE,
+    "wrapper_lines": WRAPPER_LINES,
+    "generic_oom": GENERIC_OOM,
+    "step_markers": STEP_MARKERS,
+    "step_pages": STEP_PAGES,
+    "engine_markers": ENGINE_MARKERS,
+    "engine_embeds": ENGINE_EMBEDS,
+    "traceback_line": TRACEBACK_LINE,
+    "exception_line": EXCEPTION_LINE,
+    "release_markers": RELEASE_MARKERS,
+    "extract": EXTRACT,
+}

@@ -1,0 +1,145 @@
+"""plan_pages: one page per URL, titles and descriptions that say the specific thing, no thin twins."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from generator.engine.pairs import compute_results
+from generator.errors import RenderError
+from generator.load import load_dataset
+from generator.plan.pages import check_unique_urls, fill, fill_slots, plan_pages
+
+from ..conftest import FIXTURE_SITE
+
+
+@pytest.fixture(scope="module")
+def fixture_plan():
+    dataset = load_dataset(FIXTURE_SITE)
+    return dataset, plan_pages(dataset, compute_results(dataset), {"*": "2026-11-29"})
+
+
+def test_the_seed_pages_exist(fixture_plan) -> None:
+    _, plan = fixture_plan
+    urls = {p.url for p in plan.pages}
+    assert "/oom/vllm-max-model-len-error/" in urls
+    assert "/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/" in urls
+    assert {"/", "/gpus/rtx-4090/", "/models/qwen2.5-coder-32b-instruct/", "/engines/vllm/"} <= urls
+
+
+def test_pair_title_states_the_engines_number(fixture_plan) -> None:
+    _, plan = fixture_plan
+    pair = next(p for p in plan.pages if p.kind == "pair" and p.url.startswith("/oom/vllm-"))
+    numbers = pair.view["numbers"].vllm
+    assert f"fits {numbers.max_len:,} tokens" in pair.title
+    assert "RTX 4090" in pair.title and "Qwen2.5-Coder-32B" in pair.title
+    assert 50 <= len(pair.description) <= 160
+
+
+def test_titles_and_descriptions_are_unique(fixture_plan) -> None:
+    _, plan = fixture_plan
+    indexable = [p for p in plan.pages if p.indexable]
+    assert len({p.title for p in indexable}) == len(indexable)
+    assert len({p.description for p in indexable}) == len(indexable)
+
+
+def test_prose_quantities_come_from_the_engine(fixture_plan) -> None:
+    _, plan = fixture_plan
+    pair = next(p for p in plan.pages if p.kind == "pair" and p.url.startswith("/oom/vllm-"))
+    numbers = pair.view["numbers"].vllm
+    assert f"{numbers.max_len:,}" in pair.view["triage"]
+    assert "{{" not in pair.view["triage"] + pair.view["cause"]
+
+
+def test_same_numbers_on_two_gpus_is_thin(fixture_plan) -> None:
+    dataset, _ = fixture_plan
+    base = dataset.gpus["rtx-4090"]
+    twins = {
+        gid: base.model_copy(update={"id": gid, "name": name})
+        for gid, name in (("rtx-4090-a", "GeForce RTX 4090 A"), ("rtx-4090-b", "GeForce RTX 4090 B"))
+    }
+    dataset = replace(dataset, gpus=dict(dataset.gpus, **twins))
+    plan = plan_pages(dataset, compute_results(dataset), {"*": "2026-11-29"})
+    pairs = {p.url.split("/")[3]: p for p in plan.pages if p.kind == "pair" and p.url.startswith("/oom/vllm-") and p.url.endswith("-awq/")}
+    # The featured RTX 4090 page runs at its own utilization, so its numbers differ; the twins match each other.
+    assert set(pairs) == {"rtx-4090", "rtx-4090-a", "rtx-4090-b"}
+    assert pairs["rtx-4090-a"].indexable and not pairs["rtx-4090-b"].indexable
+    # Each other build of the model repeats on the twins too, so at least the AWQ page is counted.
+    assert plan.thin_report["same numbers as a sibling GPU"] >= 1
+
+
+def test_two_pages_cannot_claim_one_url(fixture_plan) -> None:
+    _, plan = fixture_plan
+    with pytest.raises(RenderError) as raised:
+        check_unique_urls([plan.pages[0], plan.pages[0]])
+    assert plan.pages[0].url in str(raised.value)
+
+
+def test_fill_and_slots() -> None:
+    assert fill("holds {{ vllm.kv_tokens }} tokens", {"vllm.kv_tokens": "8,192"}) == "holds 8,192 tokens"
+    assert fill_slots("len ({max_model_len}) on {device}", {"max_model_len": "32768"}) == "len (32768) on <device>"
+
+
+def test_a_url_claimed_twice_names_the_records_and_their_files(fixture_plan) -> None:
+    _, plan = fixture_plan
+    page = next(p for p in plan.pages if p.kind == "pair")
+    # Model 'a-b' variant 'c' and model 'a' variant 'b-c' end in the same /a-b-c/ (load refuses that
+    # earlier, with lines; this is the backstop that names where both pages came from).
+    first = replace(page, inputs=("gpu:rtx-4090", "model:a-b", "error:e"))
+    second = replace(page, inputs=("gpu:rtx-4090", "model:a", "error:e"))
+    origins = {"gpu:rtx-4090": "data/gpus.yaml", "model:a-b": "data/models.yaml", "model:a": "data/more-models.yaml", "error:e": "content/errors/e.yaml"}
+    with pytest.raises(RenderError) as raised:
+        check_unique_urls([first, second], origins)
+    (issue,) = raised.value.issues
+    assert issue.path == "data/more-models.yaml"
+    assert "model:a-b in data/models.yaml" in issue.message and "model:a in data/more-models.yaml" in issue.message
+
+
+def test_shipped_catalog_makes_over_a_thousand_distinct_pair_pages() -> None:
+    """Issue 5's bar on the real catalog: 1,000+ indexable pair pages, no two pages with one title
+    or description. Broken links are refused by the build itself (publish.check_pages)."""
+    from ..conftest import REPO
+
+    dataset = load_dataset(REPO)
+    plan = plan_pages(dataset, compute_results(dataset), {"*": "2026-11-29"})
+    indexable = [p for p in plan.pages if p.indexable]
+    assert sum(1 for p in indexable if p.kind == "pair") >= 1000
+    assert len({p.title for p in indexable}) == len(indexable)
+    assert len({p.description for p in indexable}) == len(indexable)
+    assert all(50 <= len(p.description) <= 160 for p in indexable)
+
+
+def _described(plan) -> list[tuple]:
+    """Everything a page renders from, with each view built, for comparing two plans."""
+    return [(p.url, p.template, p.title, p.description, p.kind, p.lastmod, p.breadcrumbs, p.indexable, p.inputs,
+             repr(sorted(dict(p.view).items(), key=lambda item: item[0]))) for p in plan.pages]
+
+
+def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
+    from generator.plan.pages import PlanMemo
+
+    dataset = load_dataset(FIXTURE_SITE)
+    results = compute_results(dataset)
+    dates = {"*": "2026-11-29"}
+    memo = PlanMemo()
+    first = plan_pages(dataset, results, dates, memo)
+    assert _described(first) == _described(plan_pages(dataset, results, dates))
+    again = plan_pages(dataset, results, dates, memo)
+    assert all(a is b for a, b in zip(first.pages, again.pages) if a.kind in ("pair", "gpu", "model"))
+
+    # A featured pair's new intro: that one page is planned again, its siblings are kept.
+    pair = dataset.pairs[0]
+    edited = replace(dataset, pairs=(pair.model_copy(update={"intro": "Another intro."}), *dataset.pairs[1:]))
+    third = plan_pages(edited, results, dates, memo)
+    assert _described(third) == _described(plan_pages(edited, results, dates))
+    fresh = [p.url for a, p in zip(again.pages, third.pages) if a is not p and p.kind == "pair"]
+    assert fresh == [f"/oom/{pair.errors[0]}/{pair.gpu}/{pair.model}-{pair.variant}/"]
+
+    # A later date for a GPU, and numbers computed again: planned afresh, equal to a plan without memo.
+    dated = {"*": "2026-11-30", "gpu:rtx-4090": "2026-11-30"}
+    assert _described(plan_pages(edited, results, dated, memo)) == _described(plan_pages(edited, results, dated))
+    recomputed = compute_results(edited)
+    fourth = plan_pages(edited, recomputed, dated, memo)
+    assert _described(fourth) == _described(plan_pages(edited, recomputed, dated))
+    assert not any(a is b for a, b in zip(third.pages, fourth.pages) if a.kind == "pair")

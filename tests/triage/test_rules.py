@@ -1,0 +1,103 @@
+"""The triage's parts on small inputs, and the rules' portability to JavaScript."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from generator.cli import main
+from generator.triage import RULES, TriageRecord, Wording, detect_engine, normalise, triage
+
+# Python-only regex syntax: lookbehind, named groups, atomic groups, inline flags, possessives.
+NOT_IN_JAVASCRIPT = re.compile(r"\(\?<[=!]|\(\?P|\(\?<\w|\(\?>|\(\?[aiLmsux]|[*+?}]\+|\\[AZz]")
+
+
+def _regexes(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _regexes(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _regexes(item)
+
+
+def test_rules_are_json_and_portable_regexes() -> None:
+    assert json.loads(json.dumps(RULES)) == RULES
+    for pattern in _regexes({k: v for k, v in RULES.items() if k not in ("scores", "step_pages")}):
+        re.compile(pattern)
+        assert not NOT_IN_JAVASCRIPT.search(pattern), pattern
+
+
+def test_normalise_strips_prefixes_and_joins_hard_wraps() -> None:
+    text = "\n".join([
+        "(APIServer pid=1) (EngineCore_DP0 pid=123) ERROR 05-12 10:11:12 [core.py:718] ValueError: boom",
+        "INFO 03-01 12:00:00 [file.py:12] started",
+        "vllm-1  | docker line",
+        "Dec 01 10:00:00 host ollama[123]: journald line",
+        'time=2025-01-01T00:00:00.000Z level=ERROR source=server.go:1 msg="llama runner terminated" error="exit status 2"',
+        "\x1b[31mred\x1b[0m\r",
+        "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 ",
+        "dummy requests. Please try lowering `max_num_seqs`",
+    ])
+    assert normalise(text) == [
+        "ValueError: boom",
+        "started",
+        "docker line",
+        "journald line",
+        'llama runner terminated error="exit status 2"',
+        "red",
+        "RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering `max_num_seqs`",
+    ]
+
+
+def _record(id_: str, engine: str, pattern: str, weight: int = 0) -> TriageRecord:
+    return TriageRecord(id_, engine, id_, (pattern,), weight, (Wording("1.0", "boom {n} here"),))
+
+
+RECORDS = [
+    _record("vllm-weights-oom", "vllm", r"Failed to load model - not enough GPU memory|CUDA out of memory\. Tried to allocate"),
+    _record("vllm-request-cuda-oom", "vllm", r"^$never"),
+    _record("vllm-cudagraph-capture-oom", "vllm", r"Capturing CUDA graphs"),
+    _record("vllm-engine-core-init-failed", "vllm", r"Engine core initialization failed"),
+    _record("vllm-no-cache-blocks", "vllm", r"No available memory for the cache blocks"),
+]
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 44.53 GiB"
+
+
+def test_generic_oom_is_routed_by_its_step() -> None:
+    loading = "ERROR 01-01 00:00:00 [core.py:1]   File \"x.py\", line 1, in load_model\n" + OOM
+    serving = "ERROR 01-01 00:00:00 [core.py:1]   File \"x.py\", line 1, in engine_step\n" + OOM
+    capture = "File \"x.py\", line 1, in capture_model\nFile \"x.py\", line 2, in _dummy_run\n" + OOM + "\nvllm"
+    assert triage(loading, RECORDS).best.id == "vllm-weights-oom"
+    result = triage(serving, RECORDS)
+    assert (result.best.id, result.step, result.best.reason.step) == ("vllm-request-cuda-oom", "request", "request")
+    assert result.numbers["tried_to_allocate_mib"] == 1536.0 and result.numbers["gpu_total_gib"] == 44.53
+    assert triage(capture, RECORDS).best.id == "vllm-cudagraph-capture-oom"
+
+
+def test_a_specific_error_beats_the_wrapper_that_reports_it() -> None:
+    text = "ValueError: No available memory for the cache blocks.\nRuntimeError: Engine core initialization failed. See root cause above."
+    ids = [c.id for c in triage(text, RECORDS).candidates]
+    assert ids == ["vllm-no-cache-blocks", "vllm-engine-core-init-failed"]
+    assert triage("RuntimeError: Engine core initialization failed. See root cause above.", RECORDS).best.id == "vllm-engine-core-init-failed"
+
+
+def test_engine_comes_from_the_log_format() -> None:
+    assert detect_engine("Dec 01 10:00:00 host ollama[123]: llama_new_context_with_model: n_ctx = 2048\nggml_backend_cuda_buffer_type_alloc_buffer") == "ollama"
+    assert detect_engine("llama_new_context_with_model: n_ctx = 2048") == "llamacpp"
+    assert detect_engine("[2026-07-10 03:27:18 TP0] Load weight begin. avail mem=22.71 GB") == "sglang"
+    assert detect_engine("(EngineCore_DP0 pid=1) ERROR 05-12 10:11:12 [core.py:718] x") == "vllm"
+
+
+def test_cli_prints_ranked_pages_and_json(tmp_path, capsys) -> None:
+    paste = tmp_path / "paste.txt"
+    paste.write_text("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`\n", encoding="utf-8")
+    assert main(["triage", str(paste)]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].startswith("1. vllm-no-cache-blocks") and "/oom/vllm-no-cache-blocks/" in out
+    assert main(["triage", str(paste), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["candidates"][0]["id"] == "vllm-no-cache-blocks"
+    assert data["candidates"][0]["reason"]["line_number"] == 1
