@@ -19,9 +19,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
-from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine import sglang
 from generator.engine.geometry import GeometryError, geometry_from_hf_config
+from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine.ollama import answer_ollama_request
 from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
 from generator.engine.vllm import (

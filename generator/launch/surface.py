@@ -285,7 +285,9 @@ SGLANG_VALUES = {
     "--cuda-graph-max-bs-decode": _vllm_int(1),
     "--swa-full-tokens-ratio": _fraction,
 }
-SGLANG_TAKES_VALUE = frozenset(SGLANG_VALUES) | {"--model-path", "--host", "--port", "--served-model-name", "--quantization", "--dtype", "--attention-backend", "--api-key"}
+SGLANG_TAKES_VALUE = frozenset(SGLANG_VALUES) | {
+    "--model-path", "--host", "--port", "--served-model-name", "--quantization", "--dtype", "--attention-backend", "--api-key",
+}
 SGLANG_REMOVED = {"--cuda-graph-max-bs": "--cuda-graph-max-bs is gone at SGLang v0.5.23; use --cuda-graph-max-bs-decode"}
 SGLANG_DEPRECATED = {
     "--disable-cuda-graph": "deprecated at SGLang v0.5.23; use --cuda-graph-backend-decode=disabled",
