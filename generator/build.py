@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import jinja2
+from markupsafe import Markup
 
 import generator.parallel as parallel
 from generator.dates import content_sha, record_dates
@@ -151,7 +152,7 @@ def today_for_build() -> str:
     return datetime.now(tz=timezone.utc).date().isoformat()
 
 
-def site_context(dataset: Dataset, assets: dict[str, str] | None = None) -> dict[str, object]:
+def site_context(dataset: Dataset, assets: dict[str, str] | None = None, css: str = "") -> dict[str, object]:
     return {
         "title": dataset.site.title,
         "tagline": dataset.site.tagline,
@@ -159,6 +160,8 @@ def site_context(dataset: Dataset, assets: dict[str, str] | None = None) -> dict
         "base_url": str(dataset.site.base_url).rstrip("/"),
         # static file name -> /static/name?v=<content hash>, so /static/* can be cached for a year
         "assets": assets or {},
+        # The stylesheet, small enough to sit in every page's <head>: no request blocks the first paint.
+        "css": Markup(css),
     }
 
 
@@ -209,7 +212,8 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
         raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
     static = (*static_files(root), RenderedFile(CATALOG_PATH, catalog_json(dataset)))  # the in-page calculator's data
-    site = site_context(dataset, asset_urls(static))
+    css = next((f.content.decode("utf-8") for f in static if f.path == "static/site.css"), "")
+    site = site_context(dataset, asset_urls(static), css)
     return SitePlan(dataset=dataset, results=results, plan=plan, env=env, site=site, static=static)
 
 

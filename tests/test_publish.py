@@ -181,13 +181,16 @@ def test_site_pages_404_search_about(fixture_build) -> None:
     assert '<form class="paste" action="/search/" method="get"' in home
 
 
-def test_static_urls_carry_a_content_hash(fixture_build, tmp_path: Path) -> None:
+def test_static_urls_carry_a_content_hash_and_the_stylesheet_is_inline(fixture_build, tmp_path: Path) -> None:
     _, files = fixture_build
-    css = re.search(r'href="(/static/site\.css\?v=[0-9a-f]{10})"', _text(files, "index.html")).group(1)
+    script = re.search(r'src="(/static/site\.js\?v=[0-9a-f]{10})"', _text(files, "index.html")).group(1)
+    assert 'rel="stylesheet"' not in _text(files, "index.html")  # nothing blocks the first paint
     root = copy_site(tmp_path / "root")
+    (root / "templates/static/site.js").write_text("// changed\n")
     (root / "templates/static/site.css").write_text("body{color:red}\n")
     rebuilt = {f.path: f.content for f in build_site(root, today=FIXED_TODAY).files}
-    assert css not in _text(rebuilt, "index.html")
+    assert script not in _text(rebuilt, "index.html")
+    assert "<style>body{color:red}\n</style>" in _text(rebuilt, "index.html")
 
 
 # --------------------------------------------------------------------------- search data, llms.txt, _headers

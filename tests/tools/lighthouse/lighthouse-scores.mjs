@@ -1,6 +1,7 @@
 // Usage: node lighthouse-scores.mjs OUT.json URL...
 // Runs Lighthouse (performance, accessibility, best practices, SEO) on each URL in one Chromium and
-// writes {url: {scores: {category: score}, failing: [audit ids below 1 that carry weight]}}.
+// writes {url: {scores: {category: score}, failing: [audit ids below 1 that carry weight],
+// audits: {id: score} for the audits that depend on the page's bytes, not on the machine's speed}}.
 import { writeFileSync } from "node:fs";
 import * as chromeLauncher from "chrome-launcher";
 import lighthouse from "lighthouse";
@@ -8,6 +9,9 @@ import { CHROME_FLAGS, CHROME_PATH } from "./chrome-flags.mjs";
 
 const [out, ...urls] = process.argv.slice(2);
 const categories = ["performance", "accessibility", "best-practices", "seo"];
+// Performance audits decided by what the page is (its bytes, what blocks rendering), whatever the load.
+const byteAudits = ["total-byte-weight", "render-blocking-resources", "render-blocking-insight", "unminified-css",
+  "font-display", "font-display-insight"];
 const chrome = await chromeLauncher.launch({ chromePath: CHROME_PATH, chromeFlags: CHROME_FLAGS });
 const results = {};
 try {
@@ -26,6 +30,7 @@ try {
     results[url] = {
       scores: Object.fromEntries(categories.map((id) => [id, lhr.categories[id].score])),
       failing,
+      audits: Object.fromEntries(byteAudits.filter((id) => lhr.audits[id] && lhr.audits[id].score !== null).map((id) => [id, lhr.audits[id].score])),
       runtimeError: lhr.runtimeError ? lhr.runtimeError.message : null,
     };
   }
