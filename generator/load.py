@@ -517,7 +517,7 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
         try:
             surfaces[engine] = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", "Restore it from shared/reference/"))
+            issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", f"Restore it with git checkout data/surfaces/{name}"))
 
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)

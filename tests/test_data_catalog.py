@@ -1,7 +1,7 @@
 """The shipped GPU and model catalog: complete, sourced, and right on the facts we can check by hand.
 
-Spot values come from ../shared/reference/{gpus,models}.yaml and the sources named in
-data/gpus.yaml and data/models.yaml; each literal below says where it was read.
+Spot values come from the sources named in data/gpus.yaml and data/models.yaml (their *_source
+fields); each literal below says where it was read.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """llama.cpp (llama-server) KV-cache arithmetic, exact to the byte of its `llama_kv_cache: size =` line,
 and the rest of the VRAM picture as a stated estimate.
 
-Facts are from shared/reference/llamacpp-ollama-spec.md §A (llama.cpp master 3f545be, 2026-08-22;
-old formats from c392e50, 2025-02-20). Function and file names in comments are upstream paths.
+Facts are from the llama.cpp source at master 3f545be (2026-08-22; nearest release
+https://github.com/ggml-org/llama.cpp/tree/b10573), old formats from commit c392e50 (2025-02-20,
+https://github.com/ggml-org/llama.cpp/tree/c392e5094deaf2d1a7c18683214f007fad3fe42b). Function and file
+names in comments are upstream paths.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ FLASH_ATTN_AUTO = frozenset({"auto", "-1"})
 
 # llama.cpp architectures whose model builds an interleaved-SWA cache (llama_kv_cache_iswa),
 # with the SWA layer pattern set_swa_pattern(n) uses: is_swa(il) = il % n < n - 1.
-# src/models/gemma2.cpp (2), gemma3.cpp (6), openai-moe.cpp (2), per spec §A1.
+# src/models/gemma2.cpp (2), gemma3.cpp (6), openai-moe.cpp (2), read at master 3f545be.
 SWA_PATTERN_BY_GGUF_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2}
 # From config.json the pattern comes with the layer kinds; cohere2 (Command R7B) builds an iSWA cache too
 # (ggml-org/llama.cpp PR #13194 discussion runs c4ai-command-r7b with and without --swa-full).
@@ -877,7 +879,8 @@ def _largest_fitting(fits: Callable[[int], bool], lo: int, hi: int) -> int:
 
 
 def oom_log_lines(use: GpuUse, budget_bytes: int, model_path: str) -> tuple[str, ...]:
-    """CUDA load failure sequence (spec §A3), assembled from llama.cpp's format strings for the first
+    """CUDA load failure sequence, assembled from llama.cpp's format strings (ggml-cuda.cu, ggml-alloc.c,
+    src/llama-context.cpp, src/llama-model.cpp, common/common.cpp, tools/server at master 3f545be) for the first
     allocation that would not fit: weights (load_tensors), then KV (context), then compute."""
     model = model_path
     tail_ctx = (

@@ -1,8 +1,8 @@
 """Ollama: which context, how many slots, which KV type and flash-attention mode a load gets, what
 Ollama predicts, and what llama-server then really allocates (Ollama >= 0.30 runs llama-server).
 
-Facts are from shared/reference/llamacpp-ollama-spec.md §B (ollama v0.33.0-rc2, fb30760) and
-shared/reference/ollama-env.txt. The KV bytes come from generator.engine.llamacpp.
+Facts are from the Ollama source at https://github.com/ollama/ollama/tree/v0.33.0-rc2 (fb30760): envconfig/config.go,
+server/routes.go, server/sched.go, llm/llama_server.go. The KV bytes come from generator.engine.llamacpp.
 """
 
 from __future__ import annotations
@@ -256,7 +256,8 @@ def processor_text(total_bytes: int, gpu_bytes: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Error texts by version (spec §B3)
+# Error texts by version: llm/llama_server.go, llm/server.go and server/sched.go at v0.33.0-rc2; llm/server.go
+# from v0.12.11; llm/memory.go's offload log before (https://github.com/ollama/ollama at those tags).
 
 
 def error_texts(version: tuple[int, int, int]) -> dict[str, str]:
@@ -415,7 +416,7 @@ def estimate_ollama(
         if result.fits:
             gpu_layers = layout.n_layer + 1 if not pinned else min(num_gpu, layout.n_layer + 1)
         elif pinned or not env.fit:
-            # llama-server cannot move layers: the load fails (spec §B3), and an automatic context retries once.
+            # llama-server cannot move layers: the load fails, and an automatic context retries once.
             gpu_layers = None
             captured = [line for line in result.oom_lines if "cudaMalloc failed" in line or line.startswith("llama_init_from_model:")]
             error_lines = tuple(

@@ -234,8 +234,9 @@ _LARGE_BATCH_NOTE = (
 )
 
 
-# shared/reference/gpus.yaml (conventions.vllm_fp8): the fp8 KV cache is a storage format whose support
-# depends on the attention backend vLLM picks; native FP8 arrives with Ada/Hopper (compute capability 8.9).
+# https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/: the fp8 KV cache is a storage format
+# whose support depends on the attention backend vLLM picks; native FP8 compute arrives with Ada/Hopper
+# (compute capability 8.9, https://docs.vllm.ai/en/v0.32.0/features/quantization/llm_compressor/fp8/).
 _FP8_KV_NOTE = (
     "The fp8 KV cache figures assume vLLM's attention backend on this GPU accepts --kv-cache-dtype fp8; "
     "before compute capability 8.9 that depends on the backend vLLM picks, so check its startup log.",
@@ -693,8 +694,8 @@ def shared(value: object, pool: dict) -> object:
 # Minimum CUDA compute capability vLLM's kernels need for a checkpoint format
 # (QuantizationConfig.get_min_capability): AWQ 75 ("The AWQ kernel only supports Turing or newer
 # GPUs", vllm/model_executor/layers/quantization/awq.py); FP8 75, as weight-only W8A16 through
-# Marlin below 8.9 (docs.vllm.ai v0.32.0 features/quantization/llm_compressor/fp8, cited in
-# shared/reference/gpus.yaml); GPTQ 60. A pair below the minimum gets no vLLM numbers or page.
+# Marlin below 8.9 (https://docs.vllm.ai/en/v0.32.0/features/quantization/llm_compressor/fp8/); GPTQ 60.
+# A pair below the minimum gets no vLLM numbers or page.
 _MIN_CAPABILITY = {"awq": (7, 5), "fp8": (7, 5), "gptq": (6, 0)}
 
 

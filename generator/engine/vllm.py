@@ -1,6 +1,6 @@
 """vLLM's KV-cache capacity at engine start, reproduced block for block (vLLM 0.33.0).
 
-What vLLM does (shared/reference/vllm-kv-spec.md, checked against the vllm-0.33.0 wheel):
+What vLLM does (read in https://github.com/vllm-project/vllm/tree/v0.33.0, checked against the vllm-0.33.0 wheel):
 
 1. Each worker (one per TP rank and PP stage) gets `available` bytes for its KV cache:
    `ceil(total * gpu_memory_utilization)` minus weights, non-torch growth, the activation
@@ -632,7 +632,8 @@ class ErrorTemplate:
     template: str  # str.format fields: max_model_len, max_seq_len, needed, available, estimated_msg
 
 
-# Dated by release wheels (spec §5.2); the needed/available fields are preformatted per row.
+# Dated by the release wheels (the check in vllm/worker/worker.py, then vllm/v1/core/kv_cache_utils.py, then
+# kv_cache_planning.py at each release tag); the needed/available fields are preformatted per row.
 VLLM_ERROR_TEMPLATES: tuple[ErrorTemplate, ...] = (
     ErrorTemplate("no_memory", "v0", (0, 2, 0), (0, 10, 2),
                   "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),

@@ -12,8 +12,9 @@ import re
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
 # llama-server --help for -ctk/-ctv: "allowed values: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1"
-# (shared/reference/llamacpp-ollama-spec.md §A2). This module imports nothing of ours (tests/test_layering.py),
-# so the list is repeated here; tests/launch/test_surface.py checks it equals the engine's.
+# (common/arg.cpp, read at master 3f545be; https://github.com/ggml-org/llama.cpp/blob/b10573/common/arg.cpp).
+# This module imports nothing of ours (tests/test_layering.py), so the list is repeated here;
+# tests/launch/test_surface.py checks it equals the engine's.
 CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
 
 # ---------------------------------------------------------------------------------------------
@@ -69,9 +70,10 @@ def parse_ollama_env(text: str) -> frozenset[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Short aliases. Sources: shared/reference/llamacpp-ollama-spec.md §A2 (table quoting common/arg.cpp
-# at llama.cpp 3f545be) and §C (cheat-sheet, `-m`), §A2 fit logs (`-lv 4`); shared/reference/
-# vllm-kv-spec.md §6 (vLLM 0.33.0: -tp, -pp, -dp, -dcp, -q, -O<n>, -cc).
+# Short aliases. Sources: llama.cpp common/arg.cpp read at master 3f545be
+# (https://github.com/ggml-org/llama.cpp/blob/b10573/common/arg.cpp); vLLM 0.33.0's parser
+# (https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/engine/arg_utils.py: -tp, -pp, -dp, -dcp, -q, -cc)
+# and -O<n> as the optimization level (https://github.com/vllm-project/vllm/pull/26847).
 
 LLAMA_SERVER_SHORT = {
     "-m": "--model",
@@ -126,7 +128,7 @@ def _looks_like_flag(token: str) -> bool:
     return token.startswith("-") and not _INT.match(token) and not re.match(r"^-\d+(\.\d+)?$", token)
 
 
-# llama-server: common/arg.cpp values as spec §A2 states them.
+# llama-server: the --flash-attn values common/arg.cpp accepts (read at master 3f545be).
 FLASH_ATTN_VALUES = ("on", "enabled", "true", "1", "off", "disabled", "false", "0", "auto", "-1")
 
 
@@ -189,7 +191,8 @@ LLAMA_SERVER_TAKES_VALUE = frozenset(LLAMA_SERVER_VALUES) | {
     "--top-k", "--top-p", "--min-p", "--n-predict", "--predict", "--keep", "--threads-batch", "--verbosity",
 }
 
-# vLLM: shared/reference/vllm-kv-spec.md §3.2 (CacheDType) and §6.
+# vLLM 0.33.0: CacheDType in vllm/config/cache.py and QUANTIZATION_METHODS in
+# vllm/model_executor/layers/quantization/__init__.py (https://github.com/vllm-project/vllm/tree/v0.33.0).
 VLLM_KV_CACHE_DTYPES = (
     "auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla", "nvfp4_ds_mla",
     "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc", "octave_k3v4",
@@ -294,7 +297,7 @@ SGLANG_DEPRECATED = {
     "--enable-dp-attention": "deprecated at SGLang v0.5.23",
 }
 
-# Ollama: envconfig readers (shared/reference/ollama-env.txt).
+# Ollama: envconfig readers (Bool uses strconv.ParseBool), https://github.com/ollama/ollama/blob/v0.33.0-rc2/envconfig/config.go.
 _PARSE_BOOL = ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False")
 
 
@@ -322,7 +325,7 @@ OLLAMA_VALUES = {
 }
 # Read by the client (`ollama run`) as well as the server (cmd/cmd.go runCmd env docs).
 OLLAMA_CLIENT_VARS = frozenset({"OLLAMA_HOST", "OLLAMA_NOHISTORY", "OLLAMA_EDITOR"})
-# Per-model / per-request parameters that change memory (spec §B2).
+# Per-model / per-request parameters that change memory (startLlamaServer in Ollama v0.33.0-rc2 llm/llama_server.go).
 OLLAMA_PARAMETERS = {"num_ctx": 1, "num_gpu": -1, "num_batch": 1, "main_gpu": 0}
 
 # ---------------------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ import errno
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -142,4 +144,25 @@ def publish(staging: Staging, out: Path) -> None:
                 os.rename(retired, out)
                 raise
             os.rename(retired, staging.dir)
-    staging.discard()  # the old tree now sits where the new one was staged
+    _remove_in_background(staging)  # the old tree now sits where the new one was staged
+
+
+def _remove_in_background(staging: Staging) -> None:
+    """Remove the replaced tree without making the build wait. It is renamed out of the staging name
+    first; a removal that does not finish (the machine stops) is taken up by a later build."""
+    trash = staging.dir.with_name("trash-" + staging.dir.name.removeprefix("stage-"))
+    try:
+        os.rename(staging.dir, trash)
+    except OSError:
+        shutil.rmtree(staging.dir, ignore_errors=True)
+        return
+    remove_in_background(trash)
+
+
+def remove_in_background(folder: Path) -> None:
+    """Delete folder in a detached process: at 10k pages, deleting 10k folders took seconds on a busy disk."""
+    try:
+        subprocess.Popen([sys.executable, "-c", "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)", str(folder)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -15,6 +15,7 @@ from typing import Iterator
 
 import generator.value_pickle as value_pickle
 from generator.write.guard import STATE_FOLDER
+from generator.write.staging import remove_in_background
 
 # Names an older kvtriage gave its staging, old-copy and undo folders beside the site (tempfile's 8 characters).
 _OLD_LEFTOVER = r"\.{name}\.(new|old|undo)-[a-z0-9_]{{8}}"
@@ -75,12 +76,17 @@ def build_lock(out: Path, wait_note=None) -> Iterator[Path]:
 
 
 def remove_leftovers(out: Path, state: Path) -> list[str]:
-    """Remove what builds that were killed left behind: staging trees in the state folder, and the
-    staging, old-copy and undo folders an older kvtriage kept beside the site. Call with the lock held."""
+    """Remove what earlier builds left behind: staging trees of killed builds and replaced trees not
+    yet removed, in the state folder, and the staging, old-copy and undo folders an older kvtriage
+    kept beside the site. Call with the lock held."""
     removed = []
     for path in sorted(state.glob("stage-*")):
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+    for path in sorted(state.glob("trash-*")):  # may be under way in the background already: never waited for
+        if path.is_dir() and not path.is_symlink():
+            remove_in_background(path)
             removed.append(str(path))
     out = Path(out).resolve()
     pattern = re.compile(_OLD_LEFTOVER.format(name=re.escape(out.name)))

@@ -1,5 +1,5 @@
-"""llama.cpp KV arithmetic against hand-checked tables (shared/reference/llamacpp-ollama-spec.md §A)
-and real logs from public threads (tests/data/llamacpp_real_logs.yaml)."""
+"""llama.cpp KV arithmetic against tables worked by hand from the llama.cpp source (master 3f545be, nearest release
+https://github.com/ggml-org/llama.cpp/tree/b10573) and real logs from public threads (tests/data/llamacpp_real_logs.yaml)."""
 
 from __future__ import annotations
 
@@ -37,18 +37,20 @@ from generator.engine.llamacpp import (
 
 REAL_LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "llamacpp_real_logs.yaml").read_text())["logs"]
 
-# shared/reference/models.yaml Qwen2.5-Coder-32B-Instruct (the spec's worked example geometry).
+# Qwen2.5-Coder-32B-Instruct config.json (copy: https://huggingface.co/ai-team-20/qwen3-coder-480b-3/commit/6e6b0cb69a58fc511a4dbfe5ac908e26dbd27580).
 QWEN_CODER_32B = {
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
     "hidden_size": 5120, "intermediate_size": 27648, "vocab_size": 152064, "max_position_embeddings": 32768,
 }
-# shared/reference/models.yaml gemma-3-27b-it (text config); the spec's Gemma 3 table geometry.
+# gemma-3-27b-it text config, as data/models.yaml cites it: repo google/gemma_pytorch gemma/config.py @014acb7ac456
+# (get_config_for_27b_v3) and transformers configuration_gemma3.py @008f5c8c29be (Gemma3TextConfig defaults).
 GEMMA3_27B = {
     "model_type": "gemma3_text", "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 16,
     "head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504, "vocab_size": 262208,
     "max_position_embeddings": 131072, "sliding_window": 1024, "sliding_window_pattern": 6,
 }
-# shared/reference/models.yaml DeepSeek-V3.
+# DeepSeek-V3 config.json (copy: repo ai-dynamo/aiconfigurator aic-core/src/aiconfigurator_core/model_configs/
+# deepseek-ai--DeepSeek-V3_config.json @095f58a51c4c).
 DEEPSEEK_V3 = {
     "model_type": "deepseek_v3", "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
     "hidden_size": 7168, "intermediate_size": 18432, "vocab_size": 129280, "max_position_embeddings": 163840,
@@ -81,7 +83,7 @@ def test_every_accepted_cache_type_has_a_row_size():
         assert row_size(cache_type, 128) > 0
 
 
-# --- the spec's worked example: Qwen2.5-Coder-32B --------------------------------------------
+# --- worked example: Qwen2.5-Coder-32B --------------------------------------------
 
 def test_worked_example_q8_0_default_parallel_prints_the_observed_lines():
     layout = layout_of(QWEN_CODER_32B)
@@ -213,7 +215,8 @@ def test_gemma3_same_lines_from_gguf_metadata():
 
 
 def test_gpt_oss_alternates_swa_layers():
-    # shared/reference/models.yaml gpt-oss-20b: 24 layers, 8 KV heads x 64, sliding 128, even layers slide.
+    # gpt-oss-20b config.json (copy: repo ai-dynamo/aiconfigurator
+    # aic-core/src/aiconfigurator_core/model_configs/openai--gpt-oss-20b_config.json @095f58a51c4c): 24 layers, 8 KV heads x 64, sliding 128, even layers slide.
     config = {
         "model_type": "gpt_oss", "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8,
         "head_dim": 64, "hidden_size": 2880, "intermediate_size": 2880, "vocab_size": 201088,

