@@ -39,7 +39,7 @@ from generator.schema import (
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # The real CLIs' flag and environment lists every command block is checked against.
-SURFACE_FILES = {"vllm": "vllm-serve-flags.txt", "llamacpp": "llama-server-flags.txt", "ollama": "ollama-env.txt"}
+SURFACE_FILES = {"vllm": "vllm-serve-flags.txt", "sglang": "sglang-server-args.txt", "llamacpp": "llama-server-flags.txt", "ollama": "ollama-env.txt"}
 MAX_DEPTH = 40
 _STANDARD_TAGS = frozenset(
     "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")

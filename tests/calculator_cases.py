@@ -2,7 +2,8 @@
 
 Both engines get the same JSON request; the Python answer comes from the batch API
 (requests.answer_request, and ollama.answer_ollama_request for Ollama, which that API does not
-dispatch yet) with the catalog entries kv.catalog.CatalogLookup resolves.
+dispatch yet) with the catalog entries kv.catalog.CatalogLookup resolves. SGLang requests go through
+requests.answer_sglang_request and kvcalc-sglang.js.
 """
 
 from __future__ import annotations
@@ -58,6 +59,10 @@ def catalog_requests(dataset: Dataset, calc: dict[str, Any]) -> list[dict[str, A
                 key = f"{model['id']}-{variant['id']}"
                 if "vllm" in variant["engines"]:
                     out.append({"engine": "vllm", "model": key, "gpu": gpu_id, "gpu_count": 2})
+                    # The SGLang lines on vLLM pair pages: one card, fp8_e4m3, two cards.
+                    out.append({"engine": "sglang", "model": key, "gpu": gpu_id})
+                    out.append({"engine": "sglang", "model": key, "gpu": gpu_id, "kv_cache_dtype": "fp8_e4m3"})
+                    out.append({"engine": "sglang", "model": key, "gpu": gpu_id, "tensor_parallel_size": 2})
                 else:
                     weights = variant["weights"] / GIB
                     ctx = model["config"]["max_position_embeddings"]
@@ -293,9 +298,50 @@ def random_ollama(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
     return r
 
 
+SGLANG_HYBRID_ARCHS = ["GptOssForCausalLM", "Llama4ForConditionalGeneration", "Gemma4ForCausalLM", "LagunaForCausalLM", "LlamaForCausalLM"]
+
+
+def random_sglang(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
+    r: dict[str, Any] = {"engine": "sglang", **_model_or_config(rng, calc, "vllm")}
+    if "hf_config" in r:
+        config = r["hf_config"]
+        if rng.random() < 0.4:
+            config["architectures"] = [rng.choice(SGLANG_HYBRID_ARCHS)]
+        if config.get("kv_lora_rank") and rng.random() < 0.3:
+            config["index_head_dim"] = rng.choice([64, 128])
+        if rng.random() < 0.1:
+            config["v_head_dim"] = rng.choice([64, 128, 256])
+        if rng.random() < 0.1:
+            config.update(swa_num_key_value_heads=rng.choice([1, 4]), swa_head_dim=rng.choice([64, 128]))
+    roll = rng.random()
+    if roll < 0.75:
+        _gpu(rng, calc, r)
+    elif roll < 0.95:
+        r["kv_cache_memory_bytes"] = rng.choice([2 * GIB, 10**9, "8G", "12g", "1.5g", 0, 46611 * 65536, rng.randint(0, 60 * GIB)])
+    if rng.random() < 0.4:
+        r["weights_gib"] = rng.choice([0.5, 4.0, 7.5, 15.2, 19.33, 65.0, 140.0])
+    if rng.random() < 0.5:
+        r["mem_fraction_static"] = rng.choice([0.5, 0.7, 0.85, 0.88, 0.9, 0.95, 1.0, round(rng.uniform(0.3, 1.0), 3), 1.2])
+    if rng.random() < 0.5:
+        r["kv_cache_dtype"] = rng.choice(["auto", "fp8_e4m3", "fp8_e5m2", "bf16", "bfloat16", "mxfp8", "nvfp4", "fp8"])
+    if rng.random() < 0.5:
+        r["context_length"] = rng.choice([0, 2048, 8192, 32768, 131072, rng.randint(1, 200000), "32k", "16K"])
+    if rng.random() < 0.4:
+        r["tensor_parallel_size"] = rng.choice([1, 2, 4, 8, 3, 0, -1])
+    if rng.random() < 0.25:
+        r["page_size"] = rng.choice([1, 16, 64, 128, -1])
+    if rng.random() < 0.15:
+        r["max_total_tokens"] = rng.choice([1000, 50000, 10**7, -5])
+    if rng.random() < 0.15:
+        r["swa_full_tokens_ratio"] = rng.choice([0.1, 0.5, 0.8, 1.0, 1.5])
+    if rng.random() < 0.15:
+        r["sglang_version"] = rng.choice(["0.5.23", "0.5.15", "0.5.5", "0.4.9", "0.4.3", "v0.4.3.post4", "latest"])
+    return r
+
+
 def random_requests(calc: dict[str, Any], count: int, seed: int = SEED) -> list[dict[str, Any]]:
     rng = random.Random(seed)
-    makers = [random_vllm] * 6 + [random_llamacpp] * 2 + [random_ollama] * 2
+    makers = [random_vllm] * 6 + [random_llamacpp] * 2 + [random_ollama] * 2 + [random_sglang] * 3
     out = []
     for n in range(count):
         request = rng.choice(makers)(rng, calc)

@@ -12,7 +12,7 @@ from typing import Mapping
 
 # Bump when any engine's arithmetic changes: it invalidates incremental builds and moves
 # the pages' dateModified, since their numbers may have changed.
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"  # 2: SGLang numbers on vLLM pairs
 
 # The result classes are slotted: a catalog of 100k pages holds ~150k of each, and a __dict__ per
 # instance would double their memory.
@@ -128,6 +128,35 @@ class OllamaNumbers:
 
 @_pickled_as_calls
 @dataclass(frozen=True, slots=True)
+class SglangOption:
+    """One `python -m sglang.launch_server` configuration and the pool SGLang would size for it."""
+
+    lever: str  # schema Lever id: clamp-context, fp8-kv, tensor-parallel
+    tp: int
+    kv_cache_dtype: str  # auto | fp8_e4m3
+    mem_fraction_static: float  # SGLang 0.5.23's own default for this GPU and TP, passed explicitly
+    kv_bytes_per_token: float  # one rank
+    tokens: int  # max_total_num_tokens, estimated
+    context_length: int  # the --context-length the command passes: min(model's, pool)
+    fits_full: bool  # the pool holds the model's whole context
+    log_line: str  # the "KV Cache is allocated" line SGLang would print
+
+
+@_pickled_as_calls
+@dataclass(frozen=True, slots=True)
+class SglangNumbers:
+    release: str
+    config_context_len: int
+    weights_bytes: int  # the whole checkpoint; each rank loads weights_bytes / tp
+    pre_model_load_gb: float  # estimated: GPU total less startup_overhead_gb
+    startup_overhead_gb: float
+    options: tuple[SglangOption, ...]  # the ones that start, best first
+    error: str | None  # what SGLang raises on one GPU at its default fraction, when it does not start
+    assumptions: tuple[str, ...]
+
+
+@_pickled_as_calls
+@dataclass(frozen=True, slots=True)
 class PairNumbers:
     gpu: str
     model: str
@@ -139,6 +168,7 @@ class PairNumbers:
     llamacpp: LlamaNumbers | None
     ollama: OllamaNumbers | None
     scenarios: tuple[str, ...]  # the error scenarios this pair hits under default settings
+    sglang: SglangNumbers | None = None  # beside vLLM: the same checkpoint under SGLang
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -155,8 +185,9 @@ from dataclasses import replace  # noqa: E402
 
 from generator.engine import llamacpp as llama  # noqa: E402
 from generator.engine import ollama  # noqa: E402
+from generator.engine import sglang  # noqa: E402
 from generator.engine import vllm  # noqa: E402
-from generator.engine.geometry import geometry_from_hf_config  # noqa: E402
+from generator.engine.geometry import GeometryError, geometry_from_hf_config  # noqa: E402
 from generator.schema import Dataset, Gpu, Model, ModelVariant, Pair  # noqa: E402
 
 MIB = 1024**2
@@ -414,6 +445,68 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     )
 
 
+# The budget estimate itself is stated next to the SGLang commands (pages.sglang_note).
+_SGLANG_NOTES = (
+    "SGLang does not refuse to start when its pool is shorter than --context-length; it warns, then rejects each request "
+    "whose input reaches the pool. The SGLang commands pass a --context-length the estimated pool holds.",
+)
+
+
+def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | None:
+    """SGLang (generator/engine/sglang.py) for a checkpoint vLLM also serves: the pool at SGLang's
+    default --mem-fraction-static on one card, with fp8_e4m3, and on two cards."""
+    total = gpu_total_bytes(gpu)
+    smi_mib = gpu.nvidia_smi_total_mib or total / MIB  # SGLang reads nvidia-smi memory.total for its default
+    try:
+        geometry = geometry_from_hf_config(config)
+        context = vllm.derive_max_model_len(config).value
+        mla = geometry.mla is not None
+
+        def option(lever: str, tp: int, dtype: str) -> SglangOption | None:
+            fraction = sglang.default_mem_fraction_static(smi_mib, tp=tp, mla=mla).mem_fraction_static
+            try:
+                result = sglang.plan(config, tp=tp, kv_cache_dtype=dtype, gpu_total_bytes=total,
+                                     weights_gb=weights / tp / sglang.GB, mem_fraction_static=fraction, context_len=context)
+            except sglang.SglangInputError as exc:
+                errors[(tp, dtype)] = str(exc)
+                return None
+            line = next((line for line in result.log_lines if "KV Cache is allocated" in line), "")
+            return SglangOption(lever, tp, dtype, fraction, result.kv_bytes_per_token, result.max_total_num_tokens,
+                                min(context, result.max_total_num_tokens), bool(result.context_fits), line)
+
+        errors: dict[tuple[int, str], str] = {}
+        chosen: list[SglangOption] = []
+        auto = option("clamp-context", 1, "auto")
+        if auto is not None:
+            chosen.append(auto)
+        if auto is None or not auto.fits_full:
+            fp8 = option("fp8-kv", 1, "fp8_e4m3")
+            if fp8 is not None and (auto is None or fp8.context_length > auto.context_length):
+                chosen.append(fp8)
+        if not any(o.fits_full for o in chosen):
+            two = option("tensor-parallel", 2, "auto")
+            if two is not None and not two.fits_full:
+                two = option("tensor-parallel", 2, "fp8_e4m3") or two
+            if two is not None and two.context_length > max((o.context_length for o in chosen), default=0):
+                chosen.append(two)
+    except (sglang.SglangInputError, GeometryError):
+        return None  # a geometry the SGLang engine does not size: no SGLang section
+    notes = _SGLANG_NOTES
+    if any(o.kv_cache_dtype != "auto" for o in chosen) and _capability(gpu) is not None and _capability(gpu) < (8, 9):
+        notes += ("The fp8_e4m3 KV cache figures assume SGLang's attention backend on this GPU accepts it; before compute "
+                  "capability 8.9 there is no native FP8, so check its startup log.",)
+    return SglangNumbers(
+        release=sglang.RELEASE,
+        config_context_len=context,
+        weights_bytes=weights,
+        pre_model_load_gb=round(total / sglang.GB - sglang.STARTUP_OVERHEAD_GB, 2),
+        startup_overhead_gb=sglang.STARTUP_OVERHEAD_GB,
+        options=tuple(chosen),
+        error=errors.get((1, "auto")),
+        assumptions=notes,
+    )
+
+
 def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, layout: llama.KvLayout) -> LlamaNumbers:
     total = gpu_total_bytes(gpu)
     # The reader asked for the model's whole context with one slot: `-c N -np 1`.
@@ -517,7 +610,7 @@ def _llama_scenario(numbers: LlamaNumbers, total: int) -> str | None:
 def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -> PairNumbers:
     work = _work(model, variant)
     weights, estimated, basis = work.weights
-    vllm_numbers = llama_numbers = ollama_numbers = None
+    vllm_numbers = llama_numbers = ollama_numbers = sglang_numbers = None
     scenarios: list[str] = []
     if "vllm" in variant.engines:
         smaller = []
@@ -533,6 +626,7 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
             vllm_numbers = replace(vllm_numbers, error=None)
         if scenario:
             scenarios.append(scenario)
+        sglang_numbers = _sglang_numbers(gpu, work.config, weights)
     else:
         # One layout for both engines and every GPU: it keeps what sizing its cache derives (KvLayout._memo).
         layout = work.layout
@@ -556,6 +650,7 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         llamacpp=llama_numbers,
         ollama=ollama_numbers,
         scenarios=tuple(scenarios),
+        sglang=sglang_numbers,
     )
 
 

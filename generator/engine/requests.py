@@ -19,10 +19,22 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Mapping
 
+from generator.engine import sglang
+from generator.engine.geometry import GeometryError, geometry_from_hf_config
 from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine.ollama import answer_ollama_request
 from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
-from generator.engine.vllm import GiB, VllmInputError, VllmInputs, VllmResult, plan_vllm, serve_command, vllm_remediation
+from generator.engine.vllm import (
+    GiB,
+    VllmInputError,
+    VllmInputs,
+    VllmResult,
+    derive_max_model_len,
+    plan_vllm,
+    serve_command,
+    vllm_remediation,
+    weight_shape,
+)
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,7 @@ _REQUEST_KIND = {
     "gpu_count": "gpus", "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "block_size": "count",
     "kv_cache_memory_bytes": "bytes", "available_kv_cache_bytes": "bytes", "max_num_batched_tokens": "tokens",
     "max_num_seqs": "count",
+    "page_size": "count", "context_length": "tokens", "max_total_tokens": "tokens",  # SGLang
 }
 # A batch is answered in one process: at most this many requests, each at most this big as JSON.
 MAX_REQUESTS = 1_000
@@ -241,6 +254,125 @@ def answer_vllm_request(request: Mapping[str, Any], models: Mapping[str, Any] | 
     return answer
 
 
+SGLANG_KEYS = frozenset({
+    "engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length",
+    "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib",
+    "max_total_tokens", "swa_full_tokens_ratio", "sglang_version",
+})
+MiB = 1 << 20
+
+
+def _weights_bytes(hf_config: Mapping[str, Any]) -> int:
+    """Parameters x bits from config.json (the same estimate vLLM pages use when no checkpoint size is on record)."""
+    geometry = geometry_from_hf_config(hf_config)
+    return weight_shape(hf_config, geometry).total_bytes(geometry.num_layers)
+
+
+def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """SGLang's KV pool for one rank (generator/engine/sglang.py, release 0.5.23 by default).
+
+    The budget is `kv_cache_memory_bytes` (one rank's pool) when given; otherwise it is estimated
+    from the GPU's total, the weights per rank and `mem_fraction_static` (default: SGLang's own
+    default for that GPU), and the answer says `budget_estimated: true`."""
+    unknown = sorted(set(request) - SGLANG_KEYS)
+    if unknown:
+        raise RequestError(f"unknown key(s) {', '.join(map(repr, unknown))}; use the long flags of `kvtriage kv sglang` in snake_case")
+    if ("model" in request) == ("hf_config" in request):
+        raise RequestError("give exactly one of model or hf_config")
+    weights_bytes = None
+    if "model" in request:
+        entry = _entry(models, str(request["model"]), "model")
+        hf_config = _field(entry, "hf_config")
+        weights_bytes = _field(entry, "weights_bytes")
+    else:
+        hf_config = request["hf_config"]
+    if not isinstance(hf_config, Mapping):
+        raise RequestError("hf_config must be the config.json object")
+    weights_gib = _positive_float(request, "weights_gib")
+    if weights_gib is not None:
+        weights_bytes = round(weights_gib * GiB)
+    if "gpu" in request and "gpu_memory_gib" in request:
+        raise RequestError("give gpu or gpu_memory_gib, not both")
+    total = None
+    if "gpu" in request:
+        total = _field(_entry(gpus, str(request["gpu"]), "gpu"), "total_bytes")
+    elif "gpu_memory_gib" in request:
+        total = round(_positive_float(request, "gpu_memory_gib") * GiB)
+
+    tp = _optional_int(request, "tensor_parallel_size") or 1
+    page_size = _optional_int(request, "page_size") or 1
+    if tp < 1:
+        raise RequestError(f"tensor_parallel_size must be at least 1, got {tp}")
+    kv_cache_dtype = request.get("kv_cache_dtype", "auto")
+    if not isinstance(kv_cache_dtype, str):
+        raise RequestError(f"kv_cache_dtype must be a string, got {kv_cache_dtype!r}")
+    release = str(request.get("sglang_version") or sglang.RELEASE)
+    ratio = _positive_float(request, "swa_full_tokens_ratio")
+    context_len = _optional_int(request, "context_length", human=True)
+    if context_len is None:
+        context_len = derive_max_model_len(hf_config).value
+    elif context_len < 1:
+        raise RequestError(f"context_length must be at least 1, got {context_len}")
+    budget = _optional_int(request, "kv_cache_memory_bytes", human=True)
+    if budget is not None and budget < 0:
+        raise RequestError(f"kv_cache_memory_bytes must not be negative, got {budget}")
+    fraction = _positive_float(request, "mem_fraction_static")
+    max_total_tokens = _optional_int(request, "max_total_tokens")
+
+    common = dict(tp=tp, kv_cache_dtype=kv_cache_dtype, page_size=page_size, max_total_tokens=max_total_tokens,
+                  context_len=context_len, release=release,
+                  swa_full_tokens_ratio=ratio if ratio is not None else sglang.DEFAULT_SWA_FULL_TOKENS_RATIO)
+    weights_per_rank = None
+    if budget is None:
+        if total is None:
+            raise RequestError("give kv_cache_memory_bytes, or a gpu / gpu_memory_gib to estimate it from")
+        if weights_bytes is None:
+            weights_bytes = _weights_bytes(hf_config)
+        weights_per_rank = weights_bytes / tp
+        if fraction is None:
+            mla = geometry_from_hf_config(hf_config).mla is not None
+            fraction = sglang.default_mem_fraction_static(total / MiB, tp=tp, mla=mla).mem_fraction_static
+        common.update(gpu_total_bytes=total, weights_gb=weights_per_rank / sglang.GB, mem_fraction_static=fraction)
+    else:
+        common.update(kv_cache_bytes=budget, mem_fraction_static=fraction)
+    try:
+        result = sglang.plan(hf_config, **common)
+    except sglang.SglangInputError as exc:
+        message = str(exc)
+        if not (message.startswith(sglang.NOT_ENOUGH_MEMORY) or message.startswith("Loaded weights leave")):
+            raise RequestError(message) from None
+        # SGLang itself refuses to start: an answer, not a bad request.
+        return {"starts": False, "error": message, "kv_cache_tokens": 0, "sglang_version": release,
+                "tensor_parallel_size": tp, "kv_cache_dtype": kv_cache_dtype, "mem_fraction_static": fraction,
+                "context_length": context_len, "weights_bytes_per_rank": weights_per_rank,
+                "budget_estimated": budget is None}
+    allocated = [line for line in result.log_lines if "KV Cache is allocated" in line]
+    return {
+        "starts": True,
+        "kv_cache_tokens": result.max_total_num_tokens,
+        "kv_bytes_per_token": result.kv_bytes_per_token,
+        "log_line": allocated[0] if allocated else None,
+        "log_lines": list(result.log_lines),
+        "kv_cache_memory_bytes": result.kv_cache_bytes,
+        "budget_estimated": result.budget_estimated,
+        "swa_kv_cache_tokens": result.swa_max_total_num_tokens,
+        "pool_kind": result.kind,
+        "k_size_gb": result.k_size_gb,
+        "v_size_gb": result.v_size_gb,
+        "kv_size_gb": result.kv_size_gb,
+        "context_length": context_len,
+        "max_req_input_len": result.max_req_input_len,
+        "context_fits": result.context_fits,
+        "sglang_version": result.release,
+        "tensor_parallel_size": tp,
+        "kv_cache_dtype": kv_cache_dtype,
+        "page_size": page_size,
+        "mem_fraction_static": fraction,
+        "weights_bytes_per_rank": weights_per_rank,
+        "startup_overhead_gb": sglang.STARTUP_OVERHEAD_GB if result.budget_estimated else None,
+    }
+
+
 def _gguf_engine(answer):
     """Adapt llama.cpp's and Ollama's keyword-style answer functions to (request, models, gpus)."""
 
@@ -257,6 +389,7 @@ ENGINES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any] | None, Mappin
     "vllm": answer_vllm_request,
     "llamacpp": _gguf_engine(answer_llamacpp_request),
     "ollama": _gguf_engine(answer_ollama_request),
+    "sglang": answer_sglang_request,
 }
 
 
@@ -271,7 +404,7 @@ def answer_request(request: Mapping[str, Any], models: Mapping[str, Any] | None 
         return {**echo, "error_input": f"unknown engine {engine!r}; use one of {', '.join(sorted(ENGINES))}"}
     try:
         answer = handler(request, models, gpus)
-    except (RequestError, VllmInputError) as exc:
+    except (RequestError, VllmInputError, GeometryError, sglang.SglangInputError) as exc:
         return {**echo, "engine": engine, "error_input": str(exc)}
     return {**echo, "engine": engine, **answer}
 

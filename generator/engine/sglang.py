@@ -181,6 +181,18 @@ def kv_dtype_bytes(kv_cache_dtype: str, geometry: Geometry) -> int:
     raise SglangInputError(f"--kv-cache-dtype {kv_cache_dtype!r} is not one of {', '.join(KV_CACHE_DTYPES)}")
 
 
+# What "KV Cache is allocated. dtype: X" prints at 0.5.15+: the pool's torch dtype (self.dtype), e.g.
+# "dtype: torch.float8_e4m3fn" in a real log with --kv-cache-dtype fp8_e4m3.
+_TORCH_KV_DTYPES = {"bf16": "torch.bfloat16", "bfloat16": "torch.bfloat16", "fp8_e4m3": "torch.float8_e4m3fn", "fp8_e5m2": "torch.float8_e5m2"}
+_TORCH_MODEL_DTYPES = {"bfloat16": "torch.bfloat16", "float16": "torch.float16", "float32": "torch.float32"}
+
+
+def kv_torch_dtype(kv_cache_dtype: str, geometry: Geometry) -> str:
+    if kv_cache_dtype == "auto":
+        return _TORCH_MODEL_DTYPES.get(geometry.dtype, "torch.bfloat16")
+    return _TORCH_KV_DTYPES.get(kv_cache_dtype, "torch.bfloat16")
+
+
 def num_kv_heads(total_kv_heads: int, tp: int) -> int:
     """ModelConfig.get_num_kv_heads: heads split over TP, at least one per rank."""
     return max(1, total_kv_heads // tp)
@@ -525,7 +537,7 @@ class SglangResult:
     kv_size_gb: float | None
     log_lines: tuple[str, ...]
     max_req_input_len: int | None  # None without a context length
-    context_fits: bool | None  # a request of context_len - 1 input tokens is admitted
+    context_fits: bool | None  # the pool holds context_len tokens, so only the context length limits a request
     budget_estimated: bool  # the budget came from a GPU total and STARTUP_OVERHEAD_GB
 
 
@@ -549,7 +561,8 @@ def plan(
     """SGLang's pool for one rank from either its KV budget (`kv_cache_bytes`) or the free
     memory before loading (`pre_model_load_gb`, or `gpu_total_bytes` less the empirical
     startup overhead) plus `weights_gb` and `mem_fraction_static`."""
-    cell = cell_size(hf_config, kv_cache_dtype=kv_cache_dtype, tp=tp, swa_full_tokens_ratio=swa_full_tokens_ratio)
+    geometry = geometry_from_hf_config(hf_config)
+    cell = cell_size(hf_config, kv_cache_dtype=kv_cache_dtype, tp=tp, swa_full_tokens_ratio=swa_full_tokens_ratio, geometry=geometry)
     estimated = False
     if kv_cache_bytes is not None:
         pool = pool_from_bytes(cell, kv_cache_bytes, page_size=page_size, max_total_tokens=max_total_tokens)
@@ -584,8 +597,10 @@ def plan(
         k_size_gb=None if mla else round(pool.k_size_gb, 2),
         v_size_gb=None if mla else round(pool.v_size_gb, 2),
         kv_size_gb=round(pool.kv_size_gb, 2) if mla else None,
-        log_lines=pool.log_lines(release),
+        log_lines=pool.log_lines(release, kv_torch_dtype(kv_cache_dtype, geometry)),
         max_req_input_len=limit,
-        context_fits=None if limit is None else limit >= context_len - 1,
+        # min(context_len - 1, pool - 1) - 5: the pool is not the binding term when pool >= context_len
+        # (v0.5.23 warns "KV pool holds N tokens, fewer than --context-length M" otherwise).
+        context_fits=None if limit is None else pool.max_total_num_tokens >= context_len,
         budget_estimated=estimated,
     )

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from generator.engine import geometry as geo
-from generator.engine import llamacpp, ollama, vllm
+from generator.engine import llamacpp, ollama, sglang, vllm
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
 from generator.schema import Dataset
 
@@ -102,6 +102,23 @@ def ollama_constants() -> dict[str, Any]:
     }
 
 
+def sglang_constants() -> dict[str, Any]:
+    """generator/engine/sglang.py's tables for kvcalc-sglang.js."""
+    return {
+        "release": sglang.RELEASE,
+        "startup_overhead_gb": sglang.STARTUP_OVERHEAD_GB,
+        "kv_dtype_bytes": dict(sglang.KV_CACHE_DTYPE_BYTES),
+        "kv_dtypes": list(sglang.KV_CACHE_DTYPES),
+        "hybrid_swa_archs": sorted(sglang.HYBRID_SWA_ARCHITECTURES),
+        "default_swa_ratio": sglang.DEFAULT_SWA_FULL_TOKENS_RATIO,
+        "dsa_quant_block": sglang.DSA_QUANT_BLOCK_SIZE,
+        "dsa_rope_bytes": sglang.DSA_ROPE_STORAGE_BYTES,
+        "torch_kv_dtypes": dict(sglang._TORCH_KV_DTYPES),
+        "torch_model_dtypes": dict(sglang._TORCH_MODEL_DTYPES),
+        "not_enough_memory": sglang.NOT_ENOUGH_MEMORY,
+    }
+
+
 def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
     """GPUs, models with their config.json subset and variants, and the engine constants."""
     gpus = [[gpu.id, gpu.name, gpu_total_bytes(gpu)] for gpu in dataset.gpus.values()]
@@ -134,6 +151,7 @@ def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
         "vllm": vllm_constants(),
         "llamacpp": llamacpp_constants(),
         "ollama": ollama_constants(),
+        "sglang": sglang_constants(),
     }
 
 

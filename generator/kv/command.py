@@ -1,6 +1,7 @@
 """`kvtriage kv`: the KV-capacity calculator on the command line.
 
     kvtriage kv vllm --model ID | --hf-config config.json [--gpu ID | --gpu-memory-gib X] ...
+    kvtriage kv sglang --model ID | --hf-config config.json [--gpu ID | --gpu-memory-gib X | --kv-cache-memory-bytes N] ...
     kvtriage kv --input requests.json            # a JSON list in, a JSON list out, in order
 
 The caller (cli.py) hands `run_kv` a catalog lookup, any object with two methods:
@@ -57,7 +58,7 @@ class _LookupMapping(Mapping[str, Any]):
 
 
 def add_kv_parser(subparsers: Any) -> None:
-    kv = subparsers.add_parser("kv", help="how many tokens fit in the KV cache (vLLM), and what fixes it")
+    kv = subparsers.add_parser("kv", help="how many tokens fit in the KV cache (vLLM, SGLang), and what fixes it")
     kv.add_argument("--input", metavar="REQUESTS.json", help="answer a JSON list of requests; prints a JSON list")
     engines = kv.add_subparsers(dest="kv_engine", metavar="ENGINE")
     vllm = engines.add_parser("vllm", help="what `vllm serve` computes at startup")
@@ -82,6 +83,25 @@ def add_kv_parser(subparsers: Any) -> None:
     vllm.add_argument("--vllm-version", metavar="V", help="release to emulate (default 0.33.0)")
     vllm.add_argument("--json", action="store_true", help="print the answer as JSON")
 
+    sg = engines.add_parser("sglang", help="the KV pool `python -m sglang.launch_server` sizes at startup")
+    source = sg.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="model id from data/models.yaml")
+    source.add_argument("--hf-config", metavar="config.json", help="a Hugging Face config.json file")
+    gpu = sg.add_mutually_exclusive_group()
+    gpu.add_argument("--gpu", help="GPU id from data/gpus.yaml")
+    gpu.add_argument("--gpu-memory-gib", type=float, metavar="X", help="total GPU memory as CUDA reports it, in GiB")
+    sg.add_argument("--tensor-parallel-size", "--tp-size", "-tp", dest="tensor_parallel_size", type=int, metavar="N")
+    sg.add_argument("--context-length", metavar="N", help="tokens (default: the model's, from config.json)")
+    sg.add_argument("--kv-cache-dtype", metavar="D", help="auto (default), fp8_e4m3, fp8_e5m2, bf16")
+    sg.add_argument("--page-size", type=int, metavar="N")
+    sg.add_argument("--mem-fraction-static", type=float, metavar="F", help="default: SGLang 0.5.23's own for this GPU")
+    sg.add_argument("--kv-cache-memory-bytes", metavar="N", help="bytes one rank's pool gets (8G = 8 GiB); skips the GPU estimate")
+    sg.add_argument("--weights-gib", type=float, metavar="W", help="checkpoint size in GiB (default: catalog, else parameters x bits)")
+    sg.add_argument("--max-total-tokens", type=int, metavar="N")
+    sg.add_argument("--swa-full-tokens-ratio", type=float, metavar="R")
+    sg.add_argument("--sglang-version", metavar="V", help="release whose log lines to print (default 0.5.23)")
+    sg.add_argument("--json", action="store_true", help="print the answer as JSON")
+
 
 _VLLM_FLAGS = (
     "model", "gpu", "gpu_memory_gib", "gpu_count", "tensor_parallel_size", "pipeline_parallel_size",
@@ -90,17 +110,26 @@ _VLLM_FLAGS = (
 )
 
 
+_SGLANG_FLAGS = (
+    "model", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length", "kv_cache_dtype", "page_size",
+    "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib", "max_total_tokens", "swa_full_tokens_ratio",
+    "sglang_version",
+)
+
+
 def request_from_args(args: argparse.Namespace) -> dict[str, Any]:
     """The batch-API request the flags describe (reads --hf-config from disk)."""
-    request: dict[str, Any] = {"engine": "vllm"}
-    for name in _VLLM_FLAGS:
+    engine = getattr(args, "kv_engine", None) or "vllm"
+    request: dict[str, Any] = {"engine": engine}
+    for name in _SGLANG_FLAGS if engine == "sglang" else _VLLM_FLAGS:
         value = getattr(args, name, None)
         if value is not None:
             request[name] = value
     if getattr(args, "hf_config", None):
         request["hf_config"] = json.loads(Path(args.hf_config).read_text(encoding="utf-8"))
-    if isinstance(request.get("max_model_len"), str) and request["max_model_len"].lstrip("-").isdigit():
-        request["max_model_len"] = int(request["max_model_len"])
+    for key in ("max_model_len", "context_length"):
+        if isinstance(request.get(key), str) and request[key].lstrip("-").isdigit():
+            request[key] = int(request[key])
     return request
 
 
@@ -150,6 +179,30 @@ def format_vllm_answer(answer: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_sglang_answer(answer: Mapping[str, Any]) -> str:
+    """The human-readable SGLang report: the pool, the log line, the context it serves."""
+    if "error_input" in answer:
+        return f"error: {answer['error_input']}"
+    lines = [f"SGLang {answer['sglang_version']}: context-length {answer['context_length']:,}, "
+             f"kv-cache-dtype {answer['kv_cache_dtype']}, TP {answer['tensor_parallel_size']}"
+             + (f", mem-fraction-static {answer['mem_fraction_static']}" if answer.get("mem_fraction_static") is not None else "")]
+    if answer.get("weights_bytes_per_rank") is not None:
+        lines.append(f"Weights per rank: {_gib(answer['weights_bytes_per_rank'])}")
+    if not answer["starts"]:
+        lines += ["", "Does not start. SGLang raises:", f"  {answer['error']}"]
+        return "\n".join(lines)
+    estimated = " (estimated from the GPU total less a measured startup overhead)" if answer["budget_estimated"] else ""
+    lines += [
+        f"KV budget per rank: {_gib(answer['kv_cache_memory_bytes'])}{estimated}",
+        f"KV cache: {answer['kv_bytes_per_token']:,g} bytes per token per rank; max_total_num_tokens {answer['kv_cache_tokens']:,}",
+        f"Longest input the scheduler admits: {answer['max_req_input_len']:,} tokens"
+        + ("" if answer["context_fits"] else f" (the pool, not the {answer['context_length']:,}-token context, is the limit)"),
+        "",
+        "SGLang logs:",
+    ] + [f"  {line}" for line in answer["log_lines"]]
+    return "\n".join(lines)
+
+
 def run_kv(args: argparse.Namespace, catalog_lookup: CatalogLookup) -> int:
     models = _LookupMapping(catalog_lookup.model)
     gpus = _LookupMapping(catalog_lookup.gpu)
@@ -164,19 +217,20 @@ def run_kv(args: argparse.Namespace, catalog_lookup: CatalogLookup) -> int:
             return EXIT_USAGE
         print(json.dumps(answer_requests(requests, models, gpus), indent=2))
         return EXIT_OK
-    if getattr(args, "kv_engine", None) != "vllm":
-        print("kvtriage kv: give an engine (vllm) or --input requests.json", file=sys.stderr)
+    engine = getattr(args, "kv_engine", None)
+    if engine not in ("vllm", "sglang"):
+        print("kvtriage kv: give an engine (vllm, sglang) or --input requests.json", file=sys.stderr)
         return EXIT_USAGE
     try:
         request = request_from_args(args)
     except (OSError, ValueError, RecursionError) as exc:
-        print(f"kvtriage kv vllm: cannot read --hf-config: {str(exc)[:300]}", file=sys.stderr)
+        print(f"kvtriage kv {engine}: cannot read --hf-config: {str(exc)[:300]}", file=sys.stderr)
         return EXIT_USAGE
     answer = answer_request(request, models, gpus)
     if args.json:
         print(json.dumps(answer, indent=2))
     else:
-        print(format_vllm_answer(answer))
+        print(format_sglang_answer(answer) if engine == "sglang" else format_vllm_answer(answer))
     if "error_input" in answer:
         return EXIT_USAGE
-    return EXIT_OK if answer["fits"] else EXIT_DOES_NOT_FIT
+    return EXIT_OK if answer["fits" if engine == "vllm" else "starts"] else EXIT_DOES_NOT_FIT

@@ -1,4 +1,4 @@
-"""Command blocks for vLLM, llama.cpp and Ollama, built from the engine's numbers and levers.
+"""Command blocks for vLLM, SGLang, llama.cpp and Ollama, built from the engine's numbers and levers.
 
 Every block keeps its argv and environment as data next to its text, so the build can check
 each flag and value against the real CLI surfaces before anything is published.
@@ -10,15 +10,15 @@ import shlex
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
-from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, VllmNumbers
+from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
+from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, SglangNumbers, VllmNumbers
 from generator.errors import Issue
 from generator.schema import Model, ModelVariant
 
 
 @dataclass(frozen=True)
 class CommandBlock:
-    engine: str  # vllm | llamacpp | ollama | shell (not checked: systemctl, launchctl)
+    engine: str  # vllm | sglang | llamacpp | ollama | shell (not checked: systemctl, launchctl)
     title: str
     why: str
     text: str  # what the reader copies
@@ -66,6 +66,55 @@ def vllm_blocks(model: Model, variant: ModelVariant, numbers: VllmNumbers) -> li
                 argv=argv,
             )
         )
+    return blocks
+
+
+# --------------------------------------------------------------------------- SGLang
+
+SGLANG_LAUNCH = ("python", "-m", "sglang.launch_server")
+
+
+def sglang_argv(variant: ModelVariant, tp: int, fraction: float, context_length: int, kv_cache_dtype: str) -> tuple[str, ...]:
+    argv = [*SGLANG_LAUNCH, "--model-path", variant.hf_repo or "", "--tp-size", str(tp),
+            "--mem-fraction-static", f"{fraction:g}", "--context-length", str(context_length)]
+    if kv_cache_dtype != "auto":
+        argv += ["--kv-cache-dtype", kv_cache_dtype]
+    return tuple(argv)
+
+
+def _sglang_join(argv: tuple[str, ...]) -> str:
+    # `python -m sglang.launch_server --model-path ORG/NAME`, then one flag and its value per line.
+    head, rest = shlex.join(argv[:5]), argv[5:]
+    pairs = [shlex.join(rest[i : i + 2]) for i in range(0, len(rest), 2)]
+    return " \\\n  ".join([head, *pairs])
+
+
+def sglang_blocks(model: Model, variant: ModelVariant, numbers: SglangNumbers) -> list[CommandBlock]:
+    blocks = []
+    for option in numbers.options:
+        if option.context_length <= 0:
+            continue
+        context = f"{option.context_length:,} tokens"
+        if option.lever == "tensor-parallel":
+            title = f"Two GPUs (--tp-size 2){', fp8_e4m3 KV cache' if option.kv_cache_dtype != 'auto' else ''}: {context}"
+        elif option.kv_cache_dtype != "auto":
+            title = f"fp8_e4m3 KV cache: {context}"
+        elif option.fits_full:
+            title = f"The full context, {context}"
+        else:
+            title = f"Cap the context at {context}"
+        per_token = f"{option.kv_bytes_per_token:,.0f}"
+        why = (
+            f"About {option.tokens:,} tokens of KV pool per GPU (estimated) at {per_token} bytes per token, with "
+            f"--mem-fraction-static {option.mem_fraction_static:g}, SGLang {numbers.release}'s own default for this GPU"
+            f"{' and TP ' + str(option.tp) if option.tp > 1 else ''}."
+        )
+        if not option.fits_full:
+            why += f" The model's {numbers.config_context_len:,} tokens do not fit, so --context-length stays within the pool."
+        if option.kv_cache_dtype != "auto":
+            why += " fp8_e4m3 stores one byte per value instead of two, so the same pool holds twice the tokens."
+        argv = sglang_argv(variant, option.tp, option.mem_fraction_static, option.context_length, option.kv_cache_dtype)
+        blocks.append(CommandBlock("sglang", title, why, _sglang_join(argv), argv=argv))
     return blocks
 
 
@@ -184,7 +233,7 @@ def lever_by_id(levers: tuple[LeverOutcome, ...], lever_id: str) -> LeverOutcome
 
 # --------------------------------------------------------------------------- the surface check
 
-_PARSERS = {"vllm": parse_vllm_flags, "llamacpp": parse_llama_server_flags, "ollama": parse_ollama_env}
+_PARSERS = {"vllm": parse_vllm_flags, "sglang": parse_sglang_args, "llamacpp": parse_llama_server_flags, "ollama": parse_ollama_env}
 
 
 def parse_surfaces(texts: dict[str, str] | Mapping[str, str]) -> dict[str, frozenset[str]]:
@@ -195,6 +244,8 @@ def command_problems(block: CommandBlock, surfaces: Mapping[str, frozenset[str]]
     """What the real CLI would reject in this block; empty when every flag, variable and value exists."""
     if block.engine == "vllm":
         return check_command("vllm", block.argv[3:], surfaces["vllm"])
+    if block.engine == "sglang":
+        return check_command("sglang", block.argv, surfaces["sglang"])
     if block.engine == "llamacpp":
         return check_command("llamacpp", block.argv, surfaces["llamacpp"])
     if block.engine == "ollama":

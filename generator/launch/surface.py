@@ -1,4 +1,4 @@
-"""Check a command line (vLLM, llama-server) or an Ollama server environment against the real CLI
+"""Check a command line (vLLM, SGLang, llama-server) or an Ollama server environment against the real CLI
 surface: unknown flags and variables, and bad values for the ones kvtriage prints.
 
 Pure functions. The caller reads the surface files (data/surfaces/*.txt, each read from the upstream
@@ -41,6 +41,22 @@ def parse_vllm_flags(text: str) -> frozenset[str]:
 def parse_llama_server_flags(text: str) -> frozenset[str]:
     """Long flags of `llama-server`, one per line (llama-server-flags.txt)."""
     return _flag_lines(text)
+
+
+def parse_sglang_args(text: str) -> frozenset[str]:
+    """Long flags of `python -m sglang.launch_server`, one per line (sglang-server-args.txt)."""
+    return _flag_lines(text)
+
+
+def surface_release(text: str) -> str | None:
+    """The release a surface file's header names ("... SGLang v0.5.23 ..." -> "0.5.23")."""
+    for raw in text.splitlines():
+        if not raw.startswith("#"):
+            break
+        match = re.search(r"\b(?:SGLang|vLLM) v(\d+(?:\.\d+)*(?:\.post\d+)?)\b", raw)
+        if match:
+            return match.group(1)
+    return None
 
 
 def parse_ollama_env(text: str) -> frozenset[str]:
@@ -244,6 +260,43 @@ VLLM_REMOVED = {
     "--calculate-kv-scales": "--calculate-kv-scales was removed in vLLM 0.28.0",
 }
 
+# SGLang v0.5.23 (docs/research/sglang-kv-pool.md; arg_groups/fields/model.py --kv-cache-dtype choices).
+# Repeated from generator/engine/sglang.py (this module imports nothing of ours); tests check they agree.
+SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16")
+SGLANG_PROGRAM = ("python", "-m", "sglang.launch_server")
+
+
+def _fraction(v: str) -> str | None:
+    try:
+        value = float(v)
+    except ValueError:
+        return "must be a fraction in (0, 1]"
+    return None if 0 < value <= 1 else "must be a fraction in (0, 1]"
+
+
+SGLANG_VALUES = {
+    "--kv-cache-dtype": _choice(SGLANG_KV_CACHE_DTYPES),
+    "--mem-fraction-static": _fraction,
+    "--context-length": _vllm_int(1),
+    "--tp-size": _vllm_int(1),
+    "--tensor-parallel-size": _vllm_int(1),
+    "--pp-size": _vllm_int(1),
+    "--page-size": _vllm_int(1),
+    "--max-total-tokens": _vllm_int(1),
+    "--max-running-requests": _vllm_int(1),
+    "--chunked-prefill-size": _vllm_int(-1),
+    "--cuda-graph-max-bs-decode": _vllm_int(1),
+    "--swa-full-tokens-ratio": _fraction,
+}
+SGLANG_TAKES_VALUE = frozenset(SGLANG_VALUES) | {
+    "--model-path", "--host", "--port", "--served-model-name", "--quantization", "--dtype", "--attention-backend", "--api-key",
+}
+SGLANG_REMOVED = {"--cuda-graph-max-bs": "--cuda-graph-max-bs is gone at SGLang v0.5.23; use --cuda-graph-max-bs-decode"}
+SGLANG_DEPRECATED = {
+    "--disable-cuda-graph": "deprecated at SGLang v0.5.23; use --cuda-graph-backend-decode=disabled",
+    "--enable-dp-attention": "deprecated at SGLang v0.5.23",
+}
+
 # Ollama: envconfig readers (Bool uses strconv.ParseBool), https://github.com/ollama/ollama/blob/v0.33.0-rc2/envconfig/config.go.
 _PARSE_BOOL = ("1", "t", "T", "TRUE", "true", "True", "0", "f", "F", "FALSE", "false", "False")
 
@@ -298,6 +351,11 @@ def _check_flag_argv(
             tokens = tokens[1:]
         if tokens and not tokens[0].startswith("-"):
             tokens = tokens[1:]  # the positional model_tag
+    elif engine == "sglang":
+        if tuple(tokens[:3]) == SGLANG_PROGRAM:
+            tokens = tokens[3:]
+        elif tokens[:1] and tokens[0].startswith("python"):
+            return [f"expected `{' '.join(SGLANG_PROGRAM)}`, got {' '.join(tokens[:3])!r}"]
     elif tokens and tokens[0].endswith("llama-server"):
         tokens = tokens[1:]
 
@@ -310,7 +368,10 @@ def _check_flag_argv(
             continue
         value: str | None = None
         name = token
-        if engine == "vllm":
+        if engine == "sglang":
+            if "=" in token:
+                name, value = token.split("=", 1)
+        elif engine == "vllm":
             if token.startswith("-O") and not token.startswith("--"):
                 rest = token[2:].lstrip("=")
                 name = "--optimization-level"
@@ -341,8 +402,15 @@ def _check_flag_argv(
             if i < len(tokens) and not _looks_like_flag(tokens[i]):
                 i += 1
             continue
+        if engine == "sglang" and name in SGLANG_REMOVED:
+            problems.append(f"{name}: {SGLANG_REMOVED[name]}")
+            if i < len(tokens) and not _looks_like_flag(tokens[i]):
+                i += 1
+            continue
+        if engine == "sglang" and name in SGLANG_DEPRECATED:
+            problems.append(f"{name}: {SGLANG_DEPRECATED[name]}")
         if name not in surface:
-            where = "vllm serve" if engine == "vllm" else "llama-server"
+            where = {"vllm": "vllm serve", "sglang": "python -m sglang.launch_server"}.get(engine, "llama-server")
             problems.append(f"unknown flag {token} for {where}")
             if i < len(tokens) and not _looks_like_flag(tokens[i]):
                 i += 1
@@ -421,16 +489,18 @@ def _check_ollama(argv_or_env: Mapping[str, str] | Sequence[str], surface: froze
 def check_command(engine: str, argv_or_env: Sequence[str] | Mapping[str, str], surface: frozenset[str]) -> list[str]:
     """Problems with one command block, empty when it is valid.
 
-    engine: "vllm" (argv of `vllm serve`), "llamacpp" (argv of `llama-server`), or "ollama" (a mapping of
+    engine: "vllm" (argv of `vllm serve`), "sglang" (argv of `python -m sglang.launch_server`), "llamacpp" (argv of `llama-server`), or "ollama" (a mapping of
     server environment, or tokens like ["OLLAMA_KV_CACHE_TYPE=q8_0", "ollama", "serve"], or a Modelfile /
     REPL parameter line like ["PARAMETER", "num_ctx", "16384"])."""
     if engine == "vllm":
         return _check_flag_argv(argv_or_env, surface, VLLM_SHORT, VLLM_VALUES, VLLM_TAKES_VALUE, engine="vllm")
+    if engine == "sglang":
+        return _check_flag_argv(argv_or_env, surface, {}, SGLANG_VALUES, SGLANG_TAKES_VALUE, engine="sglang")
     if engine in ("llamacpp", "llama.cpp", "llama-server"):
         return _check_flag_argv(argv_or_env, surface, LLAMA_SERVER_SHORT, LLAMA_SERVER_VALUES, LLAMA_SERVER_TAKES_VALUE, engine="llamacpp")
     if engine == "ollama":
         return _check_ollama(argv_or_env, surface)
-    raise ValueError(f"unknown engine {engine!r}; expected vllm, llamacpp or ollama")
+    raise ValueError(f"unknown engine {engine!r}; expected vllm, sglang, llamacpp or ollama")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import quote_plus
 
-from generator.launch.commands import CommandBlock, llamacpp_blocks, ollama_blocks, vllm_blocks
+from generator.launch.commands import CommandBlock, llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
@@ -355,17 +355,35 @@ def page_meta_view(meta: PageMeta) -> dict[str, Any]:
 def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple[str, ModelVariant, PairNumbers]]) -> list[dict[str, Any]]:
     sections = []
     for engine, use_variant, use_numbers in builds:
-        builder = {"vllm": vllm_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
-        blocks = builder(model, use_variant, getattr(use_numbers, engine))
+        builder = {"vllm": vllm_blocks, "sglang": sglang_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
+        engine_numbers = getattr(use_numbers, engine)
+        blocks = builder(model, use_variant, engine_numbers)
         if blocks:
-            sections.append({
+            section = {
                 "engine": engine,
                 "name": ENGINE_NAMES[engine],
                 "variant": use_variant,
                 "other_build": use_variant.id != variant.id,
                 "blocks": blocks,
-            })
+                "note": None,
+            }
+            if engine == "sglang":
+                section["name"] = f"SGLang {engine_numbers.release}"
+                section["note"] = sglang_note(engine_numbers)
+            sections.append(section)
     return sections
+
+
+def sglang_note(numbers: Any) -> str:
+    """Which SGLang figures are estimates (pairs.SglangNumbers; the engine's budget_estimated)."""
+    return (
+        f"Estimates: SGLang sizes its KV pool from the free memory it measures before loading the weights. "
+        f"Here that is taken as the card's total less {numbers.startup_overhead_gb} GB (measured on one L4 log), "
+        f"{numbers.pre_model_load_gb:,.2f} GB, with {numbers.weights_bytes / 2**30:,.2f} GiB of weights split over the GPUs. "
+        f"The pool sizes follow from that by SGLang {numbers.release}'s arithmetic; the startup log's "
+        f"\"KV Cache is allocated. … #tokens: N\" line gives the real figure."
+        + (f" On one card at its default fraction SGLang is expected to stop with: {numbers.error}" if numbers.error else "")
+    )
 
 
 def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], numbers: PairNumbers) -> str:
@@ -540,11 +558,20 @@ class _Planner:
                        numbers: PairNumbers) -> tuple[tuple[str, ModelVariant, PairNumbers], ...]:
         """(engine, build, its numbers) for each command section, the error's engine first, then the
         others as the seed orders them (Ollama, llama.cpp, vLLM), each for the build of this model
-        that engine runs."""
+        that engine runs. vLLM pages get SGLang's section right after vLLM's."""
         order = [error.engine] + [e for e in ("ollama", "llamacpp", "vllm") if e != error.engine]
+        if error.engine == "vllm":
+            order.insert(1, "sglang")  # SGLang serves the same checkpoints: its section follows vLLM's
+        elif error.engine == "sglang":
+            order = ["sglang", "vllm", "ollama", "llamacpp"]
         builds = []
         for engine in order:
             use_variant, use_numbers = variant, numbers
+            if engine == "sglang":
+                # Computed beside vLLM for every checkpoint vLLM runs; no sibling build is looked for.
+                if numbers.sglang is not None:
+                    builds.append((engine, variant, numbers))
+                continue
             if engine not in variant.engines or getattr(numbers, engine) is None:
                 other = self.sibling(model, variant, engine)
                 if other is None or (numbers.gpu, model.id, other.id) not in self.results:
@@ -918,7 +945,7 @@ def _figures(value: Any) -> Any:
 
 def _assumptions(numbers: PairNumbers) -> list[str]:
     seen: list[str] = []
-    for engine_numbers in (numbers.vllm, numbers.llamacpp, numbers.ollama):
+    for engine_numbers in (numbers.vllm, numbers.llamacpp, numbers.ollama, numbers.sglang):
         for item in engine_numbers.assumptions if engine_numbers is not None else ():
             if item not in seen:
                 seen.append(item)

@@ -85,6 +85,60 @@ def test_human_ints_follow_vllm():
     assert parse_human_int("25.6k", "x") == 25600 and parse_human_int(32768, "x") == 32768
 
 
+# --------------------------------------------------------------------------- SGLang
+
+QWQ = {  # tests/data/sglang_real_logs.yaml qwq-32b: the L4 TP4 log's pool
+    "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
+    "hidden_size": 5120, "intermediate_size": 27648, "vocab_size": 152064, "torch_dtype": "bfloat16",
+    "max_position_embeddings": 131072, "architectures": ["Qwen2ForCausalLM"],
+}
+
+
+def test_sglang_from_one_ranks_pool_reproduces_the_l4_log():
+    answer = answer_request({"engine": "sglang", "hf_config": QWQ, "tensor_parallel_size": 4,
+                             "kv_cache_memory_bytes": 46611 * 65536, "sglang_version": "0.4.3.post4"})
+    assert answer["engine"] == "sglang" and answer["starts"] is True
+    assert answer["kv_cache_tokens"] == 46611 and answer["kv_bytes_per_token"] == 65536
+    assert answer["log_line"] == "KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, V size: 1.42 GB"
+    assert answer["budget_estimated"] is False and answer["context_length"] == 131072
+    assert answer["max_req_input_len"] == 46605 and answer["context_fits"] is False
+    json.dumps(answer)
+
+
+def test_sglang_log_line_names_the_pool_dtype_at_0_5_23():
+    answer = answer_request({"engine": "sglang", "hf_config": QWQ, "tensor_parallel_size": 4, "kv_cache_dtype": "fp8_e4m3",
+                             "kv_cache_memory_bytes": "4G"})
+    assert answer["kv_bytes_per_token"] == 32768 and answer["kv_cache_tokens"] == 4 * GiB // 32768
+    assert answer["log_line"].startswith(f"KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: {4 * GiB // 32768}, K size: ")
+
+
+def test_sglang_from_a_gpu_is_an_estimate_with_sglangs_default_fraction():
+    answer = answer_request({"engine": "sglang", "model": "qwen2.5-coder-32b-awq", "gpu": "a100-80gb"}, MODELS, GPUS)
+    assert answer["starts"] and answer["budget_estimated"] is True
+    assert answer["weights_bytes_per_rank"] == 18 * GiB
+    assert 0.8 < answer["mem_fraction_static"] < 0.9
+    assert answer["kv_cache_tokens"] == answer["kv_cache_memory_bytes"] // answer["kv_bytes_per_token"]
+    assert answer["context_fits"] is True and answer["max_req_input_len"] == 32768 - 1 - 5
+
+
+def test_sglang_weights_over_the_static_share_is_sglangs_error_not_a_bad_request():
+    answer = answer_request({"engine": "sglang", "model": "qwen2.5-coder-32b-awq", "gpu": "rtx-4090", "mem_fraction_static": 0.5}, MODELS, GPUS)
+    assert answer["starts"] is False and answer["kv_cache_tokens"] == 0
+    assert answer["error"].startswith("Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.5.")
+
+
+def test_sglang_bad_requests_get_error_input():
+    for request in (
+        {"engine": "sglang", "hf_config": QWQ},  # no budget at all
+        {"engine": "sglang", "hf_config": QWQ, "kv_cache_memory_bytes": "1G", "kv_cache_dtype": "fp8"},  # vLLM's spelling
+        {"engine": "sglang", "hf_config": QWQ, "kv_cache_memory_bytes": "1G", "block_size": 16},  # a vLLM-only key
+        {"engine": "sglang", "hf_config": QWQ, "kv_cache_memory_bytes": -1},
+        {"engine": "sglang", "hf_config": {"model_type": "x"}, "kv_cache_memory_bytes": "1G"},
+    ):
+        answer = answer_request(request)
+        assert "error_input" in answer and answer["engine"] == "sglang", request
+
+
 # --------------------------------------------------------------------------- bounds (issue 18)
 
 

@@ -102,3 +102,23 @@ def test_build_ships_the_catalog_and_pages_point_at_fingerprinted_assets() -> No
         assert 'data-gpu="rtx-4090" data-model="qwen2.5-coder-32b-instruct-awq" data-engine="vllm"' in page
         # Progressive enhancement: hidden until the script fills it; the static numbers stand alone.
         assert 'id="calculator" aria-labelledby="calc-title" hidden' in page
+
+
+def test_parity_cases_cover_sglang(dataset) -> None:
+    """Without a browser too: the parity cases reach SGLang's pool kinds, its start failure and its input
+    errors, the catalog pairs ask SGLang what the pair pages show, and the SGLang module ships."""
+    from generator.kv.calculator import calculator_catalog
+
+    from ..calculator_cases import catalog_requests, python_answer, python_catalog, random_requests
+
+    calc = calculator_catalog(dataset)
+    models, gpus = python_catalog(dataset)
+    assert calc["sglang"]["release"] == "0.5.23"
+    catalog = [r for r in catalog_requests(dataset, calc) if r["engine"] == "sglang"]
+    assert {r.get("kv_cache_dtype", "auto") for r in catalog} == {"auto", "fp8_e4m3"} and {r.get("tensor_parallel_size", 1) for r in catalog} == {1, 2}
+    requests = [r for r in random_requests(calc, 1200) if r["engine"] == "sglang"]
+    answers = [python_answer(r, models, gpus) for r in requests]
+    kinds = {("error_input" if "error_input" in a else a["starts"], a.get("pool_kind")) for a in answers}
+    assert {(True, "mha"), (True, "mla"), (True, "dsa"), (True, "hybrid_swa"), (False, None), ("error_input", None)} <= kinds
+    files = {f.path for f in build_site(FIXTURE_SITE, today=FIXED_TODAY).files}
+    assert "static/kvcalc-sglang.js" in files

@@ -111,6 +111,7 @@ def run_js(page, site_url: str, expression: str, arg: Any) -> Any:
         page.goto(site_url + "/")
     text = page.evaluate(
         "async (arg) => { const K = await import('/static/kvcalc.js'); (await import('/static/kvcalc-llama.js')).install(K);"
+        " (await import('/static/kvcalc-sglang.js')).install(K);"
         " return JSON.stringify((" + expression + ")(K, arg)); }",
         arg,
     )
@@ -175,6 +176,9 @@ def test_random_requests_match_the_python_engine(page, site_url, shipped) -> Non
     for expected in [("vllm", True), ("vllm", False), ("vllm", "error_input"), ("llamacpp", True), ("llamacpp", False),
                      ("llamacpp", "startup_error"), ("ollama", True), ("ollama", False)]:
         assert expected in kinds, f"no random request lands in {expected}"
+    sglang = {("error_input" if "error_input" in a else a["starts"], a.get("pool_kind")) for r, a in zip(requests, answers) if r["engine"] == "sglang"}
+    for expected in [(True, "mha"), (True, "mla"), (True, "dsa"), (True, "hybrid_swa"), (False, None), ("error_input", None)]:
+        assert expected in sglang, f"no random SGLang request lands in {expected}"
     assert sum(1 for a in answers if a.get("remediation")) > 100
     count, failures = _parity(page, site_url, shipped, requests)
     assert not failures, f"{len(failures)} of {count} random requests differ:\n" + "\n".join(failures[:10])

@@ -76,6 +76,30 @@ def test_no_engine_no_input(capsys):
     assert run_kv(parse(["kv"]), FakeCatalog()) == EXIT_USAGE
 
 
+def test_sglang_human_output(capsys):
+    code = run_kv(parse(["kv", "sglang", "--model", "qwen-awq", "--gpu", "rtx-4090", "--context-length", "8192", "--mem-fraction-static", "0.9"]), FakeCatalog())
+    out = capsys.readouterr().out
+    assert code == EXIT_OK
+    assert out.startswith("SGLang 0.5.23: context-length 8,192, kv-cache-dtype auto, TP 1, mem-fraction-static 0.9\n")
+    assert "(estimated from the GPU total" in out and "KV Cache is allocated. dtype: torch.float16, #tokens: " in out
+
+
+def test_sglang_json_from_hf_config(capsys, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(CONFIG))
+    code = run_kv(parse(["kv", "sglang", "--hf-config", str(config), "--kv-cache-memory-bytes", "8G", "--tp-size", "2",
+                         "--kv-cache-dtype", "fp8_e4m3", "--json"]), FakeCatalog())
+    answer = json.loads(capsys.readouterr().out)
+    assert code == EXIT_OK and answer["engine"] == "sglang"
+    assert answer["kv_bytes_per_token"] == 4 * 128 * 2 * 64 and answer["kv_cache_tokens"] == 8 * GiB // (4 * 128 * 2 * 64)
+
+
+def test_sglang_does_not_start(capsys):
+    code = run_kv(parse(["kv", "sglang", "--model", "qwen-awq", "--gpu", "rtx-4090", "--mem-fraction-static", "0.5"]), FakeCatalog())
+    assert code == EXIT_DOES_NOT_FIT
+    assert "Does not start. SGLang raises:" in capsys.readouterr().out
+
+
 def test_absurd_config_is_a_usage_error_naming_the_key(capsys, tmp_path):
     config = tmp_path / "config.json"
     config.write_text(json.dumps(dict(CONFIG, num_hidden_layers=10**9)))

@@ -11,7 +11,7 @@ import pytest
 
 from generator.build import build_site
 from generator.launch.commands import CommandBlock, command_problems, parse_surfaces, verify_commands
-from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_vllm_flags
+from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
 from generator.engine.pairs import compute_pair
 from generator.load import load_dataset
 from generator.schema import ModelVariant
@@ -22,6 +22,7 @@ SURFACES = {
     "vllm": parse_vllm_flags((REPO / "data/surfaces/vllm-serve-flags.txt").read_text()),
     "llamacpp": parse_llama_server_flags((REPO / "data/surfaces/llama-server-flags.txt").read_text()),
     "ollama": parse_ollama_env((REPO / "data/surfaces/ollama-env.txt").read_text()),
+    "sglang": parse_sglang_args((REPO / "data/surfaces/sglang-server-args.txt").read_text()),
 }
 CODE = re.compile(r'<code class="language-bash">(.*?)</code>', re.S)
 
@@ -42,6 +43,8 @@ def extract_invocations(page_html: str) -> list[tuple[str, list[str] | dict[str,
             tokens = shlex.split(line)
             if tokens[:2] == ["launchctl", "setenv"]:
                 found.append(("ollama", {tokens[2]: tokens[3]}))
+            elif tokens[:3] == ["python", "-m", "sglang.launch_server"]:
+                found.append(("sglang", tokens))
             elif tokens[:2] == ["vllm", "serve"]:
                 found.append(("vllm", tokens[3:]))
             elif tokens and tokens[0] == "llama-server":
@@ -102,6 +105,10 @@ def test_shipped_site_commands_are_all_known() -> None:
         (CommandBlock("llamacpp", "t", "w", "", argv=("llama-server", "-m", "x.gguf", "-ctk", "q3_0")), "q3_0"),
         (CommandBlock("llamacpp", "t", "w", "", argv=("llama-server", "-m", "x.gguf", "-fa", "maybe")), "maybe"),
         (CommandBlock("ollama", "t", "w", "", argv=("ollama", "serve"), env=(("OLLAMA_NEW_ENGINE", "1"),)), "OLLAMA_NEW_ENGINE"),
+        (CommandBlock("sglang", "t", "w", "", argv=("python", "-m", "sglang.launch_server", "--model-path", "m", "--kv-cache-dtype", "fp8")), "fp8"),
+        (CommandBlock("sglang", "t", "w", "", argv=("python", "-m", "sglang.launch_server", "--model-path", "m", "--cuda-graph-max-bs", "8")), "--cuda-graph-max-bs"),
+        (CommandBlock("sglang", "t", "w", "", argv=("python", "-m", "sglang.launch_server", "--model-path", "m", "--max-model-len", "8192")), "--max-model-len"),
+        (CommandBlock("sglang", "t", "w", "", argv=("python", "-m", "sglang.launch_server", "--model-path", "m", "--mem-fraction-static", "1.2")), "1.2"),
     ],
 )
 def test_unknown_flags_and_values_are_caught(block: CommandBlock, fragment: str) -> None:
@@ -114,3 +121,35 @@ def test_unknown_flags_and_values_are_caught(block: CommandBlock, fragment: str)
 def test_surfaces_parse_from_dataset() -> None:
     dataset = load_dataset(FIXTURE_SITE)
     assert parse_surfaces(dataset.surfaces)["vllm"] == SURFACES["vllm"]
+
+
+def test_sglang_blocks_follow_vllm_on_vllm_pair_pages() -> None:
+    """SGLang's section comes right after vLLM's, its numbers are the engine's, and every flag is on the v0.5.23 surface."""
+    build = build_site(FIXTURE_SITE, today=FIXED_TODAY)
+    page = next(f.content.decode() for f in build.files if f.path == "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html")
+    assert page.index('id="cmd-vllm"') < page.index('id="cmd-sglang"') < page.index('id="cmd-llamacpp"')
+    sglang = [argv for engine, argv in extract_invocations(page) if engine == "sglang"]
+    assert sglang and all("--tp-size" in argv and "--mem-fraction-static" in argv and "--context-length" in argv for argv in sglang)
+    assert "Estimates: SGLang sizes its KV pool" in page
+
+    dataset = load_dataset(FIXTURE_SITE)
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "awq")
+    numbers = compute_pair(dataset.gpus["rtx-4090"], model, variant).sglang
+    assert numbers is not None and numbers.error and numbers.error.startswith("Loaded weights leave no GPU memory")
+    from generator.launch.commands import sglang_blocks
+
+    blocks = sglang_blocks(model, variant, numbers)
+    assert verify_commands([("/x/", blocks)], SURFACES) == []
+    for option, block in zip(numbers.options, blocks):
+        assert f"--context-length {option.context_length}" in block.text
+        assert option.context_length == min(option.tokens, numbers.config_context_len)
+
+
+def test_sglang_surface_header_names_the_modelled_release() -> None:
+    from generator.launch.surface import surface_release
+    from generator.engine import sglang
+
+    text = (REPO / "data/surfaces/sglang-server-args.txt").read_text()
+    engines = {e.id: e for e in load_dataset(REPO).engines.values()}
+    assert surface_release(text) == sglang.RELEASE == engines["sglang"].version

@@ -17,6 +17,7 @@ from generator.launch.surface import (
     parse_llama_server_flags,
     parse_ollama_env,
     parse_removed_flags,
+    parse_sglang_args,
     parse_vllm_flags,
     release_key,
 )
@@ -28,6 +29,7 @@ SURFACES = REPO / "data" / "surfaces"
 VLLM = parse_vllm_flags((SURFACES / "vllm-serve-flags.txt").read_text(encoding="utf-8"))
 LLAMA = parse_llama_server_flags((SURFACES / "llama-server-flags.txt").read_text(encoding="utf-8"))
 OLLAMA = parse_ollama_env((SURFACES / "ollama-env.txt").read_text(encoding="utf-8"))
+SGLANG = parse_sglang_args((SURFACES / "sglang-server-args.txt").read_text(encoding="utf-8"))
 
 
 def test_surface_files_parse_to_their_stated_sizes():
@@ -202,6 +204,47 @@ def test_bad_ollama_settings(argv_or_env, fragment):
 def test_unknown_engine():
     with pytest.raises(ValueError):
         check_command("tgi", [], frozenset())
+
+
+# --- SGLang (python -m sglang.launch_server, v0.5.23) ----------------------------------------
+
+def test_sglang_surface_and_dtypes_agree_with_the_engine():
+    from generator.launch.surface import SGLANG_KV_CACHE_DTYPES
+    from generator.engine.sglang import KV_CACHE_DTYPES
+
+    assert len(SGLANG) == 547  # the file header says 547 long flags
+    assert SGLANG_KV_CACHE_DTYPES == KV_CACHE_DTYPES
+    assert {"--model-path", "--tp-size", "--mem-fraction-static", "--context-length", "--kv-cache-dtype"} <= SGLANG
+    assert "--cuda-graph-max-bs" not in SGLANG
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --tp-size 2 --mem-fraction-static 0.85 --context-length 32768",
+        "python -m sglang.launch_server --model-path m --kv-cache-dtype fp8_e4m3 --page-size 64 --max-total-tokens 100000",
+        "python -m sglang.launch_server --model-path m --cuda-graph-max-bs-decode 16 --cuda-graph-backend-decode=disabled",
+    ],
+)
+def test_valid_sglang_commands(line):
+    assert check_command("sglang", shlex.split(line), SGLANG) == []
+
+
+@pytest.mark.parametrize(
+    "line, fragment",
+    [
+        ("python -m sglang.launch_server --model-path m --kv-cache-dtype fp8", "fp8"),
+        ("python -m sglang.launch_server --model-path m --mem-fraction-static 0", "fraction"),
+        ("python -m sglang.launch_server --model-path m --cuda-graph-max-bs 16", "--cuda-graph-max-bs-decode"),
+        ("python -m sglang.launch_server --model-path m --disable-cuda-graph", "deprecated"),
+        ("python -m sglang.launch_server --model-path m --gpu-memory-utilization 0.9", "unknown flag"),
+        ("python -m sglang.launch_server --model-path m --context-length 32k", "integer"),
+        ("python -m sglang.serve --model-path m", "expected"),
+    ],
+)
+def test_bad_sglang_commands(line, fragment):
+    problems = check_command("sglang", shlex.split(line), SGLANG)
+    assert problems and any(fragment in p for p in problems), problems
 
 
 # --- release-aware check ---------------------------------------------------------------------

@@ -529,5 +529,5 @@ export function index(c) {
 }
 
 // What kvcalc-llama.js builds on.
-export const lib = { InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, repr, geometry, GiB, MiB };
+export const lib = { InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, GiB, MiB };
 export { InputError, StartupError, GiB, MiB };
