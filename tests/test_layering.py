@@ -21,12 +21,14 @@ ALLOWED = {
     "engine": {"schema", "engine"},
     "dates": {"schema", "engine"},
     "commands": {"schema", "engine", "errors", "commands_surface"},
-    "pages": {"schema", "engine", "commands", "errors", "markdown"},
+    "advice": set(),  # directions of scenarios and levers: plain tables
+    "page_lint": {"advice", "errors", "engine"},
+    "pages": {"schema", "engine", "commands", "errors", "markdown", "advice"},
     "render": {"pages", "markdown", "errors", "schema", "engine", "commands"},
     "publish": {"pages", "render", "markdown", "errors", "schema", "engine", "commands", "commands_surface"},
     "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap
     "parallel": set(),  # forked worker pool: stdlib only
-    "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator", "write", "value_pickle", "parallel"},
+    "build": {"errors", "schema", "load", "engine", "dates", "commands", "commands_surface", "pages", "markdown", "render", "publish", "calculator", "write", "value_pickle", "parallel", "page_lint"},
     "calculator": {"schema", "engine", "pages"},
     "kv_catalog": {"errors", "schema", "load", "engine"},
     "kv_command": {"errors", "schema", "load", "engine", "commands", "commands_surface", "kv_catalog"},
