@@ -168,13 +168,18 @@ def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -
             lever=lever,
         )
     )
-    model_name = f"{tag.split(':')[0]}-{best_ctx // 1024}k"
+    # A Modelfile carries num_ctx but not the cache type: without the server's q8_0 it gets the f16 context.
+    model_ctx = best_ctx if not cache_type else numbers.max_num_ctx_f16
+    if model_ctx <= 0:
+        return blocks
+    model_name = f"{tag.split(':')[0]}-{model_ctx // 1024}k"
     blocks.append(
         CommandBlock(
             "ollama",
             "Per model (Modelfile)",
-            "num_ctx is the one memory setting a model or request can carry; the KV cache type stays a server setting.",
-            f"cat > Modelfile <<'EOF'\nFROM {tag}\nPARAMETER num_ctx {best_ctx}\nEOF\nollama create {model_name} -f Modelfile\nollama run {model_name}",
+            "num_ctx is the one memory setting a model or request can carry; the KV cache type stays a server setting."
+            + (f" This is the f16 context; with OLLAMA_KV_CACHE_TYPE=q8_0 on the server, {best_ctx} fits." if cache_type else ""),
+            f"cat > Modelfile <<'EOF'\nFROM {tag}\nPARAMETER num_ctx {model_ctx}\nEOF\nollama create {model_name} -f Modelfile\nollama run {model_name}",
             argv=("ollama", "create"),
             lever="clamp-context",
         )

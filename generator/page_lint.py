@@ -75,9 +75,14 @@ def _example_numbers(error, results):
 
 def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
     issues: list[Issue] = []
+    reached = {scenario for numbers in results.values() for scenario in numbers.scenarios}
     for error in dataset.errors.values():
         path = dataset.origins.get(f"error:{error.id}", f"content/errors/{error.id}.yaml")
         direction = direction_of(error)
+        if error.pair_pages and error.scenario not in reached:
+            issues.append(Issue(path, _line_of(root, path, "pair_pages:"), 0, "pair_pages",
+                                f"{error.id}: no pair of the catalog reaches {error.scenario}, so no pair page would be built",
+                                "Drop pair_pages, or give the catalog what the engine needs to reach it"))
         fixes_at = _line_of(root, path, "fixes:")
         for i, fix in enumerate(error.fixes):
             d = fix_direction(error, fix)
@@ -228,6 +233,9 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
         env = dict(block.env)
         allowed = {o.max_num_ctx_f16, o.max_num_ctx_q8_0}
         ctx = env.get("OLLAMA_CONTEXT_LENGTH")
+        for value in _flag_values(block.text.split(), "num_ctx"):
+            if int(value) > o.max_num_ctx_f16 and env.get("OLLAMA_KV_CACHE_TYPE") is None:
+                problem(f"num_ctx {value} fits only with a q8_0 cache, which this block does not set (f16 fits {o.max_num_ctx_f16:,})")
         if ctx is not None:
             if int(ctx) not in allowed:
                 problem(f"OLLAMA_CONTEXT_LENGTH={ctx} is none of the engine's contexts for this pair ({sorted(allowed)})")
