@@ -212,6 +212,64 @@ def write_featured_pairs(out: Path, gpus: list[dict], models: list[dict], errors
         written += 1
 
 
+def fit_examples(root: Path) -> None:
+    """Move each error's worked example onto a synthetic pair that reaches its failure, as the page
+    lint demands (generator/page_lint.py); keep pair_pages only where some pair reaches the
+    scenario; drop an error no synthetic pair can show (and its mentions)."""
+    sys.path.insert(0, str(REPO))
+    from generator.plan.advice import direction_of
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.check.page_lint import MODELLED
+
+    dataset = load_dataset(root)
+    results = compute_results(dataset)
+    featured = {(p.gpu, p.model, p.variant) for p in dataset.pairs}
+    engines_of = {(m.id, v.id): v.engines for m in dataset.models.values() for v in m.variants}
+    reached = {s for n in results.values() for s in n.scenarios}
+    keys = sorted(k for k in results if k not in featured)
+    dropped: set[str] = set()
+    generating: set[str] = set()
+    records = {}
+    for error in dataset.errors.values():
+        path = root / "content/errors" / f"{error.id}.yaml"
+        record = yaml.safe_load(path.read_text(encoding="utf-8"))
+        runs = [k for k in keys if error.engine in engines_of[(k[1], k[2])]]
+        direction = direction_of(error)
+        if error.direction is not None and direction.too_big == "warmup-peak":
+            pick = next((k for k in runs if not results[k].scenarios and results[k].vllm is not None), None)
+        elif error.scenario in MODELLED and error.direction is None and error.example.free_gib is None:
+            pick = next((k for k in runs if error.scenario in results[k].scenarios), None)
+        else:
+            pick = runs[len(runs) // 2] if runs else None
+        if pick is None:
+            dropped.add(error.id)
+            path.unlink()
+            continue
+        example = {"gpu": pick[0], "model": pick[1], "variant": pick[2]}
+        if error.example.free_gib is not None:  # the startup check: half the card free
+            gpu = dataset.gpus[pick[0]]
+            total = gpu.cuda_total_bytes or (gpu.nvidia_smi_total_mib or 0) * 1024**2
+            example["free_gib"] = round(total / 2 / 1024**3, 2)
+        elif error.example.gpu_memory_utilization is not None and error.direction is None:
+            example["gpu_memory_utilization"] = error.example.gpu_memory_utilization
+        record["example"] = example
+        record["pair_pages"] = error.scenario in reached and error.scenario not in generating and bool(error.pair_pages or error.scenario in MODELLED)
+        if record["pair_pages"]:
+            generating.add(error.scenario)
+        records[path] = record
+    for path, record in records.items():
+        record["related"] = [r for r in record.get("related", []) if r not in dropped]
+        dump(path, record)
+    for path in sorted((root / "content/pairs").glob("*.yaml")):
+        pair = yaml.safe_load(path.read_text(encoding="utf-8"))
+        pair["errors"] = [e for e in pair["errors"] if e not in dropped]
+        if pair["errors"]:
+            dump(path, pair)
+        else:
+            path.unlink()
+
+
 def count_pair_pages(root: Path) -> dict[str, int]:
     """Pair pages per GPU id, with the real pipeline."""
     sys.path.insert(0, str(REPO))
@@ -255,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         total += per_tier[tier]
         index += 1
     write_root(args.out, gpus, models, args.source_root)
+    fit_examples(args.out)
     print(f"{args.out}: {len(gpus)} GPUs x {len(models)} models ({5 * len(models)} variants), about {total} pair pages")
     return 0
 

@@ -28,6 +28,7 @@ from generator.dates import content_sha, record_dates
 from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
 from generator.kv.calculator import CATALOG_PATH, catalog_json
 from generator.launch.commands import parse_surfaces, verify_commands
+from generator.check.page_lint import advice_problems, record_problems, rendered_problems
 from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
 from generator.plan.pages import Page, Plan, PlanMemo, plan_pages
@@ -204,10 +205,13 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     results = compute(dataset)
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates, memo)
-    problems = [] if not verify else verify_commands(
-        ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
-        parse_surfaces(dataset.surfaces),
-    )
+    problems = record_problems(dataset, results, root)
+    if verify:
+        problems += verify_commands(
+            ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
+            parse_surfaces(dataset.surfaces),
+        )
+        problems += [issue for page in plan.pages if page.kind in ("error", "pair") for issue in advice_problems(page.url, page.view)]
     if problems:
         raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
@@ -235,6 +239,9 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
             progress(done, len(sp.plan.pages))
     files.extend(site_files(sp))
     files.sort(key=lambda f: f.path)
+    problems = rendered_problems(files)
+    if problems:
+        raise RenderError(problems)
     check_html(files, sp.site["base_url"], affiliate_rules(sp.dataset))
     return SiteBuild(files=tuple(files), plan=sp.plan)
 
@@ -403,8 +410,11 @@ def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | N
         else:
             blocks = [block for section in page.view.get("commands", ()) for block in section["blocks"]]
             problems.extend(verify_commands([(page.url, blocks)], job.surfaces))
+            if page.kind in ("error", "pair"):
+                problems.extend(advice_problems(page.url, page.view))
             entries, facts = [], {}
             for rendered in render_page(job.env, page, job.site):
+                problems.extend(rendered_problems((rendered,)))
                 path = safe_relative(rendered.path)
                 digest = sha(rendered.content)
                 old = job.old.get(path)

@@ -44,6 +44,8 @@ QUANTITY_NAMES = frozenset(
         "vllm.max_len",
         "vllm.needed_gib",
         "vllm.max_num_seqs",
+        "vllm.sampler_peak_gib",
+        "vllm.warmup_headroom_gib",
         "llamacpp.gpu_layers",
         "ollama.gpu_layers",
         "llamacpp.bytes_per_token",
@@ -544,6 +546,7 @@ Scenario = Literal[
     "vllm-no-cache-blocks",  # nothing left for a single block
     "vllm-startup-free-memory",  # free memory at start below util * total
     "vllm-weights-oom",  # CUDA OOM loading weights / profiling / capturing graphs
+    "vllm-sampler-warmup-oom",  # the sampler warm-up after the KV cache is allocated runs out of memory
     "vllm-max-len-above-derived",  # --max-model-len above what config.json allows
     "llamacpp-kv-alloc",  # cudaMalloc out of memory for the KV buffer
     "llamacpp-context-fail",  # failed to create the context
@@ -587,6 +590,21 @@ class ErrorText(Record):
 class Fix(Record):
     lever: Lever
     note: NonEmpty
+    memory: Literal["gpu", "host"] = Field(
+        "gpu", description="Which memory failed for this fix: the GPU's (default) or system RAM; a page lists host fixes apart."
+    )
+
+
+# What a failure compares (generator/plan/advice.py says which levers move each, and which way).
+Quantity = Literal[
+    "kv-needed", "kv-budget", "requested", "free-memory", "weights-on-gpu", "warmup-peak", "headroom",
+    "host-needed", "host-ram", "derived-limit", "context", "kv-type-mismatch", "kernel-support", "room-after-weights",
+]
+
+
+class ErrorDirection(Record):
+    too_big: Quantity
+    too_small: Quantity
 
 
 class Faq(Record):
@@ -599,6 +617,9 @@ class ExamplePair(Record):
     model: Slug
     variant: Slug
     gpu_memory_utilization: Fraction | None = None
+    free_gib: Annotated[float, Field(gt=0, le=4096)] | None = Field(
+        None, description="Free GPU memory the error printed (vLLM's startup check), in GiB."
+    )
 
 
 class ErrorSignature(Record):
@@ -635,6 +656,9 @@ class ErrorSignature(Record):
     triage_weight: Annotated[int, Field(ge=-50, le=50)] = Field(
         0,
         description="Added to this error's triage score: positive for a precise signature that should beat a generic one, negative for a line that only wraps another failure.",
+    )
+    direction: ErrorDirection | None = Field(
+        None, description="What is too big and what too small; by default the scenario's (generator/plan/advice.py DIRECTIONS)."
     )
 
     @field_validator("pattern")
@@ -942,3 +966,18 @@ class Dataset:
         keys.update({f"pair:{p.gpu}--{p.model}-{p.variant}": p for p in self.pairs})
         keys.update({f"engine:{k}": v for k, v in self.engines.items()})
         return keys
+
+
+# --------------------------------------------------------------------------- sources, as readers see them
+
+_URL = re.compile(r"https://[^\s()<>\"'\]\[,;]+[^\s()<>\"'\]\[,;.:]")
+
+
+def reader_urls(source: str | None) -> tuple[str, ...]:
+    """The https URLs in a record's source, in order, without repeats: what a reader can open. The
+    rest of a source (repository paths, how it was found) is for editors and stays off the pages."""
+    found: list[str] = []
+    for url in _URL.findall(source or ""):
+        if url not in found:
+            found.append(url)
+    return tuple(found)

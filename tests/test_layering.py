@@ -29,8 +29,9 @@ ALLOWED = {
     "parallel": set(),  # forked worker pool: stdlib only
     "triage": set(),  # pure: a pasted text and the records' triage data in, ranked pages out
     "kv": {"errors", "schema", "load", "engine", "launch", "plan"},
+    "check": {"plan", "errors", "engine", "schema", "launch"},  # the page lint
     "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
-              "value_pickle", "parallel"},
+              "value_pickle", "parallel", "check"},
     "tools": {"errors", "schema", "load", "engine", "build", "dates", "kv"},
     "devserver": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
     "cli": None,  # the top: may import anything

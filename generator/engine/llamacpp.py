@@ -737,7 +737,7 @@ COMPUTE_BUFFER_BASIS = (
     "(graph_reserve(n_tokens = min(n_ctx, n_ubatch), n_outputs = n_tokens)): "
     "max(attention = [FA off: n_head*n_kv*n_tokens*4 B KQ] + mask n_kv*n_tokens*(FA ? 2 : 4) B, "
     "logits = n_vocab*n_tokens*4 B, FFN = 2*n_ff*n_tokens*4 B) + residual 2*n_embd*n_tokens*4 B; "
-    "calibrated on public logs (tests/data/llamacpp_real_logs.yaml), within about 10%"
+    "calibrated on public startup logs, within about 10%"
 )
 WEIGHTS_BASIS = (
     "weights = the GGUF file size; the share on the GPU is file size * offloaded/(n_layer + 1) "

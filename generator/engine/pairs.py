@@ -80,6 +80,11 @@ class VllmNumbers:
     max_num_seqs: int
     max_num_batched_tokens: int
     assumptions: tuple[str, ...]
+    # The sampler warm-up after the KV cache is allocated: its observed peak at max_num_seqs, and
+    # the memory it has then (outside the budget, plus the activation reserve the profile freed).
+    sampler_peak_bytes: int = 0
+    warmup_headroom_bytes: int = 0
+    free_bytes: int | None = None  # free memory at start, when the reader's error printed it
 
 
 @_pickled_as_calls
@@ -180,6 +185,7 @@ Results = Mapping[tuple[str, str, str], PairNumbers]
 
 # --------------------------------------------------------------------------- computing the catalog
 
+import math  # noqa: E402
 from collections import Counter  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
@@ -188,9 +194,10 @@ from generator.engine import ollama  # noqa: E402
 from generator.engine import sglang  # noqa: E402
 from generator.engine import vllm  # noqa: E402
 from generator.engine.geometry import GeometryError, geometry_from_hf_config  # noqa: E402
-from generator.schema import Dataset, Gpu, Model, ModelVariant, Pair  # noqa: E402
+from generator.schema import Dataset, Gpu, Model, ModelVariant, Pair, reader_urls  # noqa: E402
 
 MIB = 1024**2
+GIB = 1024**3
 VLLM_VERSION = "0.33.0"
 OLLAMA_VERSION = "0.33.0"
 GRID_UTILIZATIONS = (0.85, 0.90, 0.92, 0.95)
@@ -267,7 +274,9 @@ def variant_config(model: Model, variant: ModelVariant) -> dict:
 def variant_weights(model: Model, variant: ModelVariant) -> tuple[int, bool, str]:
     """(bytes, estimated?, basis) of a variant's weights."""
     if variant.checkpoint_bytes is not None:
-        return variant.checkpoint_bytes, False, f"{variant.checkpoint_bytes / 1e9:.2f} GB checkpoint ({variant.source})"
+        # Readers get the URLs of the source; how it was found stays in the record.
+        urls = reader_urls(variant.source) or (f"https://huggingface.co/{variant.hf_repo or model.hf_repo}",)
+        return variant.checkpoint_bytes, False, f"{variant.checkpoint_bytes / 1e9:.2f} GB checkpoint ({', '.join(urls)})"
     config = variant_config(model, variant)
     geometry = geometry_from_hf_config(config)
     if variant.format == "gguf":
@@ -349,11 +358,42 @@ def _window_note(kinds: tuple[str, ...], window: int | None) -> tuple[str, ...]:
     )
 
 
+# Observed sampler warm-up peak per logit (vllm.BudgetAssumptions.sampler_source): vLLM 0.11 logs on
+# H100 at 1,024 sequences print 4.8-7.4 GiB, about 38.5 B per logit; V1 logs at 256 sequences fit
+# about 12 B. The budget model's 8 B per logit fits the profile; the warm-up after allocation also
+# sorts copies for top-k/top-p.
+def sampler_peak_bytes(max_num_seqs: int, vocab_size: int) -> int:
+    per_logit = 38.5 if max_num_seqs >= 1024 else 12
+    return round(max_num_seqs * vocab_size * per_logit)
+
+
+# What the --max-num-seqs lever sets: vLLM's default on cards below 70 GiB, or a quarter of it there.
+def _fewer_seqs(default_seqs: int) -> int:
+    return 256 if default_seqs > 256 else max(1, default_seqs // 4)
+
+
+def startup_free_memory_text(free_bytes: int, total_bytes: int, utilization: float, requested: int) -> str:
+    """vLLM 0.14+ request_memory's ValueError (vllm/v1/worker/utils.py), device cuda:0."""
+    return (f"Free memory on device cuda:0 ({vllm.format_gib(free_bytes)}/{vllm.format_gib(total_bytes)} GiB) on startup "
+            f"is less than desired GPU memory utilization ({utilization}, {vllm.format_gib(requested)} GiB). "
+            "Decrease GPU memory utilization or reduce GPU memory used by other processes.")
+
+
+def utilization_that_fits(free_bytes: int, total_bytes: int) -> float:
+    """free/total rounded down to two places, the largest utilization the startup check passes."""
+    util = math.floor(free_bytes * 100 / total_bytes) / 100
+    while util > 0 and vllm.requested_bytes(total_bytes, util) > free_bytes:
+        util = round(util - 0.01, 2)
+    return util
+
+
 def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings: list[tuple[ModelVariant, int]]) -> VllmNumbers:
     total = gpu_total_bytes(gpu)
     work = _work(model, variant)
     config = work.config
     utilization = settings.gpu_memory_utilization if settings else None
+    free_gib = getattr(settings, "free_gib", None) if settings else None
+    free_bytes = round(free_gib * GIB) if free_gib is not None else None
     inputs = vllm.VllmInputs(
         hf_config=config,
         gpu_total_bytes=total,
@@ -401,6 +441,48 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
                 note=note,
             )
         )
+    requested_len = result.max_model_len
+    if result.max_num_seqs > 1:
+        seqs = _fewer_seqs(result.max_num_seqs)
+        lever = vllm._lever("utilization", "", (("--max-num-seqs", str(seqs)),), inputs, {"max_num_seqs": seqs},
+                            requested_len, facts=facts)
+        if lever is not None:
+            outcomes.append(LeverOutcome(
+                lever="fewer-seqs", label=f"--max-num-seqs {seqs}", flags=_argv(lever.serve_flags(base_flags)),
+                max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
+                note=(f"{seqs} sequences instead of {result.max_num_seqs}: the sampler warm-up needs about "
+                      f"{sampler_peak_bytes(seqs, geometry.vocab_size) / GIB:.2f} GiB instead of "
+                      f"{sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size) / GIB:.2f} GiB"),
+            ))
+    breakdown = result.breakdown
+    assert breakdown is not None  # the budget model always runs for catalog pairs
+    peak = sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size)
+    if result.error is None and peak > total - breakdown.requested_bytes + breakdown.activation_peak_bytes:
+        # The sampler warm-up after allocation runs short: the largest utilization that leaves it room.
+        util = round(result.gpu_memory_utilization - 0.01, 2)
+        while util > 0.5 and peak > total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes:
+            util = round(util - 0.01, 2)
+        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
+                            {"gpu_memory_utilization": util}, requested_len, facts=facts)
+        if lever is not None and util > 0.5:
+            outcomes.append(LeverOutcome(
+                lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
+                flags=_argv(lever.serve_flags(base_flags)), max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
+                note=(f"leaves {(total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes) / GIB:.2f} GiB "
+                      f"outside the budget for a warm-up of about {peak / GIB:.2f} GiB"),
+            ))
+    if free_bytes is not None:
+        util = utilization_that_fits(free_bytes, total)
+        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
+                            {"gpu_memory_utilization": util}, requested_len, facts=facts) if util > 0 else None
+        if lever is not None:
+            outcomes.append(LeverOutcome(
+                lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
+                flags=_argv(lever.serve_flags(base_flags)), max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
+                note=(f"{free_bytes / GIB:.2f} of {total / GIB:.2f} GiB free, so at most {util:.2f}: it requests "
+                      f"{vllm.requested_bytes(total, util) / GIB:.2f} GiB and leaves "
+                      f"{max(lever.available_kv_cache_bytes, 0) / GIB:.2f} GiB of KV cache, {lever.num_blocks:,} blocks"),
+            ))
     grid = []
     for util in GRID_UTILIZATIONS:
         for dtype in GRID_DTYPES:
@@ -408,8 +490,6 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
             grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts)))
     per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
     growing_layers = _growing_layers(geometry.layer_kinds)
-    breakdown = result.breakdown
-    assert breakdown is not None  # the budget model always runs for catalog pairs
     assumptions = result.assumptions or vllm.ASSUMPTIONS
     return VllmNumbers(
         version=result.vllm_version,
@@ -442,6 +522,9 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         + (assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source)
         + (_LARGE_BATCH_NOTE if result.max_num_seqs >= 1024 else ())
         + (_FP8_KV_NOTE if _capability(gpu) is not None and _capability(gpu) < (8, 9) else ()),
+        sampler_peak_bytes=sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size),
+        warmup_headroom_bytes=total - breakdown.requested_bytes + breakdown.activation_peak_bytes,
+        free_bytes=free_bytes,
     )
 
 
@@ -588,11 +671,17 @@ def _ollama_scenario(numbers: OllamaNumbers) -> str | None:
 
 
 def _vllm_scenario(numbers: VllmNumbers) -> str | None:
+    # The startup check runs before anything loads, when the reader's error printed its free memory.
+    if numbers.free_bytes is not None and numbers.free_bytes < numbers.requested_bytes:
+        return "vllm-startup-free-memory"
     # vLLM does not cap loading at the utilization: weights above the budget still load and
     # the profiler then finds no room for blocks. Only weights past the card itself OOM on load.
     if numbers.weights_bytes + numbers.non_torch_bytes > numbers.total_memory_bytes:
         return "vllm-weights-oom"
     if numbers.error is None:
+        # The cache is allocated; the sampler warm-up then has only what is outside the budget.
+        if numbers.sampler_peak_bytes > numbers.warmup_headroom_bytes:
+            return "vllm-sampler-warmup-oom"
         return None
     if numbers.available_bytes - numbers.bytes_per_block <= 0:
         return "vllm-no-cache-blocks"
@@ -624,6 +713,14 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         if scenario == "vllm-weights-oom":
             # torch raises its own CUDA OOM while loading; vLLM never reaches its KV check.
             vllm_numbers = replace(vllm_numbers, error=None)
+        elif scenario == "vllm-startup-free-memory":
+            assert vllm_numbers.free_bytes is not None
+            vllm_numbers = replace(vllm_numbers, error=startup_free_memory_text(
+                vllm_numbers.free_bytes, vllm_numbers.total_memory_bytes, vllm_numbers.utilization, vllm_numbers.requested_bytes))
+        elif scenario == "vllm-sampler-warmup-oom":
+            vllm_numbers = replace(vllm_numbers, error=(
+                f"RuntimeError: CUDA out of memory occurred when warming up sampler with {vllm_numbers.max_num_seqs} dummy "
+                "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine."))
         if scenario:
             scenarios.append(scenario)
         sglang_numbers = _sglang_numbers(gpu, work.config, weights)
@@ -711,9 +808,9 @@ def pair_tasks(dataset: Dataset) -> list[PairTask]:
     # An error's worked example may fix the utilization it was reported with.
     for error in dataset.errors.values():
         ex = error.example
-        if ex.gpu_memory_utilization is not None:
+        if ex.gpu_memory_utilization is not None or ex.free_gib is not None:
             key = (ex.gpu, ex.model, ex.variant)
-            settings_for.setdefault(key, _ExampleSettings(ex.gpu_memory_utilization))
+            settings_for.setdefault(key, _ExampleSettings(ex.gpu_memory_utilization, ex.free_gib))
     tasks = []
     for gpu in dataset.gpus.values():
         for model in dataset.models.values():
@@ -731,4 +828,5 @@ def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]
 
 @dataclass(frozen=True, slots=True)
 class _ExampleSettings:
-    gpu_memory_utilization: float
+    gpu_memory_utilization: float | None
+    free_gib: float | None = None

@@ -398,7 +398,7 @@ class BudgetAssumptions:
     """Every constant of the empirical budget model, with where it comes from.
 
     vLLM measures these terms on the GPU; a calculator has to estimate them. The values are
-    fitted to real startup logs (tests/data/vllm_real_logs.yaml) and pages must say so.
+    fitted to real startup logs (tests/data/vllm_real_logs.yaml) and pages must say so (without that path).
     """
 
     non_torch_bytes: int = round(0.28 * GiB)
@@ -409,7 +409,7 @@ class BudgetAssumptions:
         "(dennislee22/vLLM-benchmarking) and the A100 40GB 0.15.1 eager log. vLLM's own "
         "non-torch line reads 0.13-0.14 GiB at TP=1 (H100, 0.11.0, llm-d/llm-d-benchmark), so "
         "about 0.15 GiB of it stands for sampler memory that the 8 B-per-logit sampler term "
-        "misses; see tests/data/vllm_real_logs.yaml."
+        "misses."
     )
     non_torch_bytes_v0: int = round(0.10 * GiB)
     non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."

@@ -25,6 +25,7 @@ class CommandBlock:
     argv: tuple[str, ...] = ()  # the engine invocation, for the surface check
     env: tuple[tuple[str, str], ...] = ()  # environment the engine process reads
     language: str = "bash"
+    lever: str = ""  # the schema Lever this block applies, for the direction check (generator/plan/advice.py)
 
 
 def _join(argv: tuple[str, ...]) -> str:
@@ -64,6 +65,7 @@ def vllm_blocks(model: Model, variant: ModelVariant, numbers: VllmNumbers) -> li
                 why=lever.note,
                 text=_join(argv),
                 argv=argv,
+                lever=lever.lever,
             )
         )
     return blocks
@@ -123,10 +125,10 @@ def sglang_blocks(model: Model, variant: ModelVariant, numbers: SglangNumbers) -
 
 def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) -> list[CommandBlock]:
     gguf = variant.gguf_file or "model.gguf"
-    options: list[tuple[str, tuple[str, ...], str]] = []
+    options: list[tuple[str, tuple[str, ...], str, str]] = []
     if numbers.max_ctx_f16 > 0:
         options.append(
-            (
+            ("clamp-context",
                 f"Cap the context at {numbers.max_ctx_f16:,} tokens",
                 ("-c", str(numbers.max_ctx_f16), "-np", "1"),
                 "The largest context, in steps of 256, whose f16 KV cache fits next to the weights on this GPU, with one slot.",
@@ -134,7 +136,7 @@ def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) 
         )
     if numbers.max_ctx_q8_0 > numbers.max_ctx_f16:
         options.append(
-            (
+            ("quantized-kv",
                 f"q8_0 KV cache: {numbers.max_ctx_q8_0:,} tokens",
                 ("-c", str(numbers.max_ctx_q8_0), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0"),
                 "q8_0 stores 34 bytes per 32 values instead of 64, so the same memory holds about 1.9 times the tokens. Flash attention (the default, auto) turns on by itself for a quantized V cache.",
@@ -142,7 +144,7 @@ def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) 
         )
     if numbers.max_ctx_q4_0 > numbers.max_ctx_q8_0:
         options.append(
-            (
+            ("quantized-kv",
                 f"q4_0 KV cache: {numbers.max_ctx_q4_0:,} tokens",
                 ("-c", str(numbers.max_ctx_q4_0), "-np", "1", "-ctk", "q4_0", "-ctv", "q4_0"),
                 "q4_0 halves the cache again, at a measurable cost in quality on long contexts.",
@@ -150,16 +152,16 @@ def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) 
         )
     if not numbers.fits and numbers.gpu_layers_that_fit > 0:
         options.append(
-            (
+            ("fewer-gpu-layers",
                 f"Offload {numbers.gpu_layers_that_fit} of {numbers.num_layers} layers",
                 ("-c", str(numbers.ctx_size), "-np", "1", "-ngl", str(numbers.gpu_layers_that_fit)),
                 "Keeps the full context by leaving the rest of the layers (and their KV) in system RAM; generation slows down accordingly.",
             )
         )
     blocks = []
-    for title, flags, why in options:
+    for lever, title, flags, why in options:
         argv = ("llama-server", "-m", gguf, *flags)
-        blocks.append(CommandBlock("llamacpp", title, why, _join(argv), argv=argv))
+        blocks.append(CommandBlock("llamacpp", title, why, _join(argv), argv=argv, lever=lever))
     return blocks
 
 
@@ -173,7 +175,8 @@ def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -
     if numbers.max_num_ctx_q8_0 > numbers.max_num_ctx_f16:
         best_ctx, cache_type = numbers.max_num_ctx_q8_0, "q8_0"
     if best_ctx <= 0:
-        return blocks
+        return _ollama_smaller_cache(tag, numbers)
+    lever = "quantized-kv" if cache_type else "clamp-context"
     env = [("OLLAMA_CONTEXT_LENGTH", str(best_ctx)), ("OLLAMA_NUM_PARALLEL", "1")]
     if cache_type:
         env.insert(0, ("OLLAMA_KV_CACHE_TYPE", cache_type))
@@ -186,6 +189,7 @@ def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -
             f"{env_text} ollama serve\n# in another terminal:\nollama run {tag}",
             argv=("ollama", "serve"),
             env=tuple(env),
+            lever=lever,
         )
     )
     systemd_lines = "\n".join(f'Environment="{k}={v}"' for k, v in env)
@@ -198,6 +202,7 @@ def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -
             "sudo systemctl daemon-reload && sudo systemctl restart ollama",
             argv=("ollama", "serve"),
             env=tuple(env),
+            lever=lever,
         )
     )
     launchctl = "\n".join(f"launchctl setenv {k} {v}" for k, v in env)
@@ -209,19 +214,47 @@ def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -
             f"{launchctl}\n# then quit and reopen Ollama",
             argv=("ollama", "serve"),
             env=tuple(env),
+            lever=lever,
         )
     )
-    model_name = f"{tag.split(':')[0]}-{best_ctx // 1024}k"
+    # A Modelfile carries num_ctx but not the cache type: without the server's q8_0 it gets the f16 context.
+    model_ctx = best_ctx if not cache_type else numbers.max_num_ctx_f16
+    if model_ctx <= 0:
+        return blocks
+    model_name = f"{tag.split(':')[0]}-{model_ctx // 1024}k"
     blocks.append(
         CommandBlock(
             "ollama",
             "Per model (Modelfile)",
-            "num_ctx is the one memory setting a model or request can carry; the KV cache type stays a server setting.",
-            f"cat > Modelfile <<'EOF'\nFROM {tag}\nPARAMETER num_ctx {best_ctx}\nEOF\nollama create {model_name} -f Modelfile\nollama run {model_name}",
+            "num_ctx is the one memory setting a model or request can carry; the KV cache type stays a server setting."
+            + (f" This is the f16 context; with OLLAMA_KV_CACHE_TYPE=q8_0 on the server, {best_ctx} fits." if cache_type else ""),
+            f"cat > Modelfile <<'EOF'\nFROM {tag}\nPARAMETER num_ctx {model_ctx}\nEOF\nollama create {model_name} -f Modelfile\nollama run {model_name}",
             argv=("ollama", "create"),
+            lever="clamp-context",
         )
     )
     return blocks
+
+
+def _ollama_smaller_cache(tag: str, numbers: OllamaNumbers) -> list[CommandBlock]:
+    """When no context fits on the GPU, what still shrinks the load: the cache in q8_0 and one slot."""
+    if numbers.kv_bytes_q8_0 >= numbers.kv_bytes:
+        return []
+    env = (("OLLAMA_KV_CACHE_TYPE", "q8_0"), ("OLLAMA_NUM_PARALLEL", "1"))
+    saved = (numbers.kv_bytes - numbers.kv_bytes_q8_0) / 1024**2
+    return [
+        CommandBlock(
+            "ollama",
+            f"q8_0 KV cache, one slot: {saved:,.2f} MiB less",
+            f"At num_ctx {numbers.num_ctx:,} the cache takes {numbers.kv_bytes / 1024**2:,.2f} MiB in f16 and "
+            f"{numbers.kv_bytes_q8_0 / 1024**2:,.2f} MiB in q8_0. The model does not fit on this GPU at any context, "
+            "so this only trims what goes to system RAM; if RAM is short by more, a smaller tag is the fix.",
+            " ".join(f"{k}={v}" for k, v in env) + f" ollama serve\n# in another terminal:\nollama run {tag}",
+            argv=("ollama", "serve"),
+            env=env,
+            lever="quantized-kv",
+        )
+    ]
 
 
 def lever_by_id(levers: tuple[LeverOutcome, ...], lever_id: str) -> LeverOutcome | None:

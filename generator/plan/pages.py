@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import quote_plus
 
+from generator.plan.advice import offered_levers, offered_sections
 from generator.launch.commands import CommandBlock, llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
@@ -246,6 +247,8 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
                 "vllm.max_len": tokens(v.max_len),
                 "vllm.needed_gib": gib(v.needed_bytes),
                 "vllm.max_num_seqs": tokens(v.max_num_seqs),
+                "vllm.sampler_peak_gib": gib(v.sampler_peak_bytes),
+                "vllm.warmup_headroom_gib": gib(v.warmup_headroom_bytes),
             }
         )
     l = numbers.llamacpp
@@ -364,6 +367,7 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
                 "name": ENGINE_NAMES[engine],
                 "variant": use_variant,
                 "other_build": use_variant.id != variant.id,
+                "numbers": use_numbers,  # what the blocks were built from, for the page lint
                 "blocks": blocks,
                 "note": None,
             }
@@ -414,9 +418,11 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
         "memory_from_smi": gpu.cuda_total_bytes is None,
         "triage": fill(error.triage, q),
         "cause": fill(error.cause, q),
-        "fixes": [{"lever": f.lever, "note": fill(f.note, q)} for f in error.fixes],
+        "fixes": [{"lever": f.lever, "note": fill(f.note, q), "memory": f.memory} for f in error.fixes],
         "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
-        "commands": command_sections(model, variant, inputs.command_builds),
+        # Only levers that move what is too big down or what is too small up (generator/plan/advice.py).
+        "commands": offered_sections(error, command_sections(model, variant, inputs.command_builds)),
+        "levers": offered_levers(error, numbers.vllm.levers) if numbers.vllm is not None else [],
         "links": inputs.links,
         "fits_elsewhere": inputs.fits_elsewhere,
         "error_text": error_text(error, (gpu, model, variant), numbers),

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
 from generator.plan.pages import Page, figure, gb_s, gib, kib, mib, tokens
-from generator.schema import PLACEHOLDER
+from generator.schema import PLACEHOLDER, reader_urls
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,7 @@ FILTERS = {
     "markdown": md_block,
     "markdown_inline": md_inline,
     "ceil": math.ceil,
+    "reader_urls": reader_urls,  # a record's source as links a reader can open
 }
 
 

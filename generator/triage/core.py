@@ -196,6 +196,7 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
         facts.append({
             "failure": bool(_search(rules["failure_line"], line)),
             "wrapper": any(_search(pattern, line) for pattern in rules["wrapper_lines"]),
+            "expected": any(_search(pattern, line) for pattern in rules["expected_lines"]),
             "generic": spans,
         })
     return facts
@@ -240,6 +241,8 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                 if not match:
                     continue
                 fact = facts[index]
+                if fact["expected"]:
+                    continue
                 score = scores["hit"] + record.weight + engine_score + _position(index, len(lines), scores)
                 score += scores["specific_per_char"] * min(len(match.group(0)), scores["specific_chars_max"])
                 notes = [engine_note] if engine_note else []

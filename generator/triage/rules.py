@@ -97,6 +97,13 @@ FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b
 
 # Lines that only report that another, earlier failure happened. Matches on them lose to any
 # specific match elsewhere in the paste, but still win when they are all there is.
+# Lines the engine itself marks as expected: llama.cpp's memory fitting probes settings that fail on
+# purpose and says so in the error it throws ("... (this warning is normal during memory fitting)").
+# Such a line names no failure of the reader's; the triage passes over it.
+EXPECTED_LINES = [
+    r"this warning is normal during memory fitting",
+]
+
 WRAPPER_LINES = [
     r"Engine core initialization failed",
     r"Engine process failed to start",
@@ -333,6 +340,7 @@ RULES = {
     "wrap_width": WRAP_WIDTH,
     "failure_line": FAILURE_LINE,
     "wrapper_lines": WRAPPER_LINES,
+    "expected_lines": EXPECTED_LINES,
     "generic_oom": GENERIC_OOM,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,

@@ -1,0 +1,259 @@
+"""The page lint: every page right for the error its reader pasted.
+
+Run by `kvtriage check` and by every build, over every page:
+
+- record_problems: each error record's fixes move its direction the right way (advice.py); its
+  worked example reaches the failure on the release the page names, with no negative budget
+  unless the error is that budget; the first fix it names appears in the example's commands
+  when it is a fix a command applies.
+- advice_problems: on every error and pair page, each command block applies a lever the page may
+  offer, moves the failing number the right way (a smaller context, a lower or higher
+  utilization than the one that failed), and carries only numbers the engine computed for that
+  page; the lever table holds only the engine's outcomes.
+- text_problems: no internal note (repository paths, search notes, file ids) in what readers read.
+
+The flags themselves are checked against the release's CLI surface by commands.verify_commands.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, why_wrong
+from generator.errors import Issue
+
+# Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
+FORBIDDEN_PHRASES: tuple[str, ...] = (
+    "shared/reference",
+    "../shared",
+    "tests/data",
+    "tests/fixtures",
+    "exact-text search",
+    "find_string",
+    "read_file",
+    "file id",
+    "seed case",
+    "found by search",
+    "the search does not name",
+)
+
+# Scenarios the engine decides for a pair (pairs.compute_pair): an example with one of these must
+# hit it. The others (config errors, runner crashes) the engine cannot reproduce.
+MODELLED = frozenset({
+    "vllm-kv-too-small", "vllm-no-cache-blocks", "vllm-weights-oom", "vllm-startup-free-memory",
+    "vllm-sampler-warmup-oom", "llamacpp-kv-alloc", "llamacpp-context-fail", "ollama-partial-offload",
+})
+# Scenarios that fail before or while loading the weights: the failure is that budget, so the
+# worked example may show a negative KV cache.
+NEGATIVE_BUDGET_OK = frozenset({"weights-on-gpu", "kv-budget"})
+# Levers some command block applies; a record's first fix among these must appear in the example's commands.
+COMMAND_LEVERS = frozenset({
+    "clamp-context", "fp8-kv", "quantized-kv", "enforce-eager", "raise-utilization", "lower-utilization",
+    "tensor-parallel", "fewer-gpu-layers", "fewer-seqs",
+})
+
+
+def _line_of(root: Path | None, path: str, needle: str, start: int = 1) -> int:
+    """Line 1: only load.py reads content files (tests/test_layering.py); the field names the place."""
+    return 1
+
+
+def _example_numbers(error, results):
+    ex = error.example
+    return results.get((ex.gpu, ex.model, ex.variant))
+
+
+def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
+    issues: list[Issue] = []
+    reached = {scenario for numbers in results.values() for scenario in numbers.scenarios}
+    for error in dataset.errors.values():
+        path = dataset.origins.get(f"error:{error.id}", error.id)
+        direction = direction_of(error)
+        if error.pair_pages and error.scenario not in reached:
+            issues.append(Issue(path, _line_of(root, path, "pair_pages:"), 0, "pair_pages",
+                                f"{error.id}: no pair of the catalog reaches {error.scenario}, so no pair page would be built",
+                                "Drop pair_pages, or give the catalog what the engine needs to reach it"))
+        fixes_at = _line_of(root, path, "fixes:")
+        for i, fix in enumerate(error.fixes):
+            d = fix_direction(error, fix)
+            if not moves_right(d, fix.lever):
+                issues.append(Issue(path, _line_of(root, path, f"lever: {fix.lever}", fixes_at), 0, f"fixes[{i}].lever",
+                                    f"{error.id}: {why_wrong(d, fix.lever)}",
+                                    "Offer only levers that shrink what is too big or grow what is too small (generator/plan/advice.py), or set `direction` on the record"))
+        numbers = _example_numbers(error, results)
+        if numbers is None:
+            continue
+        at = _line_of(root, path, "example:")
+        ex = error.example
+        where = f"{ex.gpu} / {ex.model} {ex.variant}"
+        if error.scenario in MODELLED and error.direction is None and error.scenario not in numbers.scenarios:
+            found = ", ".join(numbers.scenarios) or "starts"
+            issues.append(Issue(path, at, 0, "example",
+                                f"{error.id}: the worked example {where} does not reach {error.scenario} (the engine says: {found})",
+                                "Pick a pair that fails this way on the release the page names, or give the settings it failed with"))
+        v = numbers.vllm
+        if v is not None and ((ex.free_gib is not None and v.free_bytes != round(ex.free_gib * 1024**3))
+                              or (ex.gpu_memory_utilization is not None and v.utilization != ex.gpu_memory_utilization)):
+            issues.append(Issue(path, at, 0, "example",
+                                f"{error.id}: the worked example {where} is computed with other settings (a featured pair or another example fixes them)",
+                                "Pick a pair no featured pair or other example sets"))
+        if error.engine == "vllm" and v is not None:
+            earlier = {"vllm-startup-free-memory", "vllm-weights-oom", "vllm-no-cache-blocks", "vllm-kv-too-small"} & set(numbers.scenarios)
+            if error.direction is not None and direction.too_big == "warmup-peak" and earlier:
+                # A warm-up or capture runs after the KV cache is allocated: the pair must get that far.
+                issues.append(Issue(path, at, 0, "example",
+                                    f"{error.id}: the worked example {where} fails earlier ({', '.join(sorted(earlier))}), before any warm-up",
+                                    "Pick a pair that passes the KV cache check on the release the page names"))
+            if v.available_bytes < 0 and direction.too_small not in NEGATIVE_BUDGET_OK and direction.too_big not in NEGATIVE_BUDGET_OK:
+                issues.append(Issue(path, at, 0, "example",
+                                    f"{error.id}: the worked example {where} shows a negative KV cache ({v.available_bytes / 1024**3:.2f} GiB), "
+                                    f"so it fails before {QUANTITY_NAMES[direction.too_big]} matters",
+                                    "Pick a pair whose weights fit the budget"))
+        first = next((f.lever for f in error.fixes if f.memory == "gpu"), None)
+        if first in COMMAND_LEVERS and first in gpu_levers(error):
+            levers = {getattr(o, "lever", "") for o in (v.levers if v is not None else ())}
+            if error.engine == "vllm" and first not in levers:
+                issues.append(Issue(path, _line_of(root, path, f"lever: {first}", fixes_at), 0, "fixes[0]",
+                                    f"{error.id}: the first fix ({first}) has no command on the worked example {where}; the engine offers {sorted(levers) or 'none'}",
+                                    "Name first a fix the example's commands apply, or pick an example the engine prices it for"))
+    return issues
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _flag_values(argv: Iterable[str], flag: str) -> list[str]:
+    argv = list(argv)
+    return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
+
+
+def advice_problems(url: str, view: Mapping) -> list[Issue]:
+    """What is wrong with one error or pair page's advice; empty for other pages."""
+    error = view.get("error") if hasattr(view, "get") else None
+    numbers = view.get("numbers") if error is not None else None
+    if error is None or numbers is None:
+        return []
+    issues: list[Issue] = []
+    direction = direction_of(error)
+    own = gpu_levers(error)
+
+    def problem(what: str, message: str, fix: str = "Fix the planner in generator/pages.py or the builders in generator/commands.py") -> None:
+        issues.append(Issue(f"site{url}", 1, 0, what, message, fix))
+
+    for section in view.get("commands", ()):
+        engine = section["engine"]
+        engine_numbers = getattr(section.get("numbers") or numbers, engine, None)
+        for block in section["blocks"]:
+            lever = getattr(block, "lever", "")
+            what = f"command {block.title!r}"
+            if not lever:
+                continue
+            if engine == error.engine and lever not in own:
+                problem(what, f"{error.id} page offers {lever}, which its record does not name or which moves the wrong way")
+            elif not moves_right(direction, lever):
+                problem(what, f"{error.id} page offers {lever}: {why_wrong(direction, lever)}")
+            # A section for another engine or build is an alternative, not a change to what failed:
+            # its numbers must be the engine's, but "below what failed" applies to the reader's own run.
+            own_run = engine == error.engine and not section.get("other_build")
+            issues.extend(_number_problems(url, what, block, lever if own_run else "", engine,
+                                           engine_numbers if engine in ("vllm", "llamacpp", "ollama") else None, direction))
+    if numbers.vllm is not None:
+        known = set(numbers.vllm.levers)
+        for lever in view.get("levers", ()):
+            if lever not in known:
+                problem(f"lever {lever.label!r}", "a lever row that is not the engine's outcome for this pair")
+            elif error.engine == "vllm" and lever.lever not in own:
+                problem(f"lever {lever.label!r}", f"{error.id} page lists {lever.lever}, which moves the wrong way or the record does not name")
+    return issues
+
+
+def _number_problems(url: str, what: str, block, lever: str, engine: str, engine_numbers, direction) -> list[Issue]:
+    out: list[Issue] = []
+    argv = block.argv
+
+    def problem(message: str) -> None:
+        out.append(Issue(f"site{url}", 1, 0, what, message, "Build commands from the engine's numbers for this page"))
+
+    if engine == "vllm":
+        # The section may run another build of the model; its numbers are the section's.
+        v = engine_numbers
+        if v is None:
+            return out
+        flags = tuple(argv[3:])
+        outcome = next((o for o in v.levers if o.lever == getattr(block, "lever", "") and tuple(o.flags) == flags), None)
+        if outcome is None:
+            problem(f"vllm serve flags {' '.join(flags)} are not an engine outcome for this pair")
+            return out
+        for value in _flag_values(flags, "--max-model-len"):
+            if int(value) != outcome.max_len:
+                problem(f"--max-model-len {value} differs from the engine's {outcome.max_len}")
+        utils = [float(u) for u in _flag_values(flags, "--gpu-memory-utilization")]
+        if lever == "lower-utilization" and any(u >= v.utilization for u in utils):
+            problem(f"lowers the utilization to {utils[0]:.2f}, not below the {v.utilization:.2f} that failed")
+        if lever == "raise-utilization" and any(u <= v.utilization for u in utils):
+            problem(f"raises the utilization to {utils[0]:.2f}, not above the {v.utilization:.2f} that failed")
+        if lever == "lower-utilization" and v.free_bytes is not None:
+            from generator.engine.vllm import requested_bytes
+            if any(requested_bytes(v.total_memory_bytes, u) > v.free_bytes for u in utils):
+                problem(f"--gpu-memory-utilization {utils[0]:.2f} requests more than the {v.free_bytes / 1024**3:.2f} GiB free")
+        if lever == "clamp-context":
+            for value in _flag_values(flags, "--max-model-len"):
+                if direction.too_big == "context":  # the reader asked above the derived limit: clamp to it
+                    if int(value) > v.config_max_len:
+                        problem(f"--max-model-len {value} is above the derived limit {v.config_max_len:,}")
+                elif int(value) >= v.max_model_len:
+                    problem(f"--max-model-len {value} is not below the {v.max_model_len:,} that failed")
+    elif engine == "llamacpp":
+        l = engine_numbers
+        if l is None:
+            return out
+        allowed = {l.max_ctx_f16, l.max_ctx_q8_0, l.max_ctx_q4_0, l.ctx_size}
+        for value in _flag_values(argv, "-c"):
+            if int(value) not in allowed:
+                problem(f"-c {value} is none of the engine's contexts for this pair ({sorted(allowed)})")
+            if lever == "clamp-context" and int(value) >= l.n_ctx:
+                problem(f"-c {value} is not below the {l.n_ctx:,} that failed")
+        for value in _flag_values(argv, "-ngl"):
+            if int(value) != l.gpu_layers_that_fit:
+                problem(f"-ngl {value} differs from the engine's {l.gpu_layers_that_fit}")
+    elif engine == "ollama":
+        o = engine_numbers
+        if o is None:
+            return out
+        env = dict(block.env)
+        allowed = {o.max_num_ctx_f16, o.max_num_ctx_q8_0}
+        ctx = env.get("OLLAMA_CONTEXT_LENGTH")
+        for value in _flag_values(block.text.split(), "num_ctx"):
+            if int(value) > o.max_num_ctx_f16 and env.get("OLLAMA_KV_CACHE_TYPE") is None:
+                problem(f"num_ctx {value} fits only with a q8_0 cache, which this block does not set (f16 fits {o.max_num_ctx_f16:,})")
+        if ctx is not None:
+            if int(ctx) not in allowed:
+                problem(f"OLLAMA_CONTEXT_LENGTH={ctx} is none of the engine's contexts for this pair ({sorted(allowed)})")
+            if lever == "clamp-context" and not o.fits and int(ctx) >= o.num_ctx:
+                problem(f"OLLAMA_CONTEXT_LENGTH={ctx} is not below the {o.num_ctx:,} that failed")
+    return out
+
+
+# --------------------------------------------------------------------------- reader-facing text
+
+_FORBIDDEN = re.compile("|".join(re.escape(p) for p in FORBIDDEN_PHRASES), re.IGNORECASE)
+
+
+def text_problems(path: str, text: str) -> list[Issue]:
+    """Internal notes in one rendered file (HTML or Markdown twin), each at its line."""
+    issues = []
+    for match in _FORBIDDEN.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        issues.append(Issue(f"site/{path}", line, 0, "text", f"reader-facing text quotes an internal note: {match.group(0)!r}",
+                            "Give readers a URL they can open; keep internal notes in YAML comments"))
+    return issues
+
+
+def rendered_problems(files) -> list[Issue]:
+    issues: list[Issue] = []
+    for f in files:
+        if f.path.endswith((".html", ".md", ".txt")):
+            issues.extend(text_problems(f.path, f.content.decode("utf-8", "replace")))
+    return issues

@@ -1,0 +1,92 @@
+"""The page lint (generator/check/page_lint.py): each rule has an invalid fixture, `stage: lint` in
+tests/fixtures/invalid/<case>/expect.yaml, that loads cleanly and fails `kvtriage check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from generator.plan.advice import DIRECTIONS, LEVER_EFFECTS, QUANTITIES, moves_right
+from generator.build import build_site
+from generator.errors import RenderError
+from generator.schema import Lever, Quantity, Scenario
+
+from ..conftest import TESTS, copy_site
+from ..test_load import apply_case
+
+INVALID = TESTS / "fixtures" / "invalid"
+CASES = sorted(p.name for p in INVALID.iterdir() if p.is_dir() and yaml.safe_load((p / "expect.yaml").read_text()).get("stage") == "lint")
+
+
+def test_there_is_a_fixture_per_rule() -> None:
+    assert len(CASES) >= 8, CASES
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_lint_case_reports_file_line_and_message(case: str, tmp_path: Path) -> None:
+    root = copy_site(tmp_path / "root")
+    expect = apply_case(case, root)
+    with pytest.raises(RenderError) as raised:
+        build_site(root, today="2026-11-29")
+    lines = [issue.format() for issue in raised.value.issues]
+    for wanted in expect["errors"]:
+        assert any(line.startswith(wanted["at"] + ":") for line in lines if wanted["message"] in line), (
+            f"expected {wanted['at']}: ...{wanted['message']}... in:\n" + "\n".join(lines)
+        )
+    if "count" in expect:
+        assert len(lines) == expect["count"], "\n".join(lines)
+
+
+def test_the_fixture_site_passes_the_lint(site_root: Path) -> None:
+    build_site(site_root, today="2026-11-29")
+
+
+def test_every_scenario_has_a_direction_and_every_lever_its_effects() -> None:
+    assert set(DIRECTIONS) == set(Scenario.__args__)
+    assert set(LEVER_EFFECTS) == set(Lever.__args__)
+    assert set(QUANTITIES) == set(Quantity.__args__)
+    for direction in DIRECTIONS.values():
+        assert direction.too_big in QUANTITIES and direction.too_small in QUANTITIES
+
+
+@pytest.mark.parametrize("scenario, right, wrong", [
+    ("vllm-startup-free-memory", {"lower-utilization", "free-gpu-memory", "bigger-gpu"}, {"raise-utilization", "smaller-quant", "fp8-kv"}),
+    ("vllm-kv-too-small", {"clamp-context", "fp8-kv", "raise-utilization", "enforce-eager"}, {"lower-utilization"}),
+    ("vllm-sampler-warmup-oom", {"fewer-seqs", "lower-utilization"}, {"raise-utilization", "smaller-quant"}),
+    ("ollama-system-memory", {"clamp-context", "quantized-kv", "smaller-quant"}, {"kv-on-cpu", "fewer-gpu-layers"}),
+    ("llamacpp-kv-alloc", {"kv-on-cpu", "clamp-context", "fewer-gpu-layers"}, {"raise-utilization"}),
+])
+def test_levers_move_the_failing_quantity_the_right_way(scenario: str, right: set[str], wrong: set[str]) -> None:
+    direction = DIRECTIONS[scenario]
+    assert all(moves_right(direction, lever) for lever in right)
+    assert not any(moves_right(direction, lever) for lever in wrong)
+
+
+def _view(block, numbers, error):
+    return {"error": error, "numbers": numbers, "levers": [],
+            "commands": [{"engine": block.engine, "other_build": False, "numbers": numbers, "blocks": [block]}]}
+
+
+def test_a_command_number_the_engine_did_not_compute_is_refused(site_root: Path) -> None:
+    """Commands are built from the engine's numbers; a changed number (or builder) fails the lint."""
+    from dataclasses import replace
+
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.check.page_lint import advice_problems
+    from generator.plan.pages import command_sections
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")]
+    error = dataset.errors["vllm-max-model-len-error"]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "awq")
+    block = next(b for s in command_sections(model, variant, [("vllm", variant, numbers)]) for b in s["blocks"] if b.lever == "clamp-context")
+    assert advice_problems("/x/", _view(block, numbers, error)) == []
+    length = int(block.argv[block.argv.index("--max-model-len") + 1])
+    bad = replace(block, argv=tuple(str(length + 16) if a == str(length) else a for a in block.argv))
+    assert any("not an engine outcome" in i.message for i in advice_problems("/x/", _view(bad, numbers, error)))
+    wrong_way = replace(block, lever="lower-utilization")
+    assert any("moves the wrong way" in i.message for i in advice_problems("/x/", _view(wrong_way, numbers, error)))
