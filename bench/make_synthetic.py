@@ -217,10 +217,10 @@ def fit_examples(root: Path) -> None:
     lint demands (generator/page_lint.py); keep pair_pages only where some pair reaches the
     scenario; drop an error no synthetic pair can show (and its mentions)."""
     sys.path.insert(0, str(REPO))
-    from generator.plan.advice import direction_of
+    from generator.check.page_lint import MODELLED
     from generator.engine.pairs import compute_results
     from generator.load import load_dataset
-    from generator.check.page_lint import MODELLED
+    from generator.plan.advice import direction_of
 
     dataset = load_dataset(root)
     results = compute_results(dataset)

@@ -16,7 +16,7 @@ import signal
 import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -24,37 +24,37 @@ import jinja2
 from markupsafe import Markup
 
 import generator.parallel as parallel
+import generator.value_pickle as value_pickle
+from generator.check.page_lint import advice_problems, record_problems, rendered_problems
 from generator.dates import content_sha, record_dates
 from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
+from generator.errors import BuildError, Issue, RenderError
 from generator.kv.calculator import CATALOG_PATH, catalog_json
 from generator.launch.commands import parse_surfaces, verify_commands
-from generator.check.page_lint import advice_problems, record_problems, rendered_problems
-from generator.errors import BuildError, Issue, RenderError
 from generator.load import load_dataset
 from generator.plan.pages import Page, Plan, PlanMemo, plan_pages
-import generator.value_pickle as value_pickle
-from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
-from generator.write.guard import MARKER_NAME, check_out, files_on_disk
-from generator.write.manifest import Entry, Manifest, Published, read_published, stat_entry, up_to_date, write_manifest
-from generator.write.search_index import index_search
-from generator.write.staging import Staging, publish
-from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
 from generator.publish import (
     affiliate_rules,
     asset_urls,
     check_html,
     check_pages,
     page_problems,
-    search_stub,
-    site_pages,
     page_url,
     pagefind_executable,
     publish_files,
     read_page,
+    search_stub,
+    site_pages,
     slim_facts,
 )
 from generator.render.templates import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
+from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
+from generator.write.guard import MARKER_NAME, check_out, files_on_disk
+from generator.write.manifest import Entry, Manifest, Published, read_published, stat_entry, up_to_date, write_manifest
+from generator.write.search_index import index_search
+from generator.write.staging import Staging, publish
+from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
 
 
 def safe_relative(path: str) -> str:
@@ -149,8 +149,8 @@ def today_for_build() -> str:
     """Date for records the ledger has not seen; SOURCE_DATE_EPOCH pins it for reproducible builds."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     if epoch and epoch.isdigit():
-        return datetime.fromtimestamp(int(epoch), tz=timezone.utc).date().isoformat()
-    return datetime.now(tz=timezone.utc).date().isoformat()
+        return datetime.fromtimestamp(int(epoch), tz=UTC).date().isoformat()
+    return datetime.now(tz=UTC).date().isoformat()
 
 
 def site_context(dataset: Dataset, assets: dict[str, str] | None = None, css: str = "") -> dict[str, object]:

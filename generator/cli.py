@@ -106,8 +106,8 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
 
 
 def _cmd_kv(args: argparse.Namespace) -> int:
-    from generator.kv.command import run_kv
     from generator.kv.catalog import catalog_lookup
+    from generator.kv.command import run_kv
 
     return run_kv(args, catalog_lookup(Path(args.root)))
 

@@ -29,7 +29,6 @@ from generator.schema import (
     DateLedger,
     EngineCatalog,
     ErrorSignature,
-    Gpu,
     GpuCatalog,
     Model,
     ModelCatalog,
@@ -327,7 +326,7 @@ def validate(model: type[BaseModel], data: Any, source: Source) -> tuple[BaseMod
                 source.issue(loc, _field_name(loc) or model.__name__, message, _fix_for(error, model, loc), at_key=error["type"] == "extra_forbidden")
             )
         # A misspelt key is also a missing one; "Did you mean 'x'?" on the unknown key says both.
-        meant = {(i.path, i.field.rsplit(".", 1)[0] if "." in i.field else "", i.fix[len("Did you mean '") : -2]) for i in issues if i.message.startswith("unknown key") and i.fix.startswith("Did you mean '")}
+        meant = {(i.path, i.field.rsplit(".", 1)[0] if "." in i.field else "", i.fix[len("Did you mean '") : -2]) for i in issues if i.message.startswith("unknown key") and i.fix.startswith("Did you mean '")}  # noqa: E501
         issues = [
             i for i in issues
             if not (i.message == "is required" and (i.path, i.field.rsplit(".", 1)[0] if "." in i.field else "", i.field.rsplit(".", 1)[-1]) in meant)
@@ -630,7 +629,7 @@ def _cross_references(gpus, models, programs, errors, pairs, broken_errors: froz
             runnable = [v.id for v in models[ex.model][0].variants if runs_on in v.engines and (error.engine != "ollama" or v.ollama_tag)]
             if runs_on not in variant.engines or (error.engine == "ollama" and not variant.ollama_tag):
                 need = "a GGUF build with an ollama_tag" if error.engine == "ollama" else ("a GGUF build" if error.engine == "llamacpp" else "a safetensors build (bf16, fp8, AWQ, GPTQ)")
-                issues.append(source.issue(("example", "variant"), "example.variant", f"{ex.variant!r} is not a build {error.engine} runs; the example needs {need}", f"Use one of: {', '.join(runnable) or 'none in this model: pick another model'}"))
+                issues.append(source.issue(("example", "variant"), "example.variant", f"{ex.variant!r} is not a build {error.engine} runs; the example needs {need}", f"Use one of: {', '.join(runnable) or 'none in this model: pick another model'}"))  # noqa: E501
         for i, other in enumerate(error.related):
             if other not in errors and other not in broken_errors:
                 issues.append(source.issue(("related", i), f"related[{i}]", f"error {other!r} does not exist", _did_you_mean(other, errors)))
@@ -642,7 +641,7 @@ def _cross_references(gpus, models, programs, errors, pairs, broken_errors: froz
     for error, source in errors.values():
         if error.pair_pages:
             if error.scenario in primary:
-                issues.append(source.issue(("pair_pages",), "pair_pages", f"error {primary[error.scenario]!r} already generates the {error.scenario} pair pages", "Set pair_pages: false here; two errors would repeat the same numbers"))
+                issues.append(source.issue(("pair_pages",), "pair_pages", f"error {primary[error.scenario]!r} already generates the {error.scenario} pair pages", "Set pair_pages: false here; two errors would repeat the same numbers"))  # noqa: E501
             else:
                 primary[error.scenario] = error.id
     for pair, source in pairs:

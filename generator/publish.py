@@ -13,12 +13,10 @@ import hashlib
 import html
 import json
 import re
-import subprocess
 from bisect import bisect_left
 from dataclasses import dataclass, field, replace
 from html import unescape
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any, Collection, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urljoin, urlsplit
 from xml.sax.saxutils import escape as xml_escape

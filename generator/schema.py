@@ -340,7 +340,7 @@ class Gpu(Record):
     notes: tuple[NonEmpty, ...] = ()
 
     @model_validator(mode="after")
-    def _needs_memory(self) -> "Gpu":
+    def _needs_memory(self) -> Gpu:
         if self.cuda_total_bytes is None and self.nvidia_smi_total_mib is None:
             raise ValueError("give cuda_total_bytes or nvidia_smi_total_mib; a GPU without confirmed memory cannot be sized")
         if self.bandwidth_gb_s is not None and self.bandwidth_source is None:
@@ -400,7 +400,7 @@ class HfConfig(Record):
     num_experts_per_tok: Count | None = None
 
     @model_validator(mode="after")
-    def _consistent(self) -> "HfConfig":
+    def _consistent(self) -> HfConfig:
         if self.num_attention_heads % self.num_key_value_heads:
             raise ValueError("num_attention_heads must be a multiple of num_key_value_heads")
         if self.head_dim is None and self.hidden_size < self.num_attention_heads:
@@ -436,7 +436,7 @@ class ModelVariant(Record):
     source: Source
 
     @model_validator(mode="after")
-    def _format_fields(self) -> "ModelVariant":
+    def _format_fields(self) -> ModelVariant:
         if self.format == "gguf" and (self.gguf_file is None or self.gguf_type is None):
             raise ValueError("a gguf variant needs gguf_file and gguf_type")
         if self.format != "gguf" and self.hf_repo is None:
@@ -472,7 +472,7 @@ class Model(Record):
     notes: tuple[NonEmpty, ...] = ()
 
     @model_validator(mode="after")
-    def _params_sourced(self) -> "Model":
+    def _params_sourced(self) -> Model:
         if (self.total_params is not None or self.active_params is not None) and self.params_source is None:
             raise ValueError("total_params needs params_source")
         seen: set[str] = set()

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from generator.build import build_site, safe_relative, write_site
-from generator.write import staging as staging_module
-from generator.write.guard import MARKER_NAME
-from generator.write.manifest import manifest_path
 from generator.cli import main
 from generator.errors import BuildError
 from generator.render.templates import RenderedFile
+from generator.write import staging as staging_module
+from generator.write.guard import MARKER_NAME
+from generator.write.manifest import manifest_path
 
 from .conftest import FIXED_TODAY
 

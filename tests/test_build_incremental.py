@@ -4,20 +4,19 @@ pages of deleted records gone, and a failed or interrupted build leaves site/ as
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
 from generator import build as build_module
-from generator.write import manifest as manifest_module
 from generator.build import Resident, build_and_write
 from generator.errors import ContentError, Issue, RenderError
+from generator.publish import AffiliateRule, check_pages, pagefind_executable, read_page, slim_facts
+from generator.write import manifest as manifest_module
 from generator.write.manifest import manifest_path, read_manifest, write_manifest
 from generator.write.staging import Staging
 from generator.write.state import state_dir
-from generator.publish import AffiliateRule, check_pages, pagefind_executable, read_page, slim_facts
 
 from .test_build_parallel import grown_site, tree
 

@@ -12,6 +12,8 @@ import yaml
 
 from generator.build import build_site
 from generator.cli import EXIT_CONTENT, EXIT_OK, main
+from generator.errors import ContentError
+from generator.load import load_dataset, parse_yaml
 from generator.tools.editor import (
     hf_config_fields,
     json_schemas,
@@ -25,11 +27,8 @@ from generator.tools.editor import (
     yaml_block,
     yaml_files,
 )
-from generator.errors import ContentError
-from generator.load import load_dataset, parse_yaml
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, REPO
-
 
 # --------------------------------------------------------------------------- new
 
@@ -106,7 +105,7 @@ def test_new_gpu_filled_in_passes_check(site_root: Path) -> None:
         "source": "synthetic GPU for this test",
     }
     for key, value in values.items():
-        text, n = re.subn(rf'(?m)^(\s+{key}: )"FILL IN:[^"\n]*"$', lambda m: m.group(1) + json.dumps(value) if not value.isdigit() else m.group(1) + value, text)
+        text, n = re.subn(rf'(?m)^(\s+{key}: )"FILL IN:[^"\n]*"$', lambda m, value=value: m.group(1) + json.dumps(value) if not value.isdigit() else m.group(1) + value, text)
         assert n == 1, key
     (site_root / made.path).write_text(text, encoding="utf-8")
     assert "rtx-9090" in load_dataset(site_root).gpus

@@ -21,8 +21,8 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, why_wrong
 from generator.errors import Issue
+from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, why_wrong
 
 # Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
 FORBIDDEN_PHRASES: tuple[str, ...] = (

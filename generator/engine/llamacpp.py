@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, Mapping
 
-from generator.schema import BOUNDS, MAX_COUNT, MAX_GIB, check_int
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
@@ -25,6 +24,7 @@ from generator.engine.geometry import (
     MlaRanks,
     geometry_from_hf_config,
 )
+from generator.schema import BOUNDS, MAX_COUNT, MAX_GIB, check_int
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -147,7 +147,7 @@ class KvLayout:
         return max((layer.v_width for layer in self.kv_layers), default=0)
 
     @cached_property
-    def _memo(self) -> "_LayoutMemo":
+    def _memo(self) -> _LayoutMemo:
         return _LayoutMemo()
 
     @cached_property
@@ -468,7 +468,7 @@ def resolve_flash_attn(flash_attn: str, cache_type_v: str, arch: str = "", fa_su
 
 def check_cache_types(layout: KvLayout, cache_type_k: str, cache_type_v: str) -> None:
     """Type checks llama_init_from_model makes before building the cache."""
-    for name, value in (("K", cache_type_k), ("V", cache_type_v)):
+    for _name, value in (("K", cache_type_k), ("V", cache_type_v)):
         if value not in GGML_BLOCK:
             raise LlamaCppError(f"Unsupported cache type: {value}")
     if layout.is_mla and cache_type_k != cache_type_v:

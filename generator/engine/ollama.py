@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping
 
-from generator.schema import MAX_GIB, check_int
 from generator.engine.geometry import GeometryError
 from generator.engine.llamacpp import (
     FIT_TARGET_BYTES,
@@ -25,6 +24,7 @@ from generator.engine.llamacpp import (
     layout_from_request,
     plan_kv,
 )
+from generator.schema import MAX_GIB, check_int
 
 OLLAMA_VERSION = (0, 33, 0)
 
@@ -72,7 +72,7 @@ class OllamaEnv:
     fit_target_bytes: int = FIT_TARGET_BYTES  # LLAMA_ARG_FIT_TARGET (MiB) passed through
 
     @classmethod
-    def from_mapping(cls, env: Mapping[str, Any]) -> "OllamaEnv":
+    def from_mapping(cls, env: Mapping[str, Any]) -> OllamaEnv:
         def uint(name: str, default: int) -> int:
             value = env.get(name)
             if value is None or value == "":

@@ -23,7 +23,7 @@ def _pickled_as_calls(cls):
     every object: most of loading 150k cached pairs."""
     names = tuple(f.name for f in fields(cls))
 
-    def __reduce__(self):
+    def __reduce__(self):  # noqa: N807  (installed on cls below)
         return cls, tuple(getattr(self, name) for name in names)
 
     cls.__reduce__ = __reduce__
@@ -190,11 +190,9 @@ from collections import Counter  # noqa: E402
 from dataclasses import replace  # noqa: E402
 
 from generator.engine import llamacpp as llama  # noqa: E402
-from generator.engine import ollama  # noqa: E402
-from generator.engine import sglang  # noqa: E402
-from generator.engine import vllm  # noqa: E402
+from generator.engine import ollama, sglang, vllm  # noqa: E402, I001
 from generator.engine.geometry import GeometryError, geometry_from_hf_config  # noqa: E402
-from generator.schema import Dataset, Gpu, Model, ModelVariant, Pair, reader_urls  # noqa: E402
+from generator.schema import Dataset, Gpu, Model, ModelVariant, reader_urls  # noqa: E402
 
 MIB = 1024**2
 GIB = 1024**3

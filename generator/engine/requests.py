@@ -23,7 +23,6 @@ from generator.engine import sglang
 from generator.engine.geometry import GeometryError, geometry_from_hf_config
 from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine.ollama import answer_ollama_request
-from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
 from generator.engine.vllm import (
     GiB,
     VllmInputError,
@@ -35,6 +34,7 @@ from generator.engine.vllm import (
     vllm_remediation,
     weight_shape,
 )
+from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any, Mapping
 
-from generator.schema import MAX_BYTES, check_int, rope_scaling_problem
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
@@ -35,6 +34,7 @@ from generator.engine.geometry import (
     geometry_from_hf_config,
     kv_heads_per_rank,
 )
+from generator.schema import MAX_BYTES, check_int, rope_scaling_problem
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -601,7 +601,7 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
     ) if not geometry.tie_word_embeddings else WeightShape(embedding, 0, attention + mlp, expert_avg, dense_mb, expert_mb)
 
 
-def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS) -> int:
+def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS) -> int:  # noqa: E501
     moe = _moe_shape(_text_config(hf_config))
     return _activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions)
 
@@ -638,25 +638,25 @@ VLLM_ERROR_TEMPLATES: tuple[ErrorTemplate, ...] = (
     ErrorTemplate("no_memory", "v0", (0, 2, 0), (0, 10, 2),
                   "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),
     ErrorTemplate("too_long", "v0", (0, 2, 0), (0, 10, 2),
-                  "The model's max seq len ({max_model_len}) is larger than the maximum number of tokens that can be stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+                  "The model's max seq len ({max_model_len}) is larger than the maximum number of tokens that can be stored in KV cache ({max_seq_len}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),  # noqa: E501
     ErrorTemplate("no_memory", "v1", (0, 7, 0), (0, 12, 99),
                   "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."),
     ErrorTemplate("no_memory", "v1", (0, 13, 0), (0, 21, 99),
                   "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine." + _DOCS),
     ErrorTemplate("no_memory", "v1", (0, 22, 0), (9, 99, 99),
-                  "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name)." + _DOCS),
+                  "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name)." + _DOCS),  # noqa: E501
     ErrorTemplate("too_long", "v1", (0, 7, 0), (0, 8, 2),
-                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GB KV cache is needed, which is larger than the available KV cache memory ({available} GB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GB KV cache is needed, which is larger than the available KV cache memory ({available} GB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),  # noqa: E501
     ErrorTemplate("too_long", "v1", (0, 8, 3), (0, 8, 3),
-                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),  # noqa: E501
     ErrorTemplate("too_long", "v1", (0, 8, 4), (0, 9, 0),
-                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB).{estimated_msg} Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB).{estimated_msg} Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),  # noqa: E501
     ErrorTemplate("too_long", "v1", (0, 9, 1), (0, 12, 99),
-                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."),  # noqa: E501
     ErrorTemplate("too_long", "v1", (0, 13, 0), (0, 21, 99),
-                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine." + _DOCS),
+                  "To serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine." + _DOCS),  # noqa: E501
     ErrorTemplate("too_long", "v1", (0, 22, 0), (9, 99, 99),
-                  "To serve at least one request with the model's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine." + _DOCS),
+                  "To serve at least one request with the model's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is larger than the available KV cache memory ({available} GiB). {estimated_msg}Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine." + _DOCS),  # noqa: E501
 )
 
 CANNOT_AUTO_FIT_TEXT = (
@@ -753,7 +753,7 @@ class ConfigFacts:
         return _moe_shape(_text_config(self.hf_config))
 
 
-def _facts_for(inputs: "VllmInputs", facts: ConfigFacts | None) -> ConfigFacts:
+def _facts_for(inputs: VllmInputs, facts: ConfigFacts | None) -> ConfigFacts:
     # Facts for another dict (a lever that swaps the checkpoint's config) are never reused.
     if facts is not None and facts.hf_config is inputs.hf_config:
         return facts
@@ -1018,7 +1018,7 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
     in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
-    facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+    _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
 
     stages: list[StagePlan] = []
     start = 0

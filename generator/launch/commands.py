@@ -10,9 +10,9 @@ import shlex
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
-from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
 from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, SglangNumbers, VllmNumbers
 from generator.errors import Issue
+from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
 from generator.schema import Model, ModelVariant
 
 
@@ -139,7 +139,7 @@ def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) 
             ("quantized-kv",
                 f"q8_0 KV cache: {numbers.max_ctx_q8_0:,} tokens",
                 ("-c", str(numbers.max_ctx_q8_0), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0"),
-                "q8_0 stores 34 bytes per 32 values instead of 64, so the same memory holds about 1.9 times the tokens. Flash attention (the default, auto) turns on by itself for a quantized V cache.",
+                "q8_0 stores 34 bytes per 32 values instead of 64, so the same memory holds about 1.9 times the tokens. Flash attention (the default, auto) turns on by itself for a quantized V cache.",  # noqa: E501
             )
         )
     if numbers.max_ctx_q4_0 > numbers.max_ctx_q8_0:

@@ -10,14 +10,14 @@ import hashlib
 import math
 import re
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import quote_plus
 
-from generator.plan.advice import offered_levers, offered_sections
-from generator.launch.commands import CommandBlock, llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
+from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
+from generator.plan.advice import offered_levers, offered_sections
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
 GIB = 1024**3

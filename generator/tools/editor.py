@@ -26,6 +26,7 @@ from generator.schema import (
     ENGINES,
     FILL_IN,
     QUANTITY_NAMES,
+    SLUG_PATTERN,
     AffiliateCatalog,
     DateLedger,
     EngineCatalog,
@@ -35,7 +36,6 @@ from generator.schema import (
     Lever,
     ModelCatalog,
     Pair,
-    SLUG_PATTERN,
     Scenario,
     SiteConfig,
 )

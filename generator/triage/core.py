@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any, Iterable, Mapping, Sequence
 
 from generator.triage.rules import RULES
@@ -71,7 +71,7 @@ class TriageResult:
         return self.candidates[0] if self.candidates else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 

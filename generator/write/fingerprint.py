@@ -10,7 +10,7 @@ import io
 import os
 import pickle
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from types import FunctionType
@@ -157,7 +157,7 @@ def search_wanted(search: bool | None) -> bool:
 def input_fingerprint(root: Path, search: bool, today: str | None = None) -> str:
     """Everything a build's output depends on: the files under the input folders, the generator's
     code, library versions, the date undated records take, and whether the site is indexed."""
-    today = today or os.environ.get("SOURCE_DATE_EPOCH") or datetime.now(tz=timezone.utc).date().isoformat()
+    today = today or os.environ.get("SOURCE_DATE_EPOCH") or datetime.now(tz=UTC).date().isoformat()
     return fingerprint_files(
         Path(root), INPUT_FOLDERS, (code_digest(PACKAGE), library_versions(), f"today={today}", f"search={search}")
     )

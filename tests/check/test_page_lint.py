@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.plan.advice import DIRECTIONS, LEVER_EFFECTS, QUANTITIES, moves_right
 from generator.build import build_site
 from generator.errors import RenderError
+from generator.plan.advice import DIRECTIONS, LEVER_EFFECTS, QUANTITIES, moves_right
 from generator.schema import Lever, Quantity, Scenario
 
 from ..conftest import TESTS, copy_site
@@ -73,9 +73,9 @@ def test_a_command_number_the_engine_did_not_compute_is_refused(site_root: Path)
     """Commands are built from the engine's numbers; a changed number (or builder) fails the lint."""
     from dataclasses import replace
 
+    from generator.check.page_lint import advice_problems
     from generator.engine.pairs import compute_results
     from generator.load import load_dataset
-    from generator.check.page_lint import advice_problems
     from generator.plan.pages import command_sections
 
     dataset = load_dataset(site_root)

@@ -178,7 +178,7 @@ def test_an_edit_rebuilds_incrementally_and_serves_the_change(running: tuple[Dev
     last = log.getvalue().strip().splitlines()[-1]
     changed = int(last.rsplit("(", 1)[1].split()[0])
     assert 0 < changed <= 4, last  # that pair's page and its Markdown twin, not the site
-    page = next(path for path in server.site.snapshot.files if "Served-edit-marker".encode() in server.site.snapshot.files[path])
+    page = next(path for path in server.site.snapshot.files if b"Served-edit-marker" in server.site.snapshot.files[path])
     assert page.endswith(".html") or page.endswith(".md")
     assert b"Served-edit-marker" in _get(server.url + page.removesuffix("index.html"))[2]
 
@@ -200,7 +200,7 @@ def test_a_save_in_several_writes_is_built_once_the_files_settle(site_root: Path
 def test_a_builder_that_dies_is_replaced_and_the_pages_stay_right(site_root: Path, tmp_path: Path) -> None:
     from generator.build import build_and_write
     from generator.write.guard import MARKER_NAME
-    
+
     site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)
     try:
         assert site.rebuild()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.engine.geometry import geometry_from_hf_config
 from generator.engine.vllm import (
     ASSUMPTIONS,
     GiB,
@@ -30,7 +31,6 @@ from generator.engine.vllm import (
     vllm_remediation,
     weight_shape,
 )
-from generator.engine.geometry import geometry_from_hf_config
 
 LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "vllm_real_logs.yaml").read_text())
 

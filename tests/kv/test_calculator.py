@@ -7,9 +7,9 @@ import json
 import pytest
 
 from generator.build import build_site
-from generator.kv.calculator import CATALOG_PATH, OLLAMA_VRAM_TIERS, calculator_catalog, catalog_json
 from generator.engine import ollama, vllm
 from generator.engine.pairs import gpu_total_bytes, variant_config, variant_weights
+from generator.kv.calculator import CATALOG_PATH, OLLAMA_VRAM_TIERS, calculator_catalog, catalog_json
 from generator.load import load_dataset
 
 from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO

@@ -26,8 +26,8 @@ from typing import Any, Iterator
 import pytest
 
 from generator.build import build_site, write_site
-from generator.kv.calculator import calculator_catalog
 from generator.engine.vllm import format_gib, serve_command
+from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 from generator.render.templates import gib, kib, mib, tokens
 

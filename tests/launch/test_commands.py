@@ -5,14 +5,13 @@ from __future__ import annotations
 import html
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
 from generator.build import build_site
+from generator.engine.pairs import compute_pair
 from generator.launch.commands import CommandBlock, command_problems, parse_surfaces, verify_commands
 from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
-from generator.engine.pairs import compute_pair
 from generator.load import load_dataset
 from generator.schema import ModelVariant
 
@@ -147,8 +146,8 @@ def test_sglang_blocks_follow_vllm_on_vllm_pair_pages() -> None:
 
 
 def test_sglang_surface_header_names_the_modelled_release() -> None:
-    from generator.launch.surface import surface_release
     from generator.engine import sglang
+    from generator.launch.surface import surface_release
 
     text = (REPO / "data/surfaces/sglang-server-args.txt").read_text()
     engines = {e.id: e for e in load_dataset(REPO).engines.values()}
