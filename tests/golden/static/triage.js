@@ -149,6 +149,7 @@
       return {
         failure: !!search(rules.failure_line, line),
         wrapper: rules.wrapper_lines.some(function (pattern) { return search(pattern, line); }),
+        expected: rules.expected_lines.some(function (pattern) { return search(pattern, line); }),
         generic: spans
       };
     });
@@ -199,6 +200,7 @@
           var match = search(pattern, line);
           if (!match) return;
           var fact = facts[index];
+          if (fact.expected) return;
           var start = match.index, end = match.index + match[0].length;
           var score = scores.hit + (record.weight || 0) + adjustment[0] + position(index, lines.length, scores);
           score += scores.specific_per_char * Math.min(match[0].length, scores.specific_chars_max);
