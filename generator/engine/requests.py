@@ -146,10 +146,9 @@ def _field(entry: Any, name: str, default: Any = None) -> Any:
     return getattr(entry, name, default)
 
 
-def vllm_inputs_from_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> VllmInputs:
-    unknown = sorted(set(request) - VLLM_KEYS)
-    if unknown:
-        raise RequestError(f"unknown key(s) {', '.join(map(repr, unknown))}; use the long flags of `kvtriage kv vllm` in snake_case")
+def _model_and_weights(request: Mapping[str, Any], models: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], int | None]:
+    """The config.json and checkpoint size a request names: a catalog model, or its own hf_config
+    (and weights_gib, which overrides either)."""
     if ("model" in request) == ("hf_config" in request):
         raise RequestError("give exactly one of model or hf_config")
     weights_bytes = None
@@ -164,6 +163,14 @@ def vllm_inputs_from_request(request: Mapping[str, Any], models: Mapping[str, An
     weights_gib = _positive_float(request, "weights_gib")
     if weights_gib is not None:
         weights_bytes = round(weights_gib * GiB)
+    return hf_config, weights_bytes
+
+
+def vllm_inputs_from_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> VllmInputs:
+    unknown = sorted(set(request) - VLLM_KEYS)
+    if unknown:
+        raise RequestError(f"unknown key(s) {', '.join(map(repr, unknown))}; use the long flags of `kvtriage kv vllm` in snake_case")
+    hf_config, weights_bytes = _model_and_weights(request, models)
 
     if "gpu" in request and "gpu_memory_gib" in request:
         raise RequestError("give gpu or gpu_memory_gib, not both")
@@ -277,20 +284,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
     unknown = sorted(set(request) - SGLANG_KEYS)
     if unknown:
         raise RequestError(f"unknown key(s) {', '.join(map(repr, unknown))}; use the long flags of `kvtriage kv sglang` in snake_case")
-    if ("model" in request) == ("hf_config" in request):
-        raise RequestError("give exactly one of model or hf_config")
-    weights_bytes = None
-    if "model" in request:
-        entry = _entry(models, str(request["model"]), "model")
-        hf_config = _field(entry, "hf_config")
-        weights_bytes = _field(entry, "weights_bytes")
-    else:
-        hf_config = request["hf_config"]
-    if not isinstance(hf_config, Mapping):
-        raise RequestError("hf_config must be the config.json object")
-    weights_gib = _positive_float(request, "weights_gib")
-    if weights_gib is not None:
-        weights_bytes = round(weights_gib * GiB)
+    hf_config, weights_bytes = _model_and_weights(request, models)
     if "gpu" in request and "gpu_memory_gib" in request:
         raise RequestError("give gpu or gpu_memory_gib, not both")
     total = None
