@@ -202,8 +202,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; site/ holds the last complete build", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of our output went away (`| head`): nothing left to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except OSError as error:  # a full disk, a read-only or vanished folder: say which, without a traceback
         where = error.filename or getattr(args, "out", None) or getattr(args, "root", None) or "kvtriage"
-        print(f"{where}: {error.strerror or error}. Check that the folder exists, is writable and has room; "
-              "a build that stops here leaves the published site as it was.", file=sys.stderr)
+        after = "; a build that stops here leaves the published site as it was" if args.command == "build" else ""
+        print(f"{where}: {error.strerror or error}. Check that the folder exists, is writable and has room{after}.", file=sys.stderr)
         return EXIT_CONTENT
