@@ -27,15 +27,9 @@ def _tracked_files() -> list[str]:
     return [name for name in out.decode("utf-8").split("\0") if name and not name.startswith("tests/tools/")]
 
 
-# Files that name those paths to refuse them: the page lint's list of phrases a page must not carry.
-REFUSERS = {"generator/check/page_lint.py"}
-
-
 def test_no_tracked_file_points_outside_the_repository() -> None:
     offenders = []
     for name in _tracked_files():
-        if name in REFUSERS:
-            continue
         path = ROOT / name
         if not path.is_file():
             continue  # deleted in the work tree, or a submodule
