@@ -54,7 +54,7 @@ from generator.write.guard import MARKER_NAME, check_out, files_on_disk
 from generator.write.manifest import Entry, Manifest, Published, read_published, stat_entry, up_to_date, write_manifest
 from generator.write.search_index import index_search
 from generator.write.staging import Staging, publish
-from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
+from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, replace_file, save_cache, state_dir
 
 
 def safe_relative(path: str) -> str:
@@ -284,13 +284,12 @@ _RESULTS_CHUNK = 4096  # pairs per pickle: bounds the pickler's memo (a single d
 
 
 def _save_results(path: Path, items: list[tuple[str, PairNumbers]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
+    def write(handle) -> None:
         value_pickle.dump((_RESULTS_FORMAT, [key for key, _ in items]), handle)
         for start in range(0, len(items), _RESULTS_CHUNK):
             value_pickle.dump([numbers for _, numbers in items[start : start + _RESULTS_CHUNK]], handle)
-    os.replace(temporary, path)
+
+    replace_file(path, write)
 
 
 def _load_results(path: Path) -> dict[str, PairNumbers]:

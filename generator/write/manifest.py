@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
-from generator.write.state import state_dir
+from generator.write.state import replace_file, state_dir
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 2
@@ -83,11 +83,7 @@ def changed_on_disk(out: Path, manifest: Manifest) -> set[str]:
 
 
 def write_manifest(out: Path, manifest: Manifest) -> None:
-    path = manifest_path(out)
-    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with open(temporary, "wb") as handle:
-        handle.writelines(manifest.parts())
-    os.replace(temporary, path)
+    replace_file(manifest_path(out), lambda handle: handle.writelines(manifest.parts()))
 
 
 @dataclass(frozen=True)

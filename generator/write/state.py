@@ -11,7 +11,7 @@ import re
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import generator.value_pickle as value_pickle
 from generator.write.guard import STATE_FOLDER
@@ -36,12 +36,18 @@ def load_cache(path: Path) -> dict:
         return {}
 
 
-def save_cache(path: Path, data: dict) -> None:
+def replace_file(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write path through write(handle) into a file beside it, then rename it into place: a reader
+    (or a build killed halfway) sees the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
     with open(temporary, "wb") as handle:
-        value_pickle.dump(data, handle)
+        write(handle)
     os.replace(temporary, path)
+
+
+def save_cache(path: Path, data: dict) -> None:
+    replace_file(path, lambda handle: value_pickle.dump(data, handle))
 
 
 @contextmanager
