@@ -57,17 +57,22 @@ class _LookupMapping(Mapping[str, Any]):
         return 0
 
 
+def _add_model_and_gpu(parser: Any) -> None:
+    """What every engine's `kv` command is asked about: one model, and the GPU it runs on."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="model id from data/models.yaml")
+    source.add_argument("--hf-config", metavar="config.json", help="a Hugging Face config.json file")
+    gpu = parser.add_mutually_exclusive_group()
+    gpu.add_argument("--gpu", help="GPU id from data/gpus.yaml")
+    gpu.add_argument("--gpu-memory-gib", type=float, metavar="X", help="total GPU memory as CUDA reports it, in GiB")
+
+
 def add_kv_parser(subparsers: Any) -> None:
     kv = subparsers.add_parser("kv", help="how many tokens fit in the KV cache (vLLM, SGLang), and what fixes it")
     kv.add_argument("--input", metavar="REQUESTS.json", help="answer a JSON list of requests; prints a JSON list")
     engines = kv.add_subparsers(dest="kv_engine", metavar="ENGINE")
     vllm = engines.add_parser("vllm", help="what `vllm serve` computes at startup")
-    source = vllm.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="model id from data/models.yaml")
-    source.add_argument("--hf-config", metavar="config.json", help="a Hugging Face config.json file")
-    gpu = vllm.add_mutually_exclusive_group()
-    gpu.add_argument("--gpu", help="GPU id from data/gpus.yaml")
-    gpu.add_argument("--gpu-memory-gib", type=float, metavar="X", help="total GPU memory as CUDA reports it, in GiB")
+    _add_model_and_gpu(vllm)
     vllm.add_argument("--gpu-count", type=int, metavar="N")
     vllm.add_argument("--tensor-parallel-size", "-tp", type=int, metavar="N")
     vllm.add_argument("--pipeline-parallel-size", "-pp", type=int, metavar="N")
@@ -84,12 +89,7 @@ def add_kv_parser(subparsers: Any) -> None:
     vllm.add_argument("--json", action="store_true", help="print the answer as JSON")
 
     sg = engines.add_parser("sglang", help="the KV pool `python -m sglang.launch_server` sizes at startup")
-    source = sg.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", help="model id from data/models.yaml")
-    source.add_argument("--hf-config", metavar="config.json", help="a Hugging Face config.json file")
-    gpu = sg.add_mutually_exclusive_group()
-    gpu.add_argument("--gpu", help="GPU id from data/gpus.yaml")
-    gpu.add_argument("--gpu-memory-gib", type=float, metavar="X", help="total GPU memory as CUDA reports it, in GiB")
+    _add_model_and_gpu(sg)
     sg.add_argument("--tensor-parallel-size", "--tp-size", "-tp", dest="tensor_parallel_size", type=int, metavar="N")
     sg.add_argument("--context-length", metavar="N", help="tokens (default: the model's, from config.json)")
     sg.add_argument("--kv-cache-dtype", metavar="D", help="auto (default), fp8_e4m3, fp8_e5m2, bf16")
