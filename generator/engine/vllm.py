@@ -34,6 +34,12 @@ from generator.engine.geometry import (
     geometry_from_hf_config,
     kv_heads_per_rank,
 )
+from generator.engine.vllm_releases import (
+    SAMPLER_BACKENDS,
+    batch_defaults_for,
+    sampler_bytes_per_logit,
+    subtracts_cudagraph_estimate_for,
+)
 from generator.schema import MAX_BYTES, check_int, rope_scaling_problem
 
 GiB = 1 << 30
@@ -87,9 +93,11 @@ def default_gpu_memory_utilization(version: tuple[int, int, int]) -> float:
     return 0.92 if version >= (0, 20, 0) else 0.90
 
 
-def subtracts_cudagraph_estimate(version: tuple[int, int, int], enforce_eager: bool) -> bool:
-    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" from 0.20.0 (opt-in in 0.18/0.19).
-    return version >= (0, 20, 0) and not enforce_eager
+def subtracts_cudagraph_estimate(version: tuple[int, int, int], enforce_eager: bool, gpu_name: str = "",
+                                 estimate_env: bool | None = None) -> bool:
+    # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "1" from 0.20.0 (opt-in in 0.18/0.19);
+    # ROCm gets no estimate before 0.26 (vllm_releases.CUDAGRAPH_ESTIMATE).
+    return subtracts_cudagraph_estimate_for(version, enforce_eager, gpu_name, estimate_env)
 
 
 def reserves_null_block_in_check(version: tuple[int, int, int]) -> bool:
@@ -471,13 +479,10 @@ def requested_bytes(total_bytes: int, gpu_memory_utilization: float) -> int:
     return math.ceil(total_bytes * gpu_memory_utilization)
 
 
-def batch_defaults(gpu_total_bytes: int, gpu_name: str = "") -> tuple[int, int]:
-    """(max_num_seqs, max_num_batched_tokens) for `vllm serve` (EngineArgs.get_batch_defaults)."""
-    if gpu_total_bytes >= 160 * GiB:
-        return 1024, 16384
-    if gpu_total_bytes >= 70 * GiB and "a100" not in gpu_name.lower() and "gb10" not in gpu_name.lower():
-        return 1024, 8192
-    return 256, 2048
+def batch_defaults(gpu_total_bytes: int, gpu_name: str = "", version: tuple[int, int, int] = LATEST_VERSION,
+                   max_model_len: int = 2048) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) for `vllm serve` (EngineArgs.get_batch_defaults), by release."""
+    return batch_defaults_for(version, gpu_total_bytes, gpu_name, max_model_len)
 
 
 # Every budget-model plan needs this list's length and a catalog has a handful of (seqs, tokens)
@@ -601,18 +606,20 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
     ) if not geometry.tie_word_embeddings else WeightShape(embedding, 0, attention + mlp, expert_avg, dense_mb, expert_mb)
 
 
-def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS) -> int:  # noqa: E501
+def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS, sampler_bytes: int | None = None) -> int:  # noqa: E501
     moe = _moe_shape(_text_config(hf_config))
-    return _activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions)
+    return _activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions, sampler_bytes)
 
 
-def _activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions) -> int:
+def _activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions, sampler_bytes: int | None = None) -> int:  # noqa: E501
     experts, top_k, expert_inter, shared = moe
     inter = top_k * expert_inter + shared if experts else (geometry.intermediate_size or 4 * geometry.hidden_size)
     per_token = (assumptions.activation_intermediate_factor * inter // tensor_parallel_size
                  + assumptions.activation_hidden_factor * geometry.hidden_size) * geometry.dtype_bytes
     forward = max_num_batched_tokens * per_token
-    sampler = max_num_seqs * geometry.vocab_size * assumptions.sampler_bytes_per_logit
+    # The sampler rows are the dummy requests: min(max_num_seqs, max_num_batched_tokens).
+    rows = min(max_num_seqs, max_num_batched_tokens)
+    sampler = rows * geometry.vocab_size * (assumptions.sampler_bytes_per_logit if sampler_bytes is None else sampler_bytes)
     return max(forward, sampler)
 
 
@@ -788,6 +795,10 @@ class VllmInputs:
     non_torch_bytes: int | None = None
     activation_peak_bytes: int | None = None
     cudagraph_bytes: int | None = None
+    # Release-table overrides: the top-k/top-p path of the sampler warm-up (native, flashinfer,
+    # triton; None = the release's default) and VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (None = default).
+    sampler_backend: str | None = None
+    estimate_cudagraphs: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -919,7 +930,10 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
         _check_positive("max_model_len", max_len)
         if max_len > derived.value and (derived.model_max_length is None or max_len > derived.model_max_length):
             raise VllmInputError(max_model_len_too_long_text(max_len, derived))
-    seqs, tokens = batch_defaults(inputs.gpu_total_bytes or 0, inputs.gpu_name)
+    if inputs.sampler_backend is not None and inputs.sampler_backend not in SAMPLER_BACKENDS:
+        raise VllmInputError(f"sampler_backend must be one of {', '.join(SAMPLER_BACKENDS)}, got {inputs.sampler_backend!r}")
+    length_for_batch = derived.default_max_model_len if max_len in (None, -1) else max_len
+    seqs, tokens = batch_defaults(inputs.gpu_total_bytes or 0, inputs.gpu_name, version, length_for_batch)
     max_num_seqs = inputs.max_num_seqs or seqs
     if inputs.max_num_batched_tokens is None:
         length = derived.default_max_model_len if max_len in (None, -1) else max_len
@@ -962,9 +976,10 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
             non_torch += assumptions.non_torch_extra_bytes_tp
     activation = inputs.activation_peak_bytes
     if activation is None:
-        activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions)
+        activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
+                                      sampler_bytes_per_logit(version, inputs.sampler_backend))
     cudagraph = 0
-    if subtracts_cudagraph_estimate(version, inputs.enforce_eager):
+    if subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs):
         cudagraph = inputs.cudagraph_bytes
         if cudagraph is None:
             sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
@@ -1241,7 +1256,7 @@ def vllm_remediation(
     if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
         levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
                              inputs, {"kv_cache_dtype": "fp8"}, requested_len, "halves bytes per token", facts))
-    eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager) and inputs.kv_cache_memory_bytes is None
+    eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs) and inputs.kv_cache_memory_bytes is None
     if eager_helps:
         levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
                              inputs, {"enforce_eager": True}, requested_len, "no CUDA graphs: slower decoding", facts))

@@ -31,6 +31,7 @@ from generator.engine.vllm import (
     vllm_remediation,
     weight_shape,
 )
+from generator.engine.vllm_releases import batch_defaults_for, sampler_bytes_per_logit, subtracts_cudagraph_estimate_for
 
 LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "vllm_real_logs.yaml").read_text())
 
@@ -355,7 +356,7 @@ def _predict(entry: dict) -> object:
     tp = settings.get("tensor_parallel_size", 1)
     weights_gib = entry["log"].get("model_loading_gib") or entry["log"]["weights_gib"]
     return plan_vllm(VllmInputs(
-        hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GiB), gpu_count=tp,
+        hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GiB), gpu_count=tp, gpu_name=entry["gpu"],
         weights_bytes=round(weights_gib * GiB) * tp, vllm_version=entry["vllm_version"], **settings,
     ))
 
@@ -444,34 +445,46 @@ def test_budget_model_against_real_logs():
     assert len(calibrated) >= 12
     median, worst = median_and_worst(calibrated)
     assert median <= 0.1
-    assert worst <= 0.3
+    assert worst <= 0.5
     assert median_and_worst(errors)[0] <= 0.25
+    # Issue 15's bar: within max(10%, 0.5 GiB) of the printed figure.
+    for entry_id, error in calibrated.items():
+        assert abs(error) <= max(0.5, 0.1 * abs(_entry(entry_id)["log"]["available_kv_cache_gib"])), entry_id
 
 
-def test_known_gaps_are_overhead_the_model_does_not_count():
-    """Each documented gap: the model leaves more for the KV cache than vLLM did, by the
-    size its known_gap text describes (H100 at 1024 sequences: 3.5-6 GiB)."""
-    gaps = {k: v for k, v in budget_errors_gib().items() if _entry(k).get("known_gap")}
+def test_known_gaps_are_documented_and_stay_in_the_figures():
+    """Each documented gap: a log whose overhead the engine's terms do not cover (two-node TP) or
+    whose published numbers do not add up; its error stays in the reported figures."""
+    gaps = {e["id"]: e for e in MODELLED if e.get("known_gap")}
     assert gaps
-    for entry_id, error in gaps.items():
-        assert 0.5 < error < 6.0, entry_id
+    errors = budget_errors_gib(list(gaps.values()))
+    for entry_id, error in errors.items():
+        assert 0.5 < abs(error) < 6.0, entry_id
 
 
-def test_h100_gap_scales_with_vocab_times_sequences():
-    # The known_gap text for the H100 logs: about 38.5 B per vocab entry per dummy sequence.
-    for entry in TUNING:
-        if not entry.get("known_gap", "").startswith("H100 with 1024 dummy sequences") or "activation_peak_gib" not in entry["log"]:
+def test_sampler_peak_follows_the_release_table():
+    """Logs whose activation peak is the sampler warm-up: about 38-40 B per logit on the native
+    top-k/top-p path, which the release table gives 0.8-0.16 by default."""
+    checked = 0
+    for entry in MODELLED:
+        if not entry.get("sampler_peak") or "activation_peak_gib" not in entry["log"]:
             continue
+        settings = entry["settings"]
         vocab = LOGS["models"][entry["model"]]["config"]["vocab_size"]
-        per_logit = entry["log"]["activation_peak_gib"] * GiB / (entry["settings"]["max_num_seqs"] * vocab)
-        assert 37.0 < per_logit < 40.0, entry["id"]
+        per_logit = entry["log"]["activation_peak_gib"] * GiB / (settings["max_num_seqs"] * vocab)
+        assert 37.0 < per_logit < 41.0, entry["id"]
+        assert sampler_bytes_per_logit(parse_version(entry["vllm_version"]), settings.get("sampler_backend")) == 40
+        predicted = _predict(entry).breakdown.activation_peak_bytes / GiB
+        assert abs(predicted / entry["log"]["activation_peak_gib"] - 1) <= 0.05, entry["id"]
+        checked += 1
+    assert checked >= 6
 
 
 def test_activation_model_against_printed_peaks():
     checked = 0
     for entry_id, error in term_errors_gib()["activation_peak"].items():
         entry = _entry(entry_id)
-        if entry.get("known_gap") or entry["settings"].get("tensor_parallel_size", 1) > 1:
+        if entry.get("known_gap") or entry.get("sampler_peak") or entry["settings"].get("tensor_parallel_size", 1) > 1:
             continue
         assert abs(error) <= 0.12, entry_id
         checked += 1
@@ -595,7 +608,7 @@ def test_holdout_logs_are_measured_and_reported(capsys):
         error = errors[entry["id"]]
         assert error == error, entry["id"]  # a number, not NaN
         if entry.get("known_gap"):
-            assert 0.5 < error < 6.0, entry["id"]
+            assert 0.5 < abs(error) < 6.0, entry["id"]
     cudagraph = {e["id"]: _predicted_cudagraph_gib(e) - e["log"]["estimated_cudagraph_gib"]
                  for e in LOGS["cudagraph"] if e.get("split") == "holdout"}
     with capsys.disabled():
@@ -637,3 +650,37 @@ def test_log_table_covers_releases_gpus_tp_and_model_kinds():
     # About a quarter of the logs added for issue 15 (they carry version_evidence) are holdout.
     new = [e for e in logs if e.get("version_evidence")]
     assert 0.2 <= sum(e.get("split") == "holdout" for e in new) / len(new) <= 0.35
+
+
+def test_release_table_batch_defaults():
+    h100, a100, b200 = 80 * GiB, 80 * GiB, 180 * GiB
+    assert batch_defaults_for((0, 8, 0), 24 * GiB, "RTX 4090") == (1024, 2048)
+    assert batch_defaults_for((0, 8, 0), h100, "NVIDIA H100 80GB HBM3") == (1024, 8192)
+    assert batch_defaults_for((0, 8, 4), h100, "A100-SXM4-80GB") == (256, 2048)
+    assert batch_defaults_for((0, 8, 5), a100, "A100-SXM4-80GB") == (1024, 8192)
+    assert batch_defaults_for((0, 11, 0), a100, "A100-SXM4-80GB") == (256, 2048)
+    assert batch_defaults_for((0, 27, 0), b200, "B200") == (1024, 8192)
+    assert batch_defaults_for((0, 28, 0), b200, "B200") == (1024, 16384)
+    # V0 without chunked prefill profiles max(max_model_len, 2048); above 32K it chunks.
+    assert batch_defaults_for((0, 6, 4), 24 * GiB, max_model_len=20000) == (256, 20000)
+    assert batch_defaults_for((0, 6, 4), 24 * GiB, max_model_len=65536) == (256, 512)
+    assert batch_defaults_for((0, 7, 3), 24 * GiB, max_model_len=131072) == (256, 2048)
+
+
+def test_release_table_cudagraph_estimate():
+    assert not subtracts_cudagraph_estimate_for((0, 19, 0), False)
+    assert subtracts_cudagraph_estimate_for((0, 19, 0), False, estimate_env=True)
+    assert subtracts_cudagraph_estimate_for((0, 20, 0), False)
+    assert not subtracts_cudagraph_estimate_for((0, 20, 0), False, estimate_env=False)
+    assert not subtracts_cudagraph_estimate_for((0, 24, 0), False, "AMD Instinct MI300X")
+    assert subtracts_cudagraph_estimate_for((0, 26, 0), False, "AMD Instinct MI300X")
+    assert not subtracts_cudagraph_estimate_for((0, 33, 0), True)
+
+
+def test_release_table_sampler_path():
+    assert sampler_bytes_per_logit((0, 11, 0), None) == 40
+    assert sampler_bytes_per_logit((0, 11, 0), "flashinfer") == 8
+    assert sampler_bytes_per_logit((0, 17, 1), None) == 8
+    assert sampler_bytes_per_logit((0, 33, 0), None) == 8
+    with pytest.raises(VllmInputError):
+        plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, sampler_backend="magic"))

@@ -1,0 +1,181 @@
+"""vLLM's KV-budget rules by release, each row with the upstream file at a tag that states it.
+
+The budget model in generator/engine/vllm.py asks this table which rule a release applies;
+the arithmetic stays there. Pure data and small integer functions (no I/O), so it ports to
+the calculator's JavaScript line by line. Versions are (major, minor, patch) tuples; a row
+holds from `first` to `last` inclusive. Rows were read in the release wheels (the wheel's
+`vllm/` tree is the tag's tree); the research note docs/research/vllm-budget-by-release.md
+lists the releases read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GiB = 1 << 30
+_END = (9, 99, 99)
+
+# --------------------------------------------------------------------------- the sampler warm-up
+
+# Which top-k/top-p implementation the dummy sampler run (`_dummy_sampler_run`: max_num_seqs rows
+# x vocab logits, top_k = vocab - 1, top_p = 0.9) takes by default.
+NATIVE, FLASHINFER, TRITON, V0_SAMPLER = "native", "flashinfer", "triton", "v0"
+SAMPLER_BACKENDS = (NATIVE, FLASHINFER, TRITON)
+
+# Bytes the warm-up holds per logit (row x vocab entry) on each path.
+# native: apply_top_k_top_p keeps, at its peak, the bf16 logits (2 B), their fp32 copy (4),
+# the sorted values (4) and int64 indices (8), two bool masks (1 + 1), the fp32 softmax/cumsum (4)
+# and the scattered result (4) = 28 B, while the CUDA segmented radix sort needs a second
+# key/value buffer (4 + 8) = 40 B. H100 logs at 1024 sequences print 37-40 B (0.10.1.1, 0.11.0).
+# flashinfer / triton: no sort; the fp32 logits and one probability tensor (8 B) - the A100
+# 0.10.1.1 logs that print "Using FlashInfer for top-p & top-k sampling" and the RTX 3090 0.17.1
+# logs (Triton path) show no larger peak.
+SAMPLER_BYTES_PER_LOGIT = {NATIVE: 40, FLASHINFER: 8, TRITON: 8, V0_SAMPLER: 8}
+SAMPLER_SOURCE = (
+    "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/sample/ops/topk_topp_sampler.py "
+    "(apply_top_k_top_p sorts the [max_num_seqs, vocab] logits; flashinfer_sample does not)"
+)
+
+
+@dataclass(frozen=True)
+class SamplerRow:
+    first: tuple[int, int, int]
+    last: tuple[int, int, int]
+    backend: str
+    source: str
+
+
+SAMPLER_DEFAULTS: tuple[SamplerRow, ...] = (
+    # V0's sampler: the V0 logs at 256 sequences (0.6.4-0.7.3) print no sort-sized peak.
+    SamplerRow((0, 0, 0), (0, 7, 99), V0_SAMPLER,
+               "https://github.com/vllm-project/vllm/blob/v0.7.3/vllm/worker/model_runner.py"),
+    # FlashInfer when installed, but it is an optional extra of the wheel
+    # (`Provides-Extra: flashinfer` in the 0.11.0 METADATA): a plain `pip install vllm` sorts.
+    SamplerRow((0, 8, 0), (0, 11, 99), NATIVE,
+               "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/sample/ops/topk_topp_sampler.py#L39"),
+    # FlashInfer only with VLLM_USE_FLASHINFER_SAMPLER=1.
+    SamplerRow((0, 12, 0), (0, 16, 99), NATIVE,
+               "https://github.com/vllm-project/vllm/blob/v0.12.0/vllm/v1/sample/ops/topk_topp_sampler.py#L46"),
+    # A Triton top-k/top-p kernel replaces the sort for batches of 8 rows or more.
+    SamplerRow((0, 17, 0), (0, 20, 99), TRITON,
+               "https://github.com/vllm-project/vllm/blob/v0.17.1/vllm/v1/sample/ops/topk_topp_sampler.py#L251"),
+    # VLLM_USE_FLASHINFER_SAMPLER defaults to True again.
+    SamplerRow((0, 21, 0), _END, FLASHINFER,
+               "https://github.com/vllm-project/vllm/blob/v0.21.0/vllm/envs.py#L726"),
+)
+
+
+def default_sampler_backend(version: tuple[int, int, int]) -> str:
+    for row in SAMPLER_DEFAULTS:
+        if row.first <= version <= row.last:
+            return row.backend
+    return FLASHINFER
+
+
+def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None) -> int:
+    if version < (0, 8, 0):
+        return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
+    return SAMPLER_BYTES_PER_LOGIT[backend or default_sampler_backend(version)]
+
+
+# --------------------------------------------------------------------------- scheduler defaults
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    first: tuple[int, int, int]
+    last: tuple[int, int, int]
+    rule: str
+    source: str
+
+
+BATCH_DEFAULTS: tuple[BatchRow, ...] = (
+    BatchRow((0, 0, 0), (0, 7, 99), "v0: 256 sequences; max(max_model_len, 2048) tokens, or the chunked-prefill "
+             "budget when max_model_len > 32768 (512 tokens to 0.6.4, 2048 from 0.6.5)",
+             "https://github.com/vllm-project/vllm/blob/v0.6.4/vllm/config.py#L1110"),
+    BatchRow((0, 8, 0), (0, 8, 3), "1024 sequences on every GPU; 8192 tokens on H100/H200 by name, else 2048",
+             "https://github.com/vllm-project/vllm/blob/v0.8.0/vllm/engine/arg_utils.py#L1693"),
+    BatchRow((0, 8, 4), (0, 8, 4), "1024 sequences and 8192 tokens on H100/H200 by name, else 256 and 2048",
+             "https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/engine/arg_utils.py#L1669"),
+    BatchRow((0, 8, 5), (0, 8, 5), ">= 70 GiB: 1024 and 8192, else 256 and 2048",
+             "https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/engine/arg_utils.py#L1596"),
+    BatchRow((0, 9, 0), (0, 27, 99), ">= 70 GiB and not A100: 1024 and 8192, else 256 and 2048",
+             "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/engine/arg_utils.py#L1605"),
+    BatchRow((0, 28, 0), _END, ">= 160 GiB: 1024 and 16384; >= 70 GiB and not A100: 1024 and 8192; else 256 and 2048",
+             "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/engine/arg_utils.py#L2582"),
+)
+
+
+def _v0_batched_tokens(version: tuple[int, int, int], max_model_len: int) -> int:
+    # V0 turns chunked prefill on by itself above 32K tokens (EngineArgs.create_engine_config).
+    if max_model_len > 32768:
+        return 2048 if version >= (0, 6, 5) else 512
+    return max(max_model_len, 2048)
+
+
+def batch_defaults_for(version: tuple[int, int, int], gpu_total_bytes: int, gpu_name: str = "",
+                       max_model_len: int = 2048) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) `vllm serve` picks on this GPU in that release."""
+    name = gpu_name.lower()
+    by_name = "h100" in name or "h200" in name
+    if version < (0, 8, 0):
+        return 256, _v0_batched_tokens(version, max_model_len)
+    if version <= (0, 8, 3):
+        return 1024, 8192 if by_name else 2048
+    if version < (0, 8, 5):
+        return (1024, 8192) if by_name else (256, 2048)
+    if version >= (0, 28, 0) and gpu_total_bytes >= 160 * GiB:
+        return 1024, 16384
+    large = gpu_total_bytes >= 70 * GiB
+    if version >= (0, 9, 0):
+        large = large and "a100" not in name and "gb10" not in name
+    return (1024, 8192) if large else (256, 2048)
+
+
+# --------------------------------------------------------------------------- the CUDA-graph estimate
+
+
+@dataclass(frozen=True)
+class CudagraphRow:
+    first: tuple[int, int, int]
+    last: tuple[int, int, int]
+    subtracted_by_default: bool
+    rocm_profiled: bool
+    source: str
+
+
+CUDAGRAPH_ESTIMATE: tuple[CudagraphRow, ...] = (
+    # Graphs are captured after the KV cache is allocated, from the 1 - utilization headroom.
+    CudagraphRow((0, 0, 0), (0, 17, 99), False, False,
+                 "https://github.com/vllm-project/vllm/blob/v0.17.1/vllm/v1/worker/gpu_worker.py#L352"),
+    # Profiled and logged, subtracted only with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (default "0").
+    CudagraphRow((0, 18, 0), (0, 19, 99), False, False,
+                 "https://github.com/vllm-project/vllm/blob/v0.18.0/vllm/envs.py#L1635"),
+    # Default "1"; ROCm and XPU get no estimate (is_cuda() in 0.21-0.25, `not ROCm` in 0.20).
+    CudagraphRow((0, 20, 0), (0, 25, 99), True, False,
+                 "https://github.com/vllm-project/vllm/blob/v0.21.0/vllm/v1/worker/gpu_worker.py#L403"),
+    # is_cuda_alike() or is_xpu(): ROCm is estimated too.
+    CudagraphRow((0, 26, 0), _END, True, True,
+                 "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/v1/worker/gpu_worker.py#L502"),
+)
+
+_ROCM_NAMES = ("mi2", "mi3", "mi4", "radeon", "instinct", "amd")
+
+
+def is_rocm_gpu(gpu_name: str) -> bool:
+    name = gpu_name.lower()
+    return any(key in name for key in _ROCM_NAMES)
+
+
+def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eager: bool, gpu_name: str = "",
+                                     estimate_env: bool | None = None) -> bool:
+    """Whether the profiled CUDA-graph estimate leaves the KV budget. `estimate_env` is
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS when set (None: the release default)."""
+    if enforce_eager or version < (0, 18, 0):
+        return False
+    for row in CUDAGRAPH_ESTIMATE:
+        if row.first <= version <= row.last:
+            if is_rocm_gpu(gpu_name) and not row.rocm_profiled:
+                return False
+            return row.subtracted_by_default if estimate_env is None else estimate_env
+    return False
