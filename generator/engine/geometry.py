@@ -15,7 +15,11 @@ from generator.schema import check_int, rope_scaling_problem
 FULL = "full"
 SLIDING = "sliding"
 CHUNKED = "chunked"
-LAYER_KINDS = (FULL, SLIDING, CHUNKED)
+# Layers that keep a fixed-size state per sequence instead of per-token KV (Mamba, Gated
+# DeltaNet), and layers with no cache at all (the MLP/MoE blocks Nemotron-H counts as layers).
+STATE = "state"
+NO_CACHE = "none"
+LAYER_KINDS = (FULL, SLIDING, CHUNKED, STATE, NO_CACHE)
 
 # config.json `torch_dtype` -> bytes per element of the model's own tensors.
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
@@ -24,6 +28,10 @@ _HF_LAYER_TYPE = {
     "full_attention": FULL,
     "sliding_attention": SLIDING,
     "chunked_attention": CHUNKED,
+    # Qwen3-Next / Qwen3.5 `layer_types`; Granite-4.0-H `layer_types` ("attention", "mamba").
+    "linear_attention": STATE,
+    "attention": FULL,
+    "mamba": STATE,
 }
 
 
@@ -53,6 +61,46 @@ class MlaRanks:
 
 
 @dataclass(frozen=True)
+class StateShape:
+    """The per-sequence state of one Mamba or Gated-DeltaNet layer, as vLLM sizes it
+    (vllm/model_executor/layers/mamba/mamba_utils.py MambaStateShapeCalculator)."""
+
+    family: str  # "gdn" (Gated DeltaNet), "mamba2" or "mamba1"
+    conv_kernel: int
+    # gdn
+    num_k_heads: int = 0
+    num_v_heads: int = 0
+    head_k_dim: int = 0
+    head_v_dim: int = 0
+    # mamba1 / mamba2
+    intermediate_size: int = 0
+    state_size: int = 0
+    num_heads: int = 0
+    head_dim: int = 0
+    n_groups: int = 0
+    # config.json `mamba_ssm_dtype` (Qwen3.5 family: "float32"): the temporal state's dtype
+    # when vLLM is not told otherwise; None = the model's dtype.
+    ssm_dtype: str | None = None
+
+    def tensor_elements(self, tensor_parallel_size: int) -> tuple[int, int]:
+        """(conv state elements, temporal/SSM state elements) one TP rank keeps per sequence."""
+        tp = tensor_parallel_size
+        if self.family == "gdn":
+            conv_dim = self.head_k_dim * self.num_k_heads * 2 + self.head_v_dim * self.num_v_heads
+            return (self.conv_kernel - 1) * (conv_dim // tp), (self.num_v_heads // tp) * self.head_k_dim * self.head_v_dim
+        if self.family == "mamba2":
+            groups = self.n_groups if self.n_groups % tp == 0 else self.n_groups + tp - self.n_groups  # replicated for the head shards
+            conv_dim = self.intermediate_size + 2 * groups * self.state_size
+            return (self.conv_kernel - 1) * (conv_dim // tp), (self.num_heads // tp) * self.head_dim * self.state_size
+        return (self.conv_kernel - 1) * (self.intermediate_size // tp), (self.intermediate_size // tp) * self.state_size
+
+    def page_bytes(self, tensor_parallel_size: int, conv_bytes: int, ssm_bytes: int) -> int:
+        """MambaSpec.page_size_bytes: every state tensor of one sequence on one rank."""
+        conv, ssm = self.tensor_elements(tensor_parallel_size)
+        return conv * conv_bytes + ssm * ssm_bytes
+
+
+@dataclass(frozen=True)
 class Geometry:
     model_type: str
     num_layers: int
@@ -70,6 +118,7 @@ class Geometry:
     attention_chunk_size: int | None
     mla: MlaRanks | None
     tie_word_embeddings: bool
+    state: StateShape | None = None  # the state layers' shape, when layer_kinds has STATE layers
 
     @property
     def dtype_bytes(self) -> int:
@@ -77,7 +126,12 @@ class Geometry:
 
     @property
     def is_hybrid(self) -> bool:
-        return len(set(self.layer_kinds)) > 1
+        # Attention of two kinds (sliding + full); state-space hybrids are has_state.
+        return len(set(self.layer_kinds) - {STATE, NO_CACHE}) > 1
+
+    @property
+    def has_state(self) -> bool:
+        return self.state is not None
 
     def count(self, kind: str) -> int:
         return sum(1 for k in self.layer_kinds if k == kind)
@@ -127,7 +181,76 @@ def _text_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return cfg
 
 
+def _state_layer_kinds(cfg: Mapping[str, Any], model_type: str, num_layers: int) -> tuple[str, ...] | None:
+    """Which layers keep state, for the hybrid families whose config.json has no `layer_types`."""
+    if model_type in ("falcon_h1", "zamba2", "plamo2", "minimax_text_01", "kimi_linear", "lfm2"):
+        # Attention and state side by side in one layer, shared attention blocks, or other state
+        # kinds: vLLM builds more cache layers than config.json lists, which this geometry does not model.
+        raise GeometryError(f"{model_type} mixes attention and state layers in a way this calculator does not model yet")
+    pattern = cfg.get("hybrid_override_pattern")
+    if isinstance(pattern, str):
+        # Nemotron-H: one character per layer, M = Mamba-2, * = attention, - = MLP, E = MoE.
+        if len(pattern) != num_layers:
+            raise GeometryError(f"`hybrid_override_pattern` must have {num_layers} characters, one per layer")
+        kinds = {"M": STATE, "*": FULL, "-": NO_CACHE, "E": NO_CACHE}
+        if any(ch not in kinds for ch in pattern):
+            raise GeometryError("`hybrid_override_pattern` characters must be M, *, - or E")
+        return tuple(kinds[ch] for ch in pattern)
+    interval = cfg.get("full_attention_interval")
+    if isinstance(interval, int) and not isinstance(interval, bool) and interval > 0 and cfg.get("linear_num_value_heads"):
+        # Qwen3-Next: every `interval`-th layer (1-based) is full attention, the rest Gated DeltaNet.
+        return tuple(FULL if (i + 1) % interval == 0 else STATE for i in range(num_layers))
+    period, offset = cfg.get("attn_layer_period"), cfg.get("attn_layer_offset")
+    if isinstance(period, int) and isinstance(offset, int) and period > 0:
+        # Jamba: attention where i % period == offset, Mamba elsewhere.
+        return tuple(FULL if i % period == offset else STATE for i in range(num_layers))
+    block_types = cfg.get("layers_block_type")
+    if isinstance(block_types, list):
+        if len(block_types) != num_layers:
+            raise GeometryError(f"`layers_block_type` must list {num_layers} entries, one per layer")
+        return tuple(STATE if t == "mamba" else FULL for t in block_types)
+    return None
+
+
+def _state_shape(cfg: Mapping[str, Any], model_type: str, hidden_size: int) -> StateShape:
+    """The state layers' shape from the family's own config.json names."""
+    def num(*keys: str, default: int | None = None) -> int:
+        for key in keys:
+            value = cfg.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        if default is None:
+            raise GeometryError(f"config.json lacks `{keys[0]}` for its state (Mamba / linear-attention) layers")
+        return default
+
+    ssm_dtype = cfg.get("mamba_ssm_dtype")
+    if ssm_dtype is not None and ssm_dtype not in DTYPE_BYTES:
+        raise GeometryError(f"`mamba_ssm_dtype` {ssm_dtype!r} is not one of {', '.join(DTYPE_BYTES)}")
+    if cfg.get("linear_num_value_heads") is not None:
+        return StateShape("gdn", num("linear_conv_kernel_dim", default=4), num_k_heads=num("linear_num_key_heads"),
+                          num_v_heads=num("linear_num_value_heads"), head_k_dim=num("linear_key_head_dim"),
+                          head_v_dim=num("linear_value_head_dim"), ssm_dtype=ssm_dtype)
+    heads = cfg.get("mamba_n_heads", cfg.get("mamba_num_heads"))
+    if heads is not None:
+        # Mamba-2: Granite-4.0-H / Bamba (mamba_*), Nemotron-H (mamba_num_heads, ssm_state_size, n_groups, conv_kernel).
+        n_heads = num("mamba_n_heads", "mamba_num_heads")
+        head_dim = num("mamba_d_head", "mamba_head_dim")
+        expand = cfg.get("mamba_expand", cfg.get("expand"))
+        intermediate = n_heads * head_dim if not isinstance(expand, int) else expand * hidden_size
+        return StateShape("mamba2", num("mamba_d_conv", "conv_kernel"), intermediate_size=intermediate,
+                          state_size=num("mamba_d_state", "ssm_state_size"), num_heads=n_heads, head_dim=head_dim,
+                          n_groups=num("mamba_n_groups", "n_groups", default=1), ssm_dtype=ssm_dtype)
+    if cfg.get("mamba_d_state") is not None:
+        # Mamba-1 (Jamba): intermediate = expand x hidden.
+        return StateShape("mamba1", num("mamba_d_conv"), intermediate_size=num("mamba_expand") * hidden_size,
+                          state_size=num("mamba_d_state"))
+    raise GeometryError(f"{model_type or 'this model'} has state layers but config.json names no Mamba or linear-attention sizes")
+
+
 def _layer_kinds(cfg: Mapping[str, Any], model_type: str, num_layers: int, sliding_window: int | None) -> tuple[str, ...]:
+    state_kinds = _state_layer_kinds(cfg, model_type, num_layers)
+    if state_kinds is not None:
+        return state_kinds
     layer_types = cfg.get("layer_types")
     if layer_types is not None:
         if not isinstance(layer_types, list) or len(layer_types) != num_layers:
@@ -223,6 +346,9 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
     kinds = _layer_kinds(cfg, model_type, num_layers, sliding_window)
     if SLIDING in kinds and sliding_window is None:
         raise GeometryError("`layer_types` names sliding layers but `sliding_window` is not set")
+    state = _state_shape(cfg, model_type, hidden_size) if STATE in kinds else None
+    if not any(kind in (FULL, SLIDING, CHUNKED) for kind in kinds):
+        raise GeometryError("every layer keeps state: a pure Mamba model has no KV cache to size")
 
     return Geometry(
         model_type=model_type,
@@ -241,6 +367,7 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
         attention_chunk_size=_int(cfg, "attention_chunk_size", required=False) if CHUNKED in kinds else None,
         mla=mla,
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
+        state=state,
     )
 
 
@@ -258,6 +385,11 @@ def kv_bytes_per_token_per_layer(geometry: Geometry, dtype_bytes: int, tensor_pa
     return 2 * kv_heads_per_rank(geometry, tensor_parallel_size) * geometry.head_dim * dtype_bytes
 
 
+def attention_layers(geometry: Geometry) -> int:
+    """Layers that keep per-token KV (state and cache-free layers do not)."""
+    return sum(1 for kind in geometry.layer_kinds if kind in (FULL, SLIDING, CHUNKED))
+
+
 def kv_bytes_per_token(geometry: Geometry, dtype_bytes: int, tensor_parallel_size: int = 1) -> int:
-    """Bytes one token adds across every layer of one rank when each layer keeps it."""
-    return kv_bytes_per_token_per_layer(geometry, dtype_bytes, tensor_parallel_size) * geometry.num_layers
+    """Bytes one token adds across every attention layer of one rank when each layer keeps it."""
+    return kv_bytes_per_token_per_layer(geometry, dtype_bytes, tensor_parallel_size) * attention_layers(geometry)

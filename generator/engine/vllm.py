@@ -28,7 +28,9 @@ from typing import Any, Mapping
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
+    NO_CACHE,
     SLIDING,
+    STATE,
     Geometry,
     GeometryError,
     geometry_from_hf_config,
@@ -151,6 +153,46 @@ def kv_bytes_per_token_per_layer(geometry: Geometry, kv_cache_dtype: str, tensor
         # MLA caches one latent (+ RoPE key) per token; every TP rank holds all of it.
         return (geometry.mla.kv_lora_rank + geometry.mla.qk_rope_head_dim) * element
     return 2 * kv_heads_per_rank(geometry, tensor_parallel_size) * geometry.head_dim * element
+
+
+# --------------------------------------------------------------------------- hybrid (Mamba / Gated DeltaNet) pages
+
+# Bytes of one element for `--mamba-ssm-cache-dtype` (vllm/config/cache.py MambaDType).
+MAMBA_DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
+# The attention block size of a hybrid is a multiple of this: 16 x cdiv(...) in
+# HybridAttentionMambaModelConfig (0.10-0.19); from 0.20 the attention backend's smallest kernel
+# block size (FlashAttention MultipleOf(16), FlashInfer [16, 32, 64]), 16 for both.
+HYBRID_BLOCK_ALIGNMENT = 16
+
+
+@dataclass(frozen=True)
+class HybridPages:
+    block_size: int  # attention tokens per block, raised so one attention page covers the state
+    page_bytes: int  # one block of one layer (attention page; the state page is padded to it)
+    state_page_bytes: int  # one sequence's state in one layer, before padding
+
+
+def hybrid_pages(geometry: Geometry, kv_cache_dtype: str, tensor_parallel_size: int, block_size: int | None,
+                 mamba_ssm_cache_dtype: str | None = None) -> HybridPages:
+    """vLLM's hybrid allocator: the attention block size is raised until one attention page holds a
+    state page, then the state page is padded to the attention page, so both kinds share one pool.
+    https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/model_executor/models/config.py#L314
+    (HybridAttentionMambaModelConfig), page sizes from vllm/v1/kv_cache_interface.py MambaSpec and
+    vllm/model_executor/layers/mamba/mamba_utils.py at the same tag."""
+    state = geometry.state
+    assert state is not None
+    conv_bytes = geometry.dtype_bytes  # mamba_cache_dtype "auto" = the model's dtype
+    # The temporal (SSM / recurrent) state: --mamba-ssm-cache-dtype, else the checkpoint's own
+    # `mamba_ssm_dtype` (Qwen3.5 ships "float32"), else the model's dtype.
+    ssm_dtype = mamba_ssm_cache_dtype if mamba_ssm_cache_dtype not in (None, "auto") else state.ssm_dtype
+    if ssm_dtype is not None and ssm_dtype not in MAMBA_DTYPE_BYTES:
+        raise VllmInputError(f"mamba_ssm_cache_dtype must be auto or one of {', '.join(MAMBA_DTYPE_BYTES)}")
+    ssm_bytes = MAMBA_DTYPE_BYTES[ssm_dtype] if ssm_dtype else conv_bytes
+    state_page = state.page_bytes(tensor_parallel_size, conv_bytes, ssm_bytes)
+    per_token = kv_bytes_per_token_per_layer(geometry, kv_cache_dtype, tensor_parallel_size)
+    aligned = HYBRID_BLOCK_ALIGNMENT * cdiv(state_page, HYBRID_BLOCK_ALIGNMENT * per_token)
+    size = aligned if block_size is None or block_size < aligned else block_size
+    return HybridPages(size, size * per_token, state_page)
 
 
 # --------------------------------------------------------------------------- max model len
@@ -277,10 +319,11 @@ def kv_cache_groups(geometry: Geometry) -> tuple[KvGroup, ...]:
 
     buckets: dict[str, list[int]] = {}
     for index, kind in enumerate(geometry.layer_kinds):
-        buckets.setdefault(kind, []).append(index)
+        if kind != NO_CACHE:  # MLP/MoE-only layers register no cache spec
+            buckets.setdefault(kind, []).append(index)
     if len(buckets) == 1:
-        kind = geometry.layer_kinds[0]
-        return (KvGroup(kind, window_of(kind), tuple(range(geometry.num_layers))),)
+        kind, layers = next(iter(buckets.items()))
+        return (KvGroup(kind, window_of(kind), tuple(layers)),)
     sizes = [len(layers) for layers in buckets.values()]
     group_size = min(sizes)
     if max(sizes) < min(sizes) * 1.5:
@@ -296,6 +339,9 @@ def kv_cache_groups(geometry: Geometry) -> tuple[KvGroup, ...]:
 
 def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, block_size: int, in_flight_tokens: int) -> int:
     """Blocks one request of max_model_len tokens holds in a group (max_memory_usage_bytes)."""
+    if kind == STATE:
+        # MambaSpec.max_memory_usage_bytes is one page: the state does not grow with the context.
+        return 1
     if kind == SLIDING:
         # SlidingWindowSpec: the window, plus tokens scheduled but not settled, +1 for alignment.
         return cdiv(min(window - 1 + in_flight_tokens, max_model_len), block_size) + 1
@@ -373,6 +419,9 @@ def _solve_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upp
     slope = 0  # groups that still grow by one block per block of tokens
     ahead: dict[int, int] = {}  # cap -> groups with that cap, not yet reached
     for (kind, window), count in shapes.items():
+        if kind == STATE:
+            fixed += count
+            continue
         if kind == SLIDING:
             fixed += count
             cap = cdiv(window - 1 + in_flight, block_size)
@@ -799,6 +848,7 @@ class VllmInputs:
     # triton; None = the release's default) and VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (None = default).
     sampler_backend: str | None = None
     estimate_cudagraphs: bool | None = None
+    mamba_ssm_cache_dtype: str | None = None  # --mamba-ssm-cache-dtype (hybrid models); None = auto
 
 
 @dataclass(frozen=True)
@@ -924,6 +974,13 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
     if inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None and not inputs.gpu_total_bytes:
         raise VllmInputError("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes")
     kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)  # validates the dtype
+    block_size = inputs.block_size or DEFAULT_BLOCK_SIZE
+    if geometry.has_state:
+        if version < (0, 10, 0):
+            raise VllmInputError(
+                f"vLLM {format_version(version)} keeps Mamba / linear-attention state outside the KV cache "
+                "(V0 MambaCacheManager); this calculator models the hybrid allocator of 0.10 and later")
+        block_size = hybrid_pages(geometry, inputs.kv_cache_dtype, tp, inputs.block_size, inputs.mamba_ssm_cache_dtype).block_size
     derived = facts.derived
     max_len = inputs.max_model_len
     if max_len is not None and max_len != -1:
@@ -940,8 +997,7 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
         max_num_batched_tokens = min(max_num_seqs * length, tokens)
     else:
         max_num_batched_tokens = inputs.max_num_batched_tokens
-    return _Resolved(geometry, derived, version, float(util), inputs.block_size or DEFAULT_BLOCK_SIZE,
-                     max_num_seqs, max_num_batched_tokens)
+    return _Resolved(geometry, derived, version, float(util), block_size, max_num_seqs, max_num_batched_tokens)
 
 
 def resolve_settings(inputs: VllmInputs, *, facts: ConfigFacts | None = None) -> tuple[Geometry, DerivedMaxLen, VllmInputs]:
@@ -1027,7 +1083,7 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
     tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
-    page = bs * per_layer
+    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
     groups = facts.groups
     if uses_v0_engine(version):
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
