@@ -382,7 +382,8 @@ class HfConfig(Record):
     sliding_window: Tokens | None = None
     use_sliding_window: bool | None = None
     sliding_window_pattern: Annotated[int, Field(gt=1, le=MAX_LAYERS)] | None = None
-    layer_types: tuple[Literal["full_attention", "sliding_attention", "chunked_attention"], ...] | None = None
+    layer_types: tuple[Literal["full_attention", "sliding_attention", "chunked_attention",
+                               "linear_attention", "attention", "mamba"], ...] | None = None
     attention_chunk_size: Tokens | None = None
     no_rope_layers: tuple[Literal[0, 1], ...] | None = None
     kv_lora_rank: Count | None = None
@@ -398,6 +399,33 @@ class HfConfig(Record):
     moe_intermediate_size: Width | None = None
     first_k_dense_replace: Annotated[int, Field(ge=0, le=MAX_LAYERS)] | None = None
     num_experts_per_tok: Count | None = None
+    # Hybrid models: layers that keep a fixed-size state per sequence (generator/engine/geometry.py
+    # StateShape), under each family's own config.json names. Gated DeltaNet (Qwen3-Next, Qwen3.5):
+    full_attention_interval: Count | None = None
+    linear_num_key_heads: Count | None = None
+    linear_num_value_heads: Count | None = None
+    linear_key_head_dim: Count | None = None
+    linear_value_head_dim: Count | None = None
+    linear_conv_kernel_dim: Count | None = None
+    # Mamba-2: Granite-4.0-H / Bamba (mamba_*), Nemotron-H (mamba_num_heads ... hybrid_override_pattern).
+    mamba_n_heads: Count | None = None
+    mamba_d_head: Count | None = None
+    mamba_d_state: Count | None = None
+    mamba_n_groups: Count | None = None
+    mamba_d_conv: Count | None = None
+    mamba_expand: Count | None = None
+    mamba_num_heads: Count | None = None
+    mamba_head_dim: Count | None = None
+    ssm_state_size: Count | None = None
+    n_groups: Count | None = None
+    conv_kernel: Count | None = None
+    expand: Count | None = None
+    hybrid_override_pattern: Annotated[str, Field(pattern=r"^[M*E-]+$", max_length=MAX_LAYERS)] | None = None
+    # Jamba (Mamba-1): attention where layer % attn_layer_period == attn_layer_offset.
+    attn_layer_period: Count | None = None
+    attn_layer_offset: Annotated[int, Field(ge=0, le=MAX_LAYERS)] | None = None
+    layers_block_type: tuple[Literal["attention", "mamba"], ...] | None = None
+    mamba_ssm_dtype: Literal["bfloat16", "float16", "float32"] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> HfConfig:
@@ -411,6 +439,10 @@ class HfConfig(Record):
             raise ValueError(f"layer_types lists {len(self.layer_types)} layers but num_hidden_layers is {self.num_hidden_layers}")
         if (self.kv_lora_rank is None) != (self.qk_rope_head_dim is None):
             raise ValueError("MLA needs both kv_lora_rank and qk_rope_head_dim")
+        for key in ("hybrid_override_pattern", "layers_block_type"):
+            value = getattr(self, key)
+            if value is not None and len(value) != self.num_hidden_layers:
+                raise ValueError(f"{key} lists {len(value)} layers but num_hidden_layers is {self.num_hidden_layers}")
         return self
 
     def as_config_json(self) -> dict[str, Any]:

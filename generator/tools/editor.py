@@ -553,7 +553,7 @@ def _problem(path: str, message: str, fix: str = "") -> ImportProblem:
 
 
 # Keys that change KV memory but that HfConfig does not model yet: worth a warning when dropped.
-_KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "num_kv_shared_layers", "attention_type", "full_attention_interval")
+_KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "num_kv_shared_layers", "attention_type")
 
 
 def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> tuple[dict[str, Any], list[str]]:

@@ -39,8 +39,10 @@ LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "vllm_real
 # Holdout logs are measured and reported (test_holdout_logs_are_measured), never used for bounds or constants;
 # `status: unmodelled` / `incomplete` logs keep their printed lines for coverage and per-token checks.
 MODELLED = [e for e in LOGS["budget"] if not e.get("status")]
-TUNING = [e for e in MODELLED if e.get("split") != "holdout"]
+TUNING = [e for e in MODELLED if not e.get("split")]
 HOLDOUT = [e for e in MODELLED if e.get("split") == "holdout"]
+# A second collection, gathered after the release table was written (issue 15): measured only.
+HOLDOUT2 = [e for e in MODELLED if e.get("split") == "holdout2"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -616,6 +618,42 @@ def test_holdout_logs_are_measured_and_reported(capsys):
             print(f"holdout {entry_id}: predicted - logged = {error:+.2f} GiB")
 
 
+def _within_bar(error_gib: float, printed_gib: float) -> bool:
+    # Issue 15's bar: max(10%, 0.5 GiB) of the printed "Available KV cache memory".
+    return abs(error_gib) <= max(0.5, 0.1 * abs(printed_gib))
+
+
+def test_second_holdout_meets_the_bar(capsys):
+    """holdout2 logs were collected after the release table was written and never tuned anything."""
+    errors = budget_errors_gib(HOLDOUT2)
+    assert len(errors) >= 4
+    within = [_within_bar(errors[e["id"]], e["log"]["available_kv_cache_gib"]) for e in HOLDOUT2]
+    with capsys.disabled():
+        for entry_id, error in errors.items():
+            print(f"holdout2 {entry_id}: predicted - logged = {error:+.2f} GiB")
+    assert sum(within) >= 0.9 * len(within)
+    assert max(abs(v) for v in errors.values()) <= 1.5
+
+
+def test_hybrid_kv_cache_size_within_two_percent_of_real_logs():
+    """Given the printed KV memory, the hybrid allocator's "GPU KV cache size" and block size."""
+    checked = 0
+    for entry in LOGS["budget"]:
+        model = LOGS["models"][entry["model"]]
+        if model["kind"] != "hybrid" or not model["config"] or "gpu_kv_cache_size" not in entry["log"]:
+            continue
+        settings = {k: v for k, v in entry["settings"].items() if k not in ("gpu_memory_utilization",)}
+        tp = settings.get("tensor_parallel_size", 1)
+        result = plan_vllm(VllmInputs(hf_config=model["config"], gpu_count=tp, vllm_version=entry["vllm_version"],
+                                      available_kv_cache_bytes=round(entry["log"]["available_kv_cache_gib"] * GiB), **settings))
+        printed = int(entry["log"]["gpu_kv_cache_size"].split(":")[1].split("tokens")[0].replace(",", ""))
+        assert abs(result.kv_cache_tokens / printed - 1) <= 0.02, entry["id"]
+        if "block_size" in entry["log"]:
+            assert result.block_size == entry["log"]["block_size"], entry["id"]
+        checked += 1
+    assert checked >= 1
+
+
 _GPU_CLASSES = {
     "24 GB and smaller consumer": ("3090", "4090", "4060", "5070"),
     "32 GB consumer (RTX 5090)": ("5090",),
@@ -645,10 +683,11 @@ def test_log_table_covers_releases_gpus_tp_and_model_kinds():
     assert {1, 2, 4, 8} <= tp
     kinds = {LOGS["models"][e["model"]]["kind"] for e in logs}
     assert {"dense", "moe", "mla", "hybrid", "multimodal"} <= kinds
-    # Hybrid, MLA and multimodal starts stay out of the error figures until the engine models them.
-    assert {LOGS["models"][e["model"]]["kind"] for e in MODELLED} <= {"dense", "moe"}
-    # About a quarter of the logs added for issue 15 (they carry version_evidence) are holdout.
-    new = [e for e in logs if e.get("version_evidence")]
+    # MLA starts stay out of the error figures until the engine models their backends' budgets;
+    # multimodal starts are measured with their printed weights (the tower is in "Model loading took").
+    assert {LOGS["models"][e["model"]]["kind"] for e in MODELLED} <= {"dense", "moe", "multimodal", "hybrid"}
+    # About a quarter of the first issue-15 collection (entries with version_evidence) is holdout.
+    new = [e for e in logs if e.get("version_evidence") and e.get("split") != "holdout2"]
     assert 0.2 <= sum(e.get("split") == "holdout" for e in new) / len(new) <= 0.35
 
 
