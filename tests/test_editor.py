@@ -12,8 +12,10 @@ import yaml
 
 from generator.build import build_site
 from generator.cli import EXIT_CONTENT, EXIT_OK, main
+from generator.engine.geometry import geometry_from_hf_config
 from generator.errors import ContentError
 from generator.load import load_dataset, parse_yaml
+from generator.schema import HfConfig
 from generator.tools.editor import (
     hf_config_fields,
     json_schemas,
@@ -427,3 +429,23 @@ def test_import_model_refuses_an_integer_python_cannot_read(site_root: Path, tmp
     config.write_text(json.dumps(TINY_CONFIG).replace('"num_hidden_layers": 32', '"num_hidden_layers": 1' + "0" * 5000))
     assert main(["import-model", "--hf-config", str(config), "--root", str(site_root)]) == EXIT_CONTENT
     assert "cannot read config.json" in capsys.readouterr().err
+
+
+def test_hf_config_keeps_hybrid_state_keys_and_the_engine_reads_them() -> None:
+    # The text config of Qwen3.5-9B as copied in a public test fixture (exact-text search id 71387934500).
+    text = {
+        "model_type": "qwen3_5_text", "head_dim": 256, "hidden_size": 4096, "intermediate_size": 12288,
+        "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 8, "full_attention_interval": 4,
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+        "linear_num_value_heads": 32, "linear_value_head_dim": 128, "num_attention_heads": 16,
+        "num_key_value_heads": 4, "num_hidden_layers": 32, "vocab_size": 248320, "mamba_ssm_dtype": "float32",
+        "max_position_embeddings": 262144,
+    }
+    fields, notes = hf_config_fields({"model_type": "qwen3_5", "dtype": "bfloat16", "text_config": text})
+    for key in ("layer_types", "full_attention_interval", "linear_num_value_heads", "linear_conv_kernel_dim", "mamba_ssm_dtype"):
+        assert key in fields, key
+    config = HfConfig.model_validate(fields).as_config_json()
+    geometry = geometry_from_hf_config(config)
+    assert geometry.state is not None and geometry.state.family == "gdn"
+    assert geometry.layer_kinds.count("full") == 8 and geometry.layer_kinds.count("state") == 24
+    assert not any("full_attention_interval" in n for n in notes)

@@ -723,3 +723,43 @@ def test_release_table_sampler_path():
     assert sampler_bytes_per_logit((0, 33, 0), None) == 8
     with pytest.raises(VllmInputError):
         plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, sampler_backend="magic"))
+
+
+# Granite-4.0-H-Small's KV keys (ibm-granite/granite-4.0-h-small config.json as quoted in exact-text search
+# id 57624389648: hidden 4096, 40 layers = 36 Mamba-2 + 4 attention, 32 heads / 8 KV heads, d_state 128,
+# d_conv 4, expand 2); 128 x 64 Mamba heads give the expand x hidden = 8,192 inner width.
+GRANITE_4_H_SMALL = {
+    "model_type": "granitemoehybrid", "hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "vocab_size": 100352, "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
+    "layer_types": (["mamba"] * 9 + ["attention"]) * 4, "mamba_n_heads": 128, "mamba_d_head": 64,
+    "mamba_d_state": 128, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 2,
+    "num_local_experts": 72, "num_experts_per_tok": 10, "intermediate_size": 768, "tie_word_embeddings": True,
+}
+
+
+def test_granite_4_h_attention_block_is_528_tokens():
+    # vllm-project/vllm-gaudi PR #1453: "528 is required for Granite 4.0-H (granitemoehybrid) without prefix
+    # caching (16-token FA alignment)".
+    result = plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=20 * GiB, max_model_len=32768,
+                                  max_num_batched_tokens=8192, max_num_seqs=16, vllm_version="0.11.0"))
+    assert result.block_size == 528
+    assert result.num_kv_cache_groups == 1 + 9  # 4 attention layers in one group, 36 Mamba layers in groups of 4
+    assert result.blocks_per_request == cdiv_(32768, 528) + 9
+
+
+def cdiv_(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def test_nemotron_h_pattern_marks_mlp_layers_cache_free():
+    config = {**GRANITE_4_H_SMALL, "model_type": "nemotron_h", "num_hidden_layers": 8, "hybrid_override_pattern": "M-M*M-E-"}
+    config.pop("layer_types")
+    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=8 * GiB, max_model_len=4096,
+                                  max_num_batched_tokens=2048, max_num_seqs=8, vllm_version="0.20.0"))
+    # Groups of the smallest kind's size (one layer): one attention group, three Mamba groups; no MLP layer.
+    assert result.num_kv_cache_groups == 4
+
+
+def test_hybrid_models_before_010_are_refused():
+    with pytest.raises(VllmInputError, match="outside the KV cache"):
+        plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=8 * GiB, max_model_len=4096, vllm_version="0.9.2"))
