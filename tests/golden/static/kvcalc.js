@@ -281,7 +281,8 @@ function activationPeak(g, hf, tp, batched, seqs, A) {
   const [experts, topK, eInter, shared] = moeShape(vTextConfig(hf));
   const inter = experts ? topK * eInter + shared : g.inter || 4 * g.hidden;
   const perToken = (fdiv(A.activation_intermediate_factor * inter, tp) + A.activation_hidden_factor * g.hidden) * g.dtypeBytes;
-  return Math.max(batched * perToken, seqs * g.vocab * A.sampler_bytes_per_logit);
+  // The sampler warm-up has one row per dummy request: min(max_num_seqs, max_num_batched_tokens).
+  return Math.max(batched * perToken, Math.min(seqs, batched) * g.vocab * A.sampler_bytes_per_logit);
 }
 
 const formatGib = (b) => reprFloat(roundTo(b / GiB, 2));
