@@ -160,6 +160,9 @@ class KvLayout:
 def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
     """Layout of the GGUF llama.cpp's converter writes for this config.json."""
     model_type = geometry.model_type
+    if geometry.has_state:
+        # Mamba / DeltaNet layers keep a recurrent state in llama.cpp's separate r/s cache.
+        raise GeometryError(f"{model_type} has Mamba or linear-attention layers; their llama.cpp recurrent cache is not modelled")
     if model_type.startswith("gemma3n"):
         # Gemma 3n reuses the KV of earlier layers in its last layers; that sharing is not modelled.
         raise GeometryError("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled")

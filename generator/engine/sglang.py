@@ -233,6 +233,8 @@ def cell_size(
     if tp < 1:
         raise SglangInputError("--tp-size must be at least 1")
     geometry = geometry or geometry_from_hf_config(hf_config)
+    if geometry.has_state:
+        raise SglangInputError(f"{geometry.model_type} has Mamba or linear-attention layers; SGLang's hybrid pools are not modelled")
     text = _text(hf_config)
     nbytes = kv_dtype_bytes(kv_cache_dtype, geometry)
     layers = geometry.num_layers
