@@ -39,6 +39,7 @@ from generator.engine.geometry import (
 from generator.engine.vllm_releases import (
     SAMPLER_BACKENDS,
     batch_defaults_for,
+    default_mla_block_size,
     sampler_bytes_per_logit,
     subtracts_cudagraph_estimate_for,
 )
@@ -975,6 +976,8 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
         raise VllmInputError("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes")
     kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)  # validates the dtype
     block_size = inputs.block_size or DEFAULT_BLOCK_SIZE
+    if geometry.mla is not None and inputs.block_size is None:
+        block_size = default_mla_block_size(version, inputs.gpu_name) or DEFAULT_BLOCK_SIZE
     if geometry.has_state:
         if version < (0, 10, 0):
             raise VllmInputError(

@@ -179,3 +179,32 @@ def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eage
                 return False
             return row.subtracted_by_default if estimate_env is None else estimate_env
     return False
+
+
+# --------------------------------------------------------------------------- MLA block sizes
+
+# CUDA picks an MLA backend that fixes the block size when the user gives none: FlashMLA (64, Hopper
+# only: is_flashmla_supported needs compute capability 9.x) from 0.8.0, CUTLASS MLA (128) on
+# Blackwell from 0.10.0; 0.20.0 and later keep those sizes as the backends' declared kernel block
+# sizes. Other GPUs fall back to Triton MLA at the default 16 (an L4 PP=2 DeepSeek-V2-Lite log on
+# 0.9.2 prints 807,792 tokens, not a multiple of 64).
+MLA_BLOCK_SIZE_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.8.0/vllm/platforms/cuda.py#L158",
+    "https://github.com/vllm-project/vllm/blob/v0.10.1.1/vllm/platforms/cuda.py#L176",
+    "https://github.com/vllm-project/vllm/blob/v0.20.0/vllm/v1/attention/backends/mla/flashmla.py#L59",
+    "https://github.com/vllm-project/vllm/blob/v0.20.0/vllm/v1/attention/backends/mla/cutlass_mla.py#L50",
+)
+_BLACKWELL_NAMES = ("b100", "b200", "b300", "gb200", "gb300")
+_HOPPER_NAMES = ("h100", "h200", "h800", "h20", "gh200")
+
+
+def default_mla_block_size(version: tuple[int, int, int], gpu_name: str = "") -> int | None:
+    """The block size vLLM forces for an MLA model on CUDA when --block-size is not given; None = the default."""
+    name = gpu_name.lower()
+    if version < (0, 8, 0) or is_rocm_gpu(gpu_name):
+        return None
+    if version >= (0, 10, 0) and any(key in name for key in _BLACKWELL_NAMES):
+        return 128
+    if any(key in name for key in _HOPPER_NAMES):
+        return 64
+    return None

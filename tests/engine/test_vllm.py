@@ -763,3 +763,12 @@ def test_nemotron_h_pattern_marks_mlp_layers_cache_free():
 def test_hybrid_models_before_010_are_refused():
     with pytest.raises(VllmInputError, match="outside the KV cache"):
         plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=8 * GiB, max_model_len=4096, vllm_version="0.9.2"))
+
+
+def test_mla_block_size_follows_the_backend_of_the_gpu():
+    from generator.engine.vllm_releases import default_mla_block_size
+    assert default_mla_block_size((0, 11, 0), "NVIDIA H100 80GB HBM3") == 64
+    assert default_mla_block_size((0, 11, 0), "NVIDIA B200") == 128
+    assert default_mla_block_size((0, 9, 2), "NVIDIA B200") is None  # FlashMLA needs Hopper; Triton MLA keeps 16
+    assert default_mla_block_size((0, 9, 2), "NVIDIA L4") is None
+    assert default_mla_block_size((0, 7, 3), "NVIDIA H100") is None
