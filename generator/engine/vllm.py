@@ -487,11 +487,10 @@ class BudgetAssumptions:
     )
     sampler_bytes_per_logit: int = 8
     sampler_source: str = (
-        "The sampler warm-up holds max_num_seqs x vocab fp32 logits and probabilities (8 B each); "
-        "it sets the peak when the token batch is small (0.22 GiB for Llama-3.1-8B, 256 seqs, in "
-        "a V0 0.7.3 log). V1 logs at 256 seqs fit about 12 B once non-torch is 0.13 GiB (the "
-        "difference sits in non_torch_bytes); H100 logs at 1024 seqs (0.11.0) print 4.8-7.4 GiB, "
-        "about 38.5 B per logit, which no constant here reproduces without breaking the 256-seq logs."
+        "The sampler warm-up sorts max_num_seqs x vocab logits; its bytes per logit depend on the "
+        "release's top-k/top-p path (generator/engine/vllm_releases.py): about 40 B on the PyTorch sort "
+        "path (default 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
+        "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
     )
     cudagraph_bytes_per_size_per_layer: int = round(0.45 * MiB)
     cudagraph_source: str = (
