@@ -14,6 +14,7 @@ from typing import Any
 
 from generator.engine import geometry as geo
 from generator.engine import llamacpp, ollama, sglang, vllm
+from generator.engine import vllm_releases as releases
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
 from generator.schema import Dataset
 
@@ -59,6 +60,9 @@ def vllm_constants() -> dict[str, Any]:
         "rope_scaled": list(vllm._ROPE_TYPES_ALREADY_SCALED),
         "rope_keys": list(vllm._ROPE_KEYS),
         "default_max_len": vllm._DEFAULT_MAX_LEN,
+        # default_mla_block_size at this release: FlashMLA 64 on Hopper, CUTLASS MLA 128 on Blackwell.
+        "mla_block": {"rocm": list(releases._ROCM_NAMES), "blackwell": list(releases._BLACKWELL_NAMES),
+                      "hopper": list(releases._HOPPER_NAMES)},
         "geometry": {
             "dtype_bytes": dict(geo.DTYPE_BYTES),
             # Attention kinds only: the in-page calculator does not model state (Mamba / DeltaNet) layers yet,

@@ -288,6 +288,14 @@ function activationPeak(g, hf, tp, batched, seqs, A) {
 const formatGib = (b) => reprFloat(roundTo(b / GiB, 2));
 const positive = (name, v) => { if (v !== null && (!isInt(v) || v < 1)) fail(`${name} must be a positive integer, got ${repr(v)}`); };
 
+/** vllm_releases.default_mla_block_size at the catalog's release: the block size the MLA backend forces. */
+function mlaBlockSize(name, V) {
+  const n = (name || "").toLowerCase(), any = (keys) => keys.some((k) => n.includes(k));
+  if (any(V.mla_block.rocm)) return null;
+  if (any(V.mla_block.blackwell)) return 128;
+  return any(V.mla_block.hopper) ? 64 : null;
+}
+
 /** resolve_settings: validate like vLLM and fill its defaults. `s` uses VllmInputs' field names. */
 function resolve(s, V) {
   let g;
@@ -312,7 +320,8 @@ function resolve(s, V) {
   const [seqs, toks] = batchDefaults(s.gpu_total_bytes || 0, s.gpu_name);
   const maxSeqs = s.max_num_seqs || seqs;
   const batched = s.max_num_batched_tokens === null ? Math.min(maxSeqs * (ml === null || ml === -1 ? d.dflt : ml), toks) : s.max_num_batched_tokens;
-  return [g, d, { ...s, gpu_memory_utilization: util, block_size: s.block_size || V.block_size, max_num_seqs: maxSeqs, max_num_batched_tokens: batched }];
+  const block = s.block_size || (g.mla ? mlaBlockSize(s.gpu_name, V) : null) || V.block_size;
+  return [g, d, { ...s, gpu_memory_utilization: util, block_size: block, max_num_seqs: maxSeqs, max_num_batched_tokens: batched }];
 }
 
 function stageBudget(s, g, shape, stage, layers, V) {
