@@ -338,11 +338,29 @@ def kv_cache_groups(geometry: Geometry) -> tuple[KvGroup, ...]:
     return tuple(groups)
 
 
+MAMBA_CACHE_MODES = ("none", "align", "all")
+
+
+def _state_groups(groups: tuple[KvGroup, ...], mode: str | None) -> tuple[KvGroup, ...]:
+    """State groups as vLLM 0.20's MambaSpec.max_memory_usage_bytes counts them per request
+    (https://github.com/vllm-project/vllm/blob/v0.20.0/vllm/v1/kv_cache_interface.py#L540):
+    1 page, 2 in "align" mode, or one per block of tokens in "all" mode (then they grow like full attention)."""
+    mode = mode or "none"
+    if mode not in MAMBA_CACHE_MODES:
+        raise VllmInputError(f"mamba_cache_mode must be one of {', '.join(MAMBA_CACHE_MODES)}, got {mode!r}")
+    if mode == "none":
+        return groups
+    if mode == "all":
+        return tuple(replace(g, kind=FULL) if g.kind == STATE else g for g in groups)
+    return tuple(replace(g, window=2) if g.kind == STATE else g for g in groups)
+
+
 def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, block_size: int, in_flight_tokens: int) -> int:
     """Blocks one request of max_model_len tokens holds in a group (max_memory_usage_bytes)."""
     if kind == STATE:
-        # MambaSpec.max_memory_usage_bytes is one page: the state does not grow with the context.
-        return 1
+        # MambaSpec.max_memory_usage_bytes: one page ("none"), two ("align": the running state and the
+        # last block-aligned checkpoint); `window` carries that count (see _state_groups).
+        return window or 1
     if kind == SLIDING:
         # SlidingWindowSpec: the window, plus tokens scheduled but not settled, +1 for alignment.
         return cdiv(min(window - 1 + in_flight_tokens, max_model_len), block_size) + 1
@@ -421,7 +439,7 @@ def _solve_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upp
     ahead: dict[int, int] = {}  # cap -> groups with that cap, not yet reached
     for (kind, window), count in shapes.items():
         if kind == STATE:
-            fixed += count
+            fixed += count * (window or 1)
             continue
         if kind == SLIDING:
             fixed += count
@@ -849,6 +867,9 @@ class VllmInputs:
     sampler_backend: str | None = None
     estimate_cudagraphs: bool | None = None
     mamba_ssm_cache_dtype: str | None = None  # --mamba-ssm-cache-dtype (hybrid models); None = auto
+    # --mamba-cache-mode: "none" (default), "align" (prefix caching; 0.20+ picks it for models
+    # without full Mamba prefix caching when prefix caching is on), "all" (a state block per block of tokens).
+    mamba_cache_mode: str | None = None
 
 
 @dataclass(frozen=True)
@@ -1087,6 +1108,8 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
     page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
     groups = facts.groups
+    if geometry.has_state:
+        groups = _state_groups(groups, inputs.mamba_cache_mode)
     if uses_v0_engine(version):
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)

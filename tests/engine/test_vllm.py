@@ -434,7 +434,7 @@ def test_unmodelled_and_incomplete_logs_say_why_and_keep_their_lines():
     for entry in others:
         assert entry["status"] in {"unmodelled", "incomplete"}, entry["id"]
         assert entry.get("reason") if entry["status"] == "unmodelled" else entry.get("missing"), entry["id"]
-        assert entry["url"].startswith("https://") and entry["gpu"], entry["id"]
+        assert entry["url"].startswith(("https://", "exact-text search id")) and entry["gpu"], entry["id"]
         assert parse_version(entry["vllm_version"]) >= (0, 6, 0) and entry.get("version_evidence"), entry["id"]
         assert entry["model"] in LOGS["models"] and LOGS["models"][entry["model"]]["source"], entry["id"]
         assert entry.get("lines") or entry["log"], entry["id"]
@@ -650,8 +650,11 @@ def test_hybrid_kv_cache_size_within_two_percent_of_real_logs():
         assert abs(result.kv_cache_tokens / printed - 1) <= 0.02, entry["id"]
         if "block_size" in entry["log"]:
             assert result.block_size == entry["log"]["block_size"], entry["id"]
+        if "max_concurrency" in entry["log"]:
+            concurrency = float(entry["log"]["max_concurrency"].rsplit(":", 1)[1].strip().rstrip("x"))
+            assert abs(result.max_concurrency / concurrency - 1) <= 0.02, entry["id"]
         checked += 1
-    assert checked >= 1
+    assert checked >= 2
 
 
 _GPU_CLASSES = {
