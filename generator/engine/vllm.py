@@ -907,7 +907,7 @@ class VllmResult:
     max_num_seqs: int
     enforce_eager: bool
     kv_bytes_per_token_per_layer: int
-    kv_bytes_per_token: int  # across the binding stage's layers, as if every layer kept every token
+    kv_bytes_per_token: int  # across the binding stage's attention layers, as if each kept every token
     num_kv_cache_groups: int
     blocks_per_request: int
     needed_bytes: int  # one request at max_model_len on the binding stage
@@ -1186,6 +1186,13 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     return sizing
 
 
+def _kv_layers_on_stage(geometry: Geometry, stages: list[StagePlan], stage: int) -> int:
+    """Layers of that PP stage that keep per-token KV (state and cache-free layers do not)."""
+    start = sum(s.num_layers for s in stages[:stage])
+    kinds = geometry.layer_kinds[start:start + stages[stage].num_layers]
+    return sum(1 for kind in kinds if kind not in (STATE, NO_CACHE))
+
+
 def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> VllmResult:
     """What vLLM computes at startup for these settings. Raises VllmInputError for settings
     vLLM rejects before it sizes the cache. `facts` may carry what earlier plans already derived
@@ -1237,7 +1244,7 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, 
         max_num_seqs=resolved.max_num_seqs,
         enforce_eager=inputs.enforce_eager,
         kv_bytes_per_token_per_layer=sizing.per_layer,
-        kv_bytes_per_token=sizing.per_layer * chosen.num_layers,
+        kv_bytes_per_token=sizing.per_layer * _kv_layers_on_stage(resolved.geometry, stages, chosen.stage),
         num_kv_cache_groups=len(sizing.groups),
         blocks_per_request=sizing.per_request,
         needed_bytes=sizing.needed,
