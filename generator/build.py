@@ -47,6 +47,7 @@ from generator.publish import (
     site_pages,
     slim_facts,
 )
+from generator.render.minify import published_static
 from generator.render.templates import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
@@ -172,7 +173,7 @@ def static_files(root: Path) -> list[RenderedFile]:
     if not static.is_dir():
         return []
     return [
-        RenderedFile(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
+        RenderedFile(f"static/{path.relative_to(static).as_posix()}", published_static(path.name, path.read_bytes()))
         for path in sorted(static.rglob("*"))
         if path.is_file()
     ]
