@@ -30,7 +30,7 @@ from generator.dates import content_sha, record_dates
 from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
 from generator.errors import BuildError, Issue, RenderError
 from generator.kv.calculator import CATALOG_PATH, catalog_json
-from generator.launch.commands import parse_surfaces, verify_commands
+from generator.launch.commands import dataset_surfaces, verify_commands
 from generator.load import load_dataset
 from generator.plan.pages import Page, Plan, PlanMemo, plan_pages
 from generator.publish import (
@@ -210,7 +210,7 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     if verify:
         problems += verify_commands(
             ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
-            parse_surfaces(dataset.surfaces),
+            dataset_surfaces(dataset),
         )
         problems += [issue for page in plan.pages if page.kind in ("error", "pair") for issue in advice_problems(page.url, page.view)]
     if problems:
@@ -761,7 +761,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             render_key = _render_key(sp, root)
             known_keys = resident.page_keys if resident is not None and resident.render_key == render_key else {}
             job = _RenderJob(pages, sp.env, sp.site, render_key, old, damaged, store.index, staging, rules, digest,
-                             parse_surfaces(sp.dataset.surfaces), known_keys)
+                             dataset_surfaces(sp.dataset), known_keys)
             page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []

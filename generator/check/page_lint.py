@@ -10,9 +10,12 @@ Run by `kvtriage check` and by every build, over every page:
   offer, moves the failing number the right way (a smaller context, a lower or higher
   utilization than the one that failed), and carries only numbers the engine computed for that
   page; the lever table holds only the engine's outcomes.
-- text_problems: no internal note (repository paths, search notes, file ids) in what readers read.
+- advice_problems also refuses a page whose commands are all for other engines than its error's.
+- text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
+  and no ghost flag (--kv-cache-memory) in it.
 
-The flags themselves are checked against the release's CLI surface by commands.verify_commands.
+The flags themselves are checked by commands.verify_commands against the CLI surface of the release
+the pages name (data/engines.yaml): a flag that release lacks, or that a later release removed, fails.
 """
 
 from __future__ import annotations
@@ -145,7 +148,11 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
     def problem(what: str, message: str, fix: str = "Fix the planner in generator/pages.py or the builders in generator/commands.py") -> None:
         issues.append(Issue(f"site{url}", 1, 0, what, message, fix))
 
-    for section in view.get("commands", ()):
+    sections = view.get("commands", ())
+    if sections and not any(section["engine"] == error.engine for section in sections):
+        problem("commands", f"{error.id} page gives commands for {', '.join(sorted({s['engine'] for s in sections}))} only, "
+                            f"none for {error.engine}, the engine whose error the reader pasted")
+    for section in sections:
         engine = section["engine"]
         engine_numbers = getattr(section.get("numbers") or numbers, engine, None)
         for block in section["blocks"]:
@@ -242,6 +249,9 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
 # --------------------------------------------------------------------------- reader-facing text
 
 _FORBIDDEN = re.compile("|".join(re.escape(p) for p in FORBIDDEN_PHRASES), re.IGNORECASE)
+# A flag that vLLM's docs and its own log suggestion name but `vllm serve` does not register
+# (launch/surface.py VLLM_GHOST); the size that log suggests double-counts CUDA-graph memory.
+_GHOST_FLAG = re.compile(r"--kv-cache-memory(?![-\w])")
 
 
 def text_problems(path: str, text: str) -> list[Issue]:
@@ -251,6 +261,10 @@ def text_problems(path: str, text: str) -> list[Issue]:
         line = text.count("\n", 0, match.start()) + 1
         issues.append(Issue(f"site/{path}", line, 0, "text", f"reader-facing text quotes an internal note: {match.group(0)!r}",
                             "Give readers a URL they can open; keep internal notes in YAML comments"))
+    for match in _GHOST_FLAG.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        issues.append(Issue(f"site/{path}", line, 0, "text", "reader-facing text names --kv-cache-memory, which is not a vllm serve flag",
+                            "Give --kv-cache-memory-bytes with the engine's number for the pair, never the size vLLM's log suggests"))
     return issues
 
 

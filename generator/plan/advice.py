@@ -163,10 +163,13 @@ def offered_levers(error, levers: tuple) -> list:
 
 def offered_sections(error, sections: list[dict]) -> list[dict]:
     """command_sections' output with the blocks this error does not offer removed (and a section
-    left empty dropped)."""
+    left empty dropped). Other engines' sections are alternatives to the reader's own commands, never
+    a substitute: with no command of the error's own engine left, the page shows none."""
     kept = []
     for section in sections:
         blocks = [b for b in section["blocks"] if offered(error, section["engine"], getattr(b, "lever", ""))]
         if blocks:
             kept.append({**section, "blocks": blocks})
+    if not any(section["engine"] == error.engine for section in kept):
+        return []
     return kept
