@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from generator.errors import Issue
-from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, why_wrong
+from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
 
 # Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
 # The notes folder outside the repository is spelled in parts, so that this refusal is not itself
@@ -149,7 +149,7 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
         issues.append(Issue(f"site{url}", 1, 0, what, message, fix))
 
     sections = view.get("commands", ())
-    if sections and not any(section["engine"] == error.engine for section in sections):
+    if sections and needs_own_engine_command(error) and not any(section["engine"] == error.engine for section in sections):
         problem("commands", f"{error.id} page gives commands for {', '.join(sorted({s['engine'] for s in sections}))} only, "
                             f"none for {error.engine}, the engine whose error the reader pasted")
     for section in sections:
