@@ -11,6 +11,7 @@ Run by `kvtriage check` and by every build, over every page:
   utilization than the one that failed), and carries only numbers the engine computed for that
   page; the lever table holds only the engine's outcomes.
 - advice_problems also refuses a page whose commands are all for other engines than its error's.
+- release_range_problems: a text's source cites no release tag outside the text's own `versions`.
 - text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
   and no ghost flag (--kv-cache-memory) in it.
 
@@ -71,11 +72,48 @@ def _example_numbers(error, results):
     return results.get((ex.gpu, ex.model, ex.variant))
 
 
+# Where each engine's releases are tagged: a text's source cites files at these tags.
+_ENGINE_REPOS = {"vllm": "vllm-project/vllm", "llamacpp": "ggml-org/llama.cpp", "ollama": "ollama/ollama", "sglang": "sgl-project/sglang"}
+_RELEASE = r"v?(b\d+|\d+(?:\.\d+)+(?:\.x)?)"
+_RANGE = re.compile(r"(?:(up to)\s+)?" + _RELEASE + r"(?:-rc\d+)?(?:\s+to\s+" + _RELEASE + r"(?:-rc\d+)?)?")
+
+
+def _release_tuple(release: str) -> tuple[int, ...]:
+    text = release.removeprefix("v")
+    if text.startswith("b"):
+        return (int(text[1:]),)
+    return tuple(int(part) for part in text.split(".") if part != "x")
+
+
+def release_range_problems(error) -> list[tuple[int, str]]:
+    """(text index, message) for each release tag a text's source cites outside the text's own
+    `versions` ("0.9.1 to 0.13.0", "up to 0.10.2", "b9093 to b11434"; parentheses are notes). A range
+    given in other words (commits, years) is not checked."""
+    found = []
+    for i, text in enumerate(error.texts):
+        ranges = []
+        for match in _RANGE.finditer(re.sub(r"\([^)]*\)", "", text.versions)):
+            up_to, first, last = match.groups()
+            ranges.append((None if up_to else _release_tuple(first), _release_tuple(last or first), first.startswith("b")))
+        if not ranges:
+            continue
+        repo = _ENGINE_REPOS["llamacpp" if ranges[0][2] else error.engine]
+        for tag in re.findall(r"github\.com/" + re.escape(repo) + r"/(?:blob|tree)/" + _RELEASE + r"(?:-rc\d+)?/", str(text.source)):
+            cited = _release_tuple(tag)
+            # An upper bound matches every release it prefixes: "0.13.x" and "0.13.0" both cover 0.13.0.
+            if not any((low is None or cited >= low) and cited[: len(high)] <= high for low, high, _ in ranges):
+                found.append((i, f"{error.id}: the source cites {tag}, outside the text's releases ({text.versions})"))
+    return found
+
+
 def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
     issues: list[Issue] = []
     reached = {scenario for numbers in results.values() for scenario in numbers.scenarios}
     for error in dataset.errors.values():
         path = dataset.origins.get(f"error:{error.id}", error.id)
+        for i, message in release_range_problems(error):
+            issues.append(Issue(path, _line_of(root, path, "texts:"), 0, f"texts[{i}].versions", message,
+                                "Date the text by every release that prints it, from the source at each tag"))
         direction = direction_of(error)
         if error.pair_pages and error.scenario not in reached:
             issues.append(Issue(path, _line_of(root, path, "pair_pages:"), 0, "pair_pages",
