@@ -30,7 +30,7 @@ from generator.dates import content_sha, record_dates
 from generator.engine.pairs import PairNumbers, PairTask, Results, compute_results, pair_tasks, shared
 from generator.errors import BuildError, Issue, RenderError
 from generator.kv.calculator import CATALOG_PATH, catalog_json
-from generator.launch.commands import parse_surfaces, verify_commands
+from generator.launch.commands import dataset_surfaces, verify_commands
 from generator.load import load_dataset
 from generator.plan.pages import Page, Plan, PlanMemo, plan_pages
 from generator.publish import (
@@ -47,6 +47,7 @@ from generator.publish import (
     site_pages,
     slim_facts,
 )
+from generator.render.minify import published_static
 from generator.render.templates import RenderedFile, render_page, template_environment
 from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
@@ -172,7 +173,7 @@ def static_files(root: Path) -> list[RenderedFile]:
     if not static.is_dir():
         return []
     return [
-        RenderedFile(f"static/{path.relative_to(static).as_posix()}", path.read_bytes())
+        RenderedFile(f"static/{path.relative_to(static).as_posix()}", published_static(path.name, path.read_bytes()))
         for path in sorted(static.rglob("*"))
         if path.is_file()
     ]
@@ -209,7 +210,7 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     if verify:
         problems += verify_commands(
             ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
-            parse_surfaces(dataset.surfaces),
+            dataset_surfaces(dataset),
         )
         problems += [issue for page in plan.pages if page.kind in ("error", "pair") for issue in advice_problems(page.url, page.view)]
     if problems:
@@ -760,7 +761,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             render_key = _render_key(sp, root)
             known_keys = resident.page_keys if resident is not None and resident.render_key == render_key else {}
             job = _RenderJob(pages, sp.env, sp.site, render_key, old, damaged, store.index, staging, rules, digest,
-                             parse_surfaces(sp.dataset.surfaces), known_keys)
+                             dataset_surfaces(sp.dataset), known_keys)
             page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []

@@ -39,6 +39,9 @@ from generator.schema import (
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # The real CLIs' flag and environment lists every command block is checked against.
 SURFACE_FILES = {"vllm": "vllm-serve-flags.txt", "sglang": "sglang-server-args.txt", "llamacpp": "llama-server-flags.txt", "ollama": "ollama-env.txt"}
+# What releases removed and added (generator/launch/surface.py): without them a site's commands are
+# checked against the newest surface alone.
+RELEASE_SURFACE_FILES = {"removed": "removed-flags.txt", "added": "added-flags.txt"}
 MAX_DEPTH = 40
 _STANDARD_TAGS = frozenset(
     "tag:yaml.org,2002:" + name for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp")
@@ -517,6 +520,9 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
             surfaces[engine] = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", f"Restore it with git checkout data/surfaces/{name}"))
+    for kind, name in RELEASE_SURFACE_FILES.items():
+        if (root / "data" / "surfaces" / name).is_file():
+            surfaces[kind] = (root / "data" / "surfaces" / name).read_text(encoding="utf-8")
 
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)

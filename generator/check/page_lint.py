@@ -10,9 +10,13 @@ Run by `kvtriage check` and by every build, over every page:
   offer, moves the failing number the right way (a smaller context, a lower or higher
   utilization than the one that failed), and carries only numbers the engine computed for that
   page; the lever table holds only the engine's outcomes.
-- text_problems: no internal note (repository paths, search notes, file ids) in what readers read.
+- advice_problems also refuses a page whose commands are all for other engines than its error's.
+- release_range_problems: a text's source cites no release tag outside the text's own `versions`.
+- text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
+  and no ghost flag (--kv-cache-memory) in it.
 
-The flags themselves are checked against the release's CLI surface by commands.verify_commands.
+The flags themselves are checked by commands.verify_commands against the CLI surface of the release
+the pages name (data/engines.yaml): a flag that release lacks, or that a later release removed, fails.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from generator.errors import Issue
-from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, why_wrong
+from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
 
 # Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
 # The notes folder outside the repository is spelled in parts, so that this refusal is not itself
@@ -68,11 +72,48 @@ def _example_numbers(error, results):
     return results.get((ex.gpu, ex.model, ex.variant))
 
 
+# Where each engine's releases are tagged: a text's source cites files at these tags.
+_ENGINE_REPOS = {"vllm": "vllm-project/vllm", "llamacpp": "ggml-org/llama.cpp", "ollama": "ollama/ollama", "sglang": "sgl-project/sglang"}
+_RELEASE = r"v?(b\d+|\d+(?:\.\d+)+(?:\.x)?)"
+_RANGE = re.compile(r"(?:(up to)\s+)?" + _RELEASE + r"(?:-rc\d+)?(?:\s+to\s+" + _RELEASE + r"(?:-rc\d+)?)?")
+
+
+def _release_tuple(release: str) -> tuple[int, ...]:
+    text = release.removeprefix("v")
+    if text.startswith("b"):
+        return (int(text[1:]),)
+    return tuple(int(part) for part in text.split(".") if part != "x")
+
+
+def release_range_problems(error) -> list[tuple[int, str]]:
+    """(text index, message) for each release tag a text's source cites outside the text's own
+    `versions` ("0.9.1 to 0.13.0", "up to 0.10.2", "b9093 to b11434"; parentheses are notes). A range
+    given in other words (commits, years) is not checked."""
+    found = []
+    for i, text in enumerate(error.texts):
+        ranges = []
+        for match in _RANGE.finditer(re.sub(r"\([^)]*\)", "", text.versions)):
+            up_to, first, last = match.groups()
+            ranges.append((None if up_to else _release_tuple(first), _release_tuple(last or first), first.startswith("b")))
+        if not ranges:
+            continue
+        repo = _ENGINE_REPOS["llamacpp" if ranges[0][2] else error.engine]
+        for tag in re.findall(r"github\.com/" + re.escape(repo) + r"/(?:blob|tree)/" + _RELEASE + r"(?:-rc\d+)?/", str(text.source)):
+            cited = _release_tuple(tag)
+            # An upper bound matches every release it prefixes: "0.13.x" and "0.13.0" both cover 0.13.0.
+            if not any((low is None or cited >= low) and cited[: len(high)] <= high for low, high, _ in ranges):
+                found.append((i, f"{error.id}: the source cites {tag}, outside the text's releases ({text.versions})"))
+    return found
+
+
 def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
     issues: list[Issue] = []
     reached = {scenario for numbers in results.values() for scenario in numbers.scenarios}
     for error in dataset.errors.values():
         path = dataset.origins.get(f"error:{error.id}", error.id)
+        for i, message in release_range_problems(error):
+            issues.append(Issue(path, _line_of(root, path, "texts:"), 0, f"texts[{i}].versions", message,
+                                "Date the text by every release that prints it, from the source at each tag"))
         direction = direction_of(error)
         if error.pair_pages and error.scenario not in reached:
             issues.append(Issue(path, _line_of(root, path, "pair_pages:"), 0, "pair_pages",
@@ -145,7 +186,11 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
     def problem(what: str, message: str, fix: str = "Fix the planner in generator/pages.py or the builders in generator/commands.py") -> None:
         issues.append(Issue(f"site{url}", 1, 0, what, message, fix))
 
-    for section in view.get("commands", ()):
+    sections = view.get("commands", ())
+    if sections and needs_own_engine_command(error) and not any(section["engine"] == error.engine for section in sections):
+        problem("commands", f"{error.id} page gives commands for {', '.join(sorted({s['engine'] for s in sections}))} only, "
+                            f"none for {error.engine}, the engine whose error the reader pasted")
+    for section in sections:
         engine = section["engine"]
         engine_numbers = getattr(section.get("numbers") or numbers, engine, None)
         for block in section["blocks"]:
@@ -242,6 +287,9 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
 # --------------------------------------------------------------------------- reader-facing text
 
 _FORBIDDEN = re.compile("|".join(re.escape(p) for p in FORBIDDEN_PHRASES), re.IGNORECASE)
+# A flag that vLLM's docs and its own log suggestion name but `vllm serve` does not register
+# (launch/surface.py VLLM_GHOST); the size that log suggests double-counts CUDA-graph memory.
+_GHOST_FLAG = re.compile(r"--kv-cache-memory(?![-\w])")
 
 
 def text_problems(path: str, text: str) -> list[Issue]:
@@ -251,6 +299,10 @@ def text_problems(path: str, text: str) -> list[Issue]:
         line = text.count("\n", 0, match.start()) + 1
         issues.append(Issue(f"site/{path}", line, 0, "text", f"reader-facing text quotes an internal note: {match.group(0)!r}",
                             "Give readers a URL they can open; keep internal notes in YAML comments"))
+    for match in _GHOST_FLAG.finditer(text):
+        line = text.count("\n", 0, match.start()) + 1
+        issues.append(Issue(f"site/{path}", line, 0, "text", "reader-facing text names --kv-cache-memory, which is not a vllm serve flag",
+                            "Give --kv-cache-memory-bytes with the engine's number for the pair, never the size vLLM's log suggests"))
     return issues
 
 

@@ -12,7 +12,21 @@ from typing import Iterable, Mapping
 
 from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, SglangNumbers, VllmNumbers
 from generator.errors import Issue
-from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags
+from generator.launch.surface import (
+    LLAMA_SERVER_SHORT,
+    VLLM_SHORT,
+    AddedFlag,
+    RemovedFlag,
+    check_command,
+    check_command_at,
+    parse_added_flags,
+    parse_llama_server_flags,
+    parse_ollama_env,
+    parse_removed_flags,
+    parse_sglang_args,
+    parse_vllm_flags,
+    release_key,
+)
 from generator.schema import Model, ModelVariant
 
 
@@ -267,20 +281,66 @@ def lever_by_id(levers: tuple[LeverOutcome, ...], lever_id: str) -> LeverOutcome
 # --------------------------------------------------------------------------- the surface check
 
 _PARSERS = {"vllm": parse_vllm_flags, "sglang": parse_sglang_args, "llamacpp": parse_llama_server_flags, "ollama": parse_ollama_env}
+# Engines whose flags changed between releases in ways data/surfaces/removed-flags.txt and added-flags.txt record.
+_RELEASE_CHECKED = ("vllm", "llamacpp")
 
 
-def parse_surfaces(texts: dict[str, str] | Mapping[str, str]) -> dict[str, frozenset[str]]:
-    return {engine: _PARSERS[engine](text) for engine, text in texts.items()}
+class Surfaces(dict):
+    """engine -> the long flags (Ollama: the variables) of the newest release read, plus what the
+    release check needs: the release the site's pages name per engine (data/engines.yaml) and the
+    flags later releases removed or added. Without releases it is the plain newest-surface check."""
+
+    def __init__(self, flags: Mapping[str, frozenset[str]], releases: Mapping[str, str] | None = None,
+                 removed: Mapping[tuple[str, str], RemovedFlag] | None = None,
+                 added: Mapping[tuple[str, str], AddedFlag] | None = None) -> None:
+        super().__init__(flags)
+        self.releases = dict(releases or {})
+        self.removed = dict(removed or {})
+        self.added = dict(added or {})
+
+
+def parse_surfaces(texts: Mapping[str, str], releases: Mapping[str, str] | None = None) -> Surfaces:
+    """The surface files' texts (load.SURFACE_FILES; "removed" and "added" are the release records)."""
+    flags = {engine: _PARSERS[engine](text) for engine, text in texts.items() if engine in _PARSERS}
+    removed = parse_removed_flags(texts["removed"]) if "removed" in texts else {}
+    added = parse_added_flags(texts["added"]) if "added" in texts else {}
+    return Surfaces(flags, releases, removed, added)
+
+
+def dataset_surfaces(dataset) -> Surfaces:
+    """The surfaces of a loaded Dataset, each checked at the release data/engines.yaml names for its engine."""
+    return parse_surfaces(dataset.surfaces, {engine_id: engine.version for engine_id, engine in dataset.engines.items()})
+
+
+def _flag_check(engine: str, argv: tuple[str, ...], surfaces: Mapping[str, frozenset[str]]) -> list[str]:
+    """check_command at the release the pages name, when it is known; a flag that release still had but a
+    later one removed is refused too, since readers on a newer build would get an error."""
+    releases = getattr(surfaces, "releases", {})
+    release = releases.get(engine)
+    if engine not in _RELEASE_CHECKED or not release:
+        return check_command(engine, argv, surfaces[engine])
+    removed = surfaces.removed
+    problems = check_command_at(engine, argv, surfaces[engine], release, removed, surfaces.added)
+    key = release_key(release)
+    short = VLLM_SHORT if engine == "vllm" else LLAMA_SERVER_SHORT
+    for token in argv:
+        name = token.split("=", 1)[0]
+        entry = removed.get((engine, name)) or removed.get((engine, short.get(name, name)))
+        if entry is not None and key <= release_key(entry.last_seen):
+            use = f"; use {entry.replaced_by}" if entry.replaced_by else ""
+            problems.append(f"{token} still works in {release} but was removed in {entry.removed_in}{use}")
+    return problems
 
 
 def command_problems(block: CommandBlock, surfaces: Mapping[str, frozenset[str]]) -> list[str]:
-    """What the real CLI would reject in this block; empty when every flag, variable and value exists."""
+    """What the real CLI would reject in this block, at the release the pages name; empty when every flag,
+    variable and value exists there and in the newest release read."""
     if block.engine == "vllm":
-        return check_command("vllm", block.argv[3:], surfaces["vllm"])
+        return _flag_check("vllm", block.argv[3:], surfaces)
     if block.engine == "sglang":
         return check_command("sglang", block.argv, surfaces["sglang"])
     if block.engine == "llamacpp":
-        return check_command("llamacpp", block.argv, surfaces["llamacpp"])
+        return _flag_check("llamacpp", block.argv, surfaces)
     if block.engine == "ollama":
         problems = check_command("ollama", [f"{k}={v}" for k, v in block.env] + list(block.argv), surfaces["ollama"]) if block.argv[:2] == ("ollama", "serve") else []
         if block.env:

@@ -260,6 +260,16 @@ VLLM_REMOVED = {
     "--calculate-kv-scales": "--calculate-kv-scales was removed in vLLM 0.28.0",
 }
 
+# Flags vLLM's own docs or logs name that `vllm serve` does not register. argparse would take a
+# prefix of a real flag, so a ghost may even run, as another flag: kvtriage never prints one.
+# --kv-cache-memory: the v0.33.0 parser registers only --kv-cache-memory-bytes (arg_utils.py), and the
+# value vLLM's log suggests for it double-counts CUDA-graph memory
+# (https://github.com/vllm-project/vllm/issues/57936).
+VLLM_GHOST = {
+    "--kv-cache-memory": "--kv-cache-memory is not a vllm serve flag (vLLM's docs and logs name it); "
+                         "the flag is --kv-cache-memory-bytes, and the size vLLM's log suggests double-counts CUDA-graph memory",
+}
+
 # SGLang v0.5.23 (docs/research/sglang-kv-pool.md; arg_groups/fields/model.py --kv-cache-dtype choices).
 # Repeated from generator/engine/sglang.py (this module imports nothing of ours); tests check they agree.
 SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16")
@@ -399,6 +409,11 @@ def _check_flag_argv(
 
         if engine == "vllm" and name in VLLM_REMOVED:
             problems.append(f"{name}: {VLLM_REMOVED[name]}")
+            if i < len(tokens) and not _looks_like_flag(tokens[i]):
+                i += 1
+            continue
+        if engine == "vllm" and name in VLLM_GHOST:
+            problems.append(f"{token}: {VLLM_GHOST[name]}")
             if i < len(tokens) and not _looks_like_flag(tokens[i]):
                 i += 1
             continue

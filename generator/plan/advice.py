@@ -161,12 +161,23 @@ def offered_levers(error, levers: tuple) -> list:
     return [lever for lever in levers if offered(error, error.engine, lever.lever)]
 
 
+def needs_own_engine_command(error) -> bool:
+    """Whether a page for `error` may show commands only if one is for the error's own engine. Weights
+    too big for the GPU are the exception: another runtime that keeps some layers in system RAM
+    (llama.cpp, Ollama) is itself a fix there."""
+    return direction_of(error).too_big != "weights-on-gpu"
+
+
 def offered_sections(error, sections: list[dict]) -> list[dict]:
     """command_sections' output with the blocks this error does not offer removed (and a section
-    left empty dropped)."""
+    left empty dropped). Other engines' sections are alternatives to the reader's own commands, never
+    a substitute: with no command of the error's own engine left, the page shows none (but see
+    needs_own_engine_command)."""
     kept = []
     for section in sections:
         blocks = [b for b in section["blocks"] if offered(error, section["engine"], getattr(b, "lever", ""))]
         if blocks:
             kept.append({**section, "blocks": blocks})
+    if needs_own_engine_command(error) and not any(section["engine"] == error.engine for section in kept):
+        return []
     return kept

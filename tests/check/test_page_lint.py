@@ -90,3 +90,41 @@ def test_a_command_number_the_engine_did_not_compute_is_refused(site_root: Path)
     assert any("not an engine outcome" in i.message for i in advice_problems("/x/", _view(bad, numbers, error)))
     wrong_way = replace(block, lever="lower-utilization")
     assert any("moves the wrong way" in i.message for i in advice_problems("/x/", _view(wrong_way, numbers, error)))
+
+
+def test_a_page_with_commands_only_for_other_engines_is_refused(site_root: Path) -> None:
+    """A reader who pasted an Ollama error gets Ollama commands; another engine's section is an alternative, never the only advice."""
+    from generator.check.page_lint import advice_problems
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.advice import offered_sections
+    from generator.plan.pages import command_sections
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")]
+    error = dataset.errors["ollama-partial-offload"]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "q4-k-m")
+    llama_only = command_sections(model, variant, [("llamacpp", variant, numbers)])
+    assert llama_only and offered_sections(error, llama_only) == []
+    view = {"error": error, "numbers": numbers, "levers": [], "commands": llama_only}
+    assert any("none for ollama" in i.message for i in advice_problems("/x/", view))
+
+
+def test_a_utilization_command_must_move_below_what_failed_and_fit_what_is_free(site_root: Path) -> None:
+    from dataclasses import replace
+
+    from generator.check.page_lint import _number_problems
+    from generator.engine.pairs import compute_results
+    from generator.launch.commands import CommandBlock
+    from generator.load import load_dataset
+    from generator.plan.advice import DIRECTIONS
+
+    numbers = compute_results(load_dataset(site_root))[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")].vllm
+    flags = ("--gpu-memory-utilization", f"{numbers.utilization + 0.05:.2f}")
+    v = replace(numbers, levers=(*numbers.levers, replace(numbers.levers[0], lever="lower-utilization", flags=flags)),
+                free_bytes=round(numbers.total_memory_bytes * numbers.utilization) - 1)
+    block = CommandBlock("vllm", "t", "w", "x", argv=("vllm", "serve", "m", *flags), lever="lower-utilization")
+    messages = [i.message for i in _number_problems("/x/", "t", block, "lower-utilization", "vllm", v, DIRECTIONS["vllm-startup-free-memory"])]
+    assert any("not below the" in m for m in messages), messages
+    assert any("requests more than the" in m for m in messages), messages

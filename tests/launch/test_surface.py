@@ -158,7 +158,7 @@ def test_valid_vllm_commands(line):
         ("vllm serve m --gpu-memory-utilization 95", "must be a fraction in (0, 1]"),
         ("vllm serve m --max-model-len 1.5K", "--max-model-len 1.5K"),
         ("vllm serve m -O 4", "-O 4: must be one of 0, 1, 2, 3"),
-        ("vllm serve m --kv-cache-memory 8G", "unknown flag --kv-cache-memory"),  # prefix abbreviation only
+        ("vllm serve m --kv-cache-memory 8G", "--kv-cache-memory is not a vllm serve flag"),  # prefix abbreviation only
         ("vllm serve m -tp 0", "-tp 0: must be an integer >= 1"),
         ("vllm serve m -q fbgemm_fp8", "needs --allow-deprecated-quantization"),
         ("vllm serve m --quantization gguf", "--quantization gguf: must be one of"),
