@@ -21,8 +21,6 @@ FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"
 SPLITS = {"train", "holdout", "holdout2"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
-    "llamacpp-metal-oom",
-    "llamacpp-removed-flag",  # not a memory failure: the page lint has no direction for it yet
     # Kinds found while collecting that fit none of the pages above.
     "sglang-req-slots-oom",
 }
