@@ -30,7 +30,7 @@ NUMBER_KEYS = {
     "available_kv_cache_gib", "kv_cache_tokens", "num_gpu_blocks", "max_concurrency",
     "needed_kv_gib", "tried_to_allocate_mib", "n_ctx", "n_seq_max", "type_k", "kv_buffer_mib",
     "compute_buffer_mib", "alloc_mib", "layers_offloaded", "system_memory_required_gib",
-    "system_memory_available_gib", "request_tokens", "context_tokens",
+    "system_memory_available_gib", "request_tokens", "context_tokens", "block_size",
 }
 FIELDS = {"id", "url", "engine", "release", "release_from", "form", "page", "why", "split", "text", "numbers"}
 
