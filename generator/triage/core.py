@@ -313,6 +313,21 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
     return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules))
 
 
+def telling_line(text: str, rules: Mapping[str, Any] = RULES) -> str:
+    """What a full-text search should look for in a paste no signature matched: the last line that
+    states a failure of its own (not a wrapper, not an expected probe), else the last failure line,
+    else the first line; cut to what the search takes."""
+    lines = normalise(text, rules)
+    if not lines:
+        return ""
+    facts = _line_facts(lines, rules)
+    pick = next((i for i in range(len(lines) - 1, -1, -1)
+                 if facts[i]["failure"] and not facts[i]["wrapper"] and not facts[i]["expected"]), None)
+    if pick is None:
+        pick = next((i for i in range(len(lines) - 1, -1, -1) if facts[i]["failure"]), 0)
+    return lines[pick][: rules["telling_chars"]]
+
+
 # --------------------------------------------------------------------------- numbers
 
 

@@ -160,12 +160,13 @@ def _from_config(numbers: Mapping[str, Any], release: str | None, model: ModelCo
                  source_line: str) -> VllmRecompute:
     dtype = str(numbers.get("kv_cache_dtype") or "auto")
     reader_len = numbers.get("max_model_len")
-    version = _version(release)
+    # Without a release in the log the engine models its latest one, and so does this adjustment.
+    version = _version(release) or parse_version(None)
     ends = []
     for gib in (available_gib - PRINTED_HALF_STEP_GIB, available_gib + PRINTED_HALF_STEP_GIB):
         available = max(int(gib * GIB), 0)
         probe = plan_vllm(_inputs(model, numbers, release, available, None, dtype))
-        if source_line != "Available KV cache memory" and version and reserves_null_block_in_check(version):
+        if source_line != "Available KV cache memory" and reserves_null_block_in_check(version):
             # The error prints the memory after the one block the check sets aside; the log line before it.
             available += probe.bytes_per_block
             probe = plan_vllm(_inputs(model, numbers, release, available, None, dtype))

@@ -50,6 +50,8 @@ SCORES = {
     # The search page goes straight to the best page when it leads the next by this much.
     "navigate_margin": 25,
 }
+# Characters of a paste's telling line handed to the full-text search (Pagefind's query).
+TELLING_CHARS = 200
 
 # Log prefixes, tried in this order and repeatedly at the start of each line, so that
 # "(APIServer pid=1) (EngineCore_DP0 pid=2) ERROR 05-12 10:11:12 [core.py:718] " loses all three.
@@ -370,6 +372,7 @@ RULES = {
     "continuation": CONTINUATION,
     "not_continuation": NOT_CONTINUATION,
     "wrap_width": WRAP_WIDTH,
+    "telling_chars": TELLING_CHARS,
     "failure_line": FAILURE_LINE,
     "wrapper_lines": WRAPPER_LINES,
     "expected_lines": EXPECTED_LINES,

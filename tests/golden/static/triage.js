@@ -309,7 +309,18 @@
     return numbers;
   }
 
-  var api = { triage: triage, normalise: normalise, detectEngine: detectEngine, extractNumbers: extractNumbers };
+  // telling_line: what a full-text search should look for in a paste no signature matched.
+  function tellingLine(text, rules) {
+    var lines = normalise(text, rules);
+    if (!lines.length) return "";
+    var facts = lineFacts(lines, rules);
+    var pick = -1;
+    for (var i = lines.length - 1; i >= 0 && pick < 0; i--) if (facts[i].failure && !facts[i].wrapper && !facts[i].expected) pick = i;
+    for (var j = lines.length - 1; j >= 0 && pick < 0; j--) if (facts[j].failure) pick = j;
+    return lines[pick < 0 ? 0 : pick].slice(0, rules.telling_chars);
+  }
+
+  var api = { triage: triage, normalise: normalise, detectEngine: detectEngine, extractNumbers: extractNumbers, tellingLine: tellingLine };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.kvTriage = api;
 })(typeof window !== "undefined" ? window : this);
