@@ -122,7 +122,8 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     else:
         text = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    from generator.triage.recompute import match_model, recompute_vllm
+    from generator.engine.llamacpp import CTX_PAD
+    from generator.triage.recompute import match_model, recompute_llamacpp, recompute_vllm
 
     dataset = load_dataset(Path(args.root))
     errors = dataset.errors
@@ -132,6 +133,8 @@ def _cmd_triage(args: argparse.Namespace) -> int:
     if result.engine in ("vllm", None):
         model = match_model(result.numbers.get("model"), _catalog_models(dataset))
         recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
+    if result.engine in ("llamacpp", "ollama") and recompute is None:
+        recompute = recompute_llamacpp(result.numbers, CTX_PAD)
     if args.json:
         import json
 

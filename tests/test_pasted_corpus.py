@@ -31,6 +31,7 @@ NUMBER_KEYS = {
     "needed_kv_gib", "tried_to_allocate_mib", "n_ctx", "n_seq_max", "type_k", "kv_buffer_mib",
     "compute_buffer_mib", "alloc_mib", "layers_offloaded", "system_memory_required_gib",
     "system_memory_available_gib", "request_tokens", "context_tokens", "block_size",
+    "device_free_mib", "model_buffer_mib", "second_device",
 }
 FIELDS = {"id", "url", "engine", "release", "release_from", "form", "page", "why", "split", "text", "numbers"}
 

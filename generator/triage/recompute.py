@@ -10,6 +10,7 @@ every figure is given for both ends of that range.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
@@ -243,4 +244,63 @@ def _from_estimate(numbers: Mapping[str, Any], available_gib: float, source_line
         concurrency=None, from_log=tuple(from_log),
         modelled=("nothing: vLLM ran the same search over the memory it had, so the rounding of the printed GiB does not matter",),
         command=f"--max-model-len {estimate}",
+    )
+
+
+# --------------------------------------------------------------------------- llama.cpp
+
+MIB = 1024**2
+
+
+@dataclass(frozen=True)
+class LlamacppRecompute:
+    n_ctx: int  # the context the log's KV cache was sized for (cells)
+    kv_mib: float  # its KV buffer, as printed
+    mib_per_1k: float  # KV cache per 1024 tokens of context, from the two
+    free_mib: int | None  # the device's free memory, as llama.cpp printed it at load
+    model_mib: float | None
+    compute_mib: float | None
+    fitting_ctx: int | None  # the largest -c whose KV cache fits beside the weights and the compute buffer
+    from_log: tuple[str, ...]
+    modelled: tuple[str, ...]
+    command: str
+
+    def lines(self) -> list[str]:
+        out = ["Recomputed from your log (llama.cpp prints MiB with two decimals: each is known to 0.005 MiB):",
+               f"  KV cache: {self.kv_mib:.2f} MiB for {self.n_ctx:,} tokens, {self.mib_per_1k:.2f} MiB per 1024 tokens"]
+        if self.fitting_ctx is not None:
+            out.append(f"  largest -c that fits the device's free memory: {self.fitting_ctx:,}")
+            out.append(f"  try: {self.command}")
+        out.append(f"  from your log: {', '.join(self.from_log)}")
+        out.append(f"  modelled: {', '.join(self.modelled)}")
+        return out
+
+
+def recompute_llamacpp(numbers: Mapping[str, Any], ctx_pad: int) -> LlamacppRecompute | None:
+    """What a llama.cpp log's buffers give: the KV cost per token, and when the log also prints the
+    device's free memory, the largest -c (a multiple of llama.cpp's context padding) whose KV cache
+    fits beside the weights and the compute buffer as printed. None without a KV size and its cells."""
+    kv_mib, n_ctx = numbers.get("kv_buffer_mib"), numbers.get("n_ctx")
+    if not kv_mib or not n_ctx:
+        return None
+    bytes_per_cell = kv_mib * MIB / n_ctx
+    free, model, compute = numbers.get("device_free_mib"), numbers.get("model_buffer_mib"), numbers.get("compute_buffer_mib")
+    from_log = [f"KV buffer {kv_mib:.2f} MiB", f"n_ctx {int(n_ctx):,}"]
+    modelled = ["KV bytes per token = KV buffer / n_ctx (the cache grows linearly with -c)"]
+    fitting = None
+    command = ""
+    if numbers.get("second_device"):
+        modelled.append(f"no -c that fits: the log spreads the model over several devices ({numbers['second_device']} too)")
+    elif free is not None:
+        room = free * MIB - (model or 0) * MIB - (compute or 0) * MIB
+        fitting = max(math.floor(room / bytes_per_cell) // ctx_pad * ctx_pad, 0)
+        from_log.append(f"{free:,} MiB free on the device")
+        from_log.extend(f"{name} {value:.2f} MiB" for name, value in (("model buffer", model), ("compute buffer", compute)) if value)
+        modelled.append(f"-c rounded down to a multiple of {ctx_pad} (llama.cpp pads the context)")
+        modelled.append("the compute buffer as printed (it shrinks a little with a smaller -c), all on that one device")
+        command = f"-c {fitting}"
+    return LlamacppRecompute(
+        n_ctx=int(n_ctx), kv_mib=float(kv_mib), mib_per_1k=bytes_per_cell * 1024 / MIB, free_mib=free,
+        model_mib=model, compute_mib=compute, fitting_ctx=fitting, from_log=tuple(from_log), modelled=tuple(modelled),
+        command=command,
     )

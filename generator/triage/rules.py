@@ -339,11 +339,18 @@ EXTRACT = [
     ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
     ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
     ["n_ctx", r"\bkv_size = (\d+)", "int"],
+    ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
     ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
     ["n_seq_max", r"\bn_slots = (\d+)", "int"],
     ["type_k", r"\btype_k = '(\w+)'", "str"],
     ["kv_buffer_mib", r"KV self size\s*=\s*([\d.]+) MiB", "float"],
     ["kv_buffer_mib", r"KV buffer size\s*=\s*([\d.]+) MiB", "float"],
+    ["kv_buffer_mib", r"llama_kv_cache\w*: size = *([\d.]+) MiB", "float"],
+    # llama_model_load_from_file_impl: "using device CUDA0 (NVIDIA GeForce RTX 3090) (0000:01:00.0) - 23733 MiB free"
+    ["device_free_mib", r"using device \S+ .*- (\d+) MiB free", "int"],
+    # A buffer on a second device: the log's per-device figures do not add up to one budget.
+    ["second_device", r"((?:CUDA|ROCm|Vulkan|SYCL|MTL)[1-9]\d*)(?:_Mapped)? (?:KV|model|compute) buffer size", "str"],
+    ["model_buffer_mib", r"(?:CUDA\d+|ROCm\d+|Vulkan\d+|SYCL\d+|Metal|MTL\d+)(?:_Mapped)? model buffer size\s*=\s*([\d.]+) MiB", "float"],
     ["compute_buffer_mib", r"\w+ compute buffer size\s*=\s*([\d.]+) MiB", "float"],
     ["alloc_mib", r"allocating ([\d.]+) MiB on device", "float"],
     ["layers_offloaded", r"offloaded (\d+/\d+) layers to GPU", "str"],

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from generator.cli import main
+from generator.engine.llamacpp import CTX_PAD
 from generator.engine.vllm import VllmInputs, plan_vllm
 from generator.triage import triage
-from generator.triage.recompute import GIB, PRINTED_HALF_STEP_GIB, ModelConfig, match_model, recompute_vllm
+from generator.triage.recompute import GIB, PRINTED_HALF_STEP_GIB, ModelConfig, match_model, recompute_llamacpp, recompute_vllm
 
 from .test_corpus import PASTES, ROOT
 
@@ -70,3 +71,32 @@ def test_kvtriage_triage_prints_the_recomputed_figures(tmp_path, capsys) -> None
     assert main(["triage", str(paste), "--root", str(ROOT), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["recompute"]["longest"]["low"] > 0
+
+
+# llama.cpp's own log lines (src/llama.cpp, llama-model.cpp, llama-kv-cache.cpp, llama-context.cpp).
+LLAMA_LOG = (
+    "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3090) (0000:01:00.0) - 23733 MiB free\n"
+    "load_tensors:        CUDA0 model buffer size = 18500.00 MiB\n"
+    "llama_kv_cache:      CUDA0 KV buffer size =  8192.00 MiB\n"
+    "llama_kv_cache: size = 8192.00 MiB ( 65536 cells,  64 layers,  1/1 seqs), K (f16): 4096.00 MiB, V (f16): 4096.00 MiB\n"
+    "llama_context:      CUDA0 compute buffer size =   916.00 MiB\n"
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 8192.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+)
+
+
+def test_llamacpp_buffers_give_the_context_that_fits() -> None:
+    numbers = triage(LLAMA_LOG, []).numbers
+    figures = recompute_llamacpp(numbers, CTX_PAD)
+    assert figures.n_ctx == 65536 and figures.mib_per_1k == 128.0
+    # (23733 - 18500 - 916) MiB of room at 128 KiB a token, down to a multiple of the context padding
+    assert figures.fitting_ctx == (23733 - 18500 - 916) * 8 // CTX_PAD * CTX_PAD
+    assert figures.command == f"-c {figures.fitting_ctx}"
+    several = dict(numbers, second_device="CUDA1")
+    assert recompute_llamacpp(several, CTX_PAD).fitting_ctx is None
+
+
+def test_kvtriage_triage_prints_the_context_that_fits(tmp_path, capsys) -> None:
+    paste = tmp_path / "paste.txt"
+    paste.write_text(LLAMA_LOG, encoding="utf-8")
+    assert main(["triage", str(paste), "--root", str(ROOT)]) == 0
+    assert "largest -c that fits the device's free memory: 34,304" in capsys.readouterr().out

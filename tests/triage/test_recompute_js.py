@@ -14,15 +14,16 @@ import subprocess
 
 import pytest
 
+from generator.engine.llamacpp import CTX_PAD
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 from generator.triage import telling_line, triage
-from generator.triage.recompute import match_model, recompute_vllm
+from generator.triage.recompute import match_model, recompute_llamacpp, recompute_vllm
 from generator.triage.report import recompute_data
 
 from ..kv.test_calculator_parity import differences
 from .test_corpus import PASTES, ROOT
-from .test_recompute import LOG
+from .test_recompute import LLAMA_LOG, LOG
 
 NODE = shutil.which("node")
 STATIC = ROOT / "templates" / "static"
@@ -35,7 +36,7 @@ const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
   const out = input.cases.map((c) => {
     const model = R.matchModel(c.numbers.model, models);
     return { model: model ? model.repo : null, figures: R.recomputeVllm(c.numbers, model, K, input.catalog.vllm),
-             telling: triage.tellingLine(c.text, input.rules) };
+             llama: R.recomputeLlamacpp(c.numbers, input.catalog.llamacpp.ctx_pad), telling: triage.tellingLine(c.text, input.rules) };
   });
   process.stdout.write(JSON.stringify(out));
 })();
@@ -53,7 +54,7 @@ def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
     # ES modules as .mjs, so Node loads them as the browser does.
     for name in ("kvcalc.js", "recompute.js"):
         shutil.copy(STATIC / name, tmp_path / name.replace(".js", ".mjs"))
-    texts = [paste["text"] for paste in PASTES] + [LOG]
+    texts = [paste["text"] for paste in PASTES] + [LOG, LLAMA_LOG]
     cases = [{"text": text, "numbers": triage(text, []).numbers} for text in texts]
     payload = {"kvcalc": str(tmp_path / "kvcalc.mjs"), "recompute": str(tmp_path / "recompute.mjs"),
                "triage": str(STATIC / "triage.js"), "catalog": json.loads(json.dumps(catalog)), "rules": RULES, "cases": cases}
@@ -66,5 +67,7 @@ def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
         py = json.loads(json.dumps(recompute_data(recompute_vllm(case["numbers"], None, model))))
         assert not differences(py, js["figures"]), (text[:80], differences(py, js["figures"]))
         assert js["telling"] == telling_line(text), text[:80]
+        llama = json.loads(json.dumps(recompute_data(recompute_llamacpp(case["numbers"], CTX_PAD))))
+        assert not differences(llama, js["llama"]), (text[:80], differences(llama, js["llama"]))
         shown += py is not None
     assert shown >= 5  # the corpus has pastes that print vLLM's KV memory, and LOG names a catalog model

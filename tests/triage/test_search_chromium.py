@@ -132,3 +132,12 @@ def test_a_log_that_prints_the_kv_memory_shows_the_readers_own_figures(page, sit
     assert "5.585 to 5.595 GiB" in text and "From your log:" in text and "Modelled:" in text
     assert figures.command in text
     assert page.url.startswith(site_url + "/search/")
+
+
+def test_a_llamacpp_log_with_its_buffers_shows_the_context_that_fits(page, site_url) -> None:
+    from .test_recompute import LLAMA_LOG
+
+    _search(page, site_url, LLAMA_LOG)
+    page.wait_for_selector("#diagnosis:not([hidden])", timeout=20000)
+    text = page.inner_text("#diagnosis")
+    assert "-c 34304" in text and "128.00 MiB per 1024 tokens" in text and "From your log:" in text

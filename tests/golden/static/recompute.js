@@ -139,3 +139,29 @@ export function recomputeVllm(numbers, model, K, V) {
   if (numbers.needed_kv_gib !== undefined && numbers.needed_kv_gib !== null && numbers.max_model_len) return fromNeeded(numbers, availableGib, sourceLine, K);
   return null;
 }
+
+/** recompute_llamacpp: the KV cost per token and, with the device's free memory, the -c that fits. */
+export function recomputeLlamacpp(numbers, ctxPad) {
+  const kv = numbers.kv_buffer_mib, nCtx = numbers.n_ctx;
+  if (!kv || !nCtx) return null;
+  const MIB = 1024 ** 2, perCell = kv * MIB / nCtx;
+  const free = numbers.device_free_mib ?? null, model = numbers.model_buffer_mib ?? null, compute = numbers.compute_buffer_mib ?? null;
+  const fromLog = [`KV buffer ${kv.toFixed(2)} MiB`, `n_ctx ${commas(nCtx)}`];
+  const modelled = ["KV bytes per token = KV buffer / n_ctx (the cache grows linearly with -c)"];
+  let fitting = null, command = "";
+  if (numbers.second_device) {
+    modelled.push(`no -c that fits: the log spreads the model over several devices (${numbers.second_device} too)`);
+  } else if (free !== null) {
+    const room = free * MIB - (model || 0) * MIB - (compute || 0) * MIB;
+    fitting = Math.max(Math.floor(Math.floor(room / perCell) / ctxPad) * ctxPad, 0);
+    fromLog.push(`${commas(free)} MiB free on the device`);
+    for (const [name, value] of [["model buffer", model], ["compute buffer", compute]]) if (value) fromLog.push(`${name} ${value.toFixed(2)} MiB`);
+    modelled.push(`-c rounded down to a multiple of ${ctxPad} (llama.cpp pads the context)`);
+    modelled.push("the compute buffer as printed (it shrinks a little with a smaller -c), all on that one device");
+    command = `-c ${fitting}`;
+  }
+  return {
+    n_ctx: nCtx, kv_mib: kv, mib_per_1k: perCell * 1024 / MIB, free_mib: free, model_mib: model,
+    compute_mib: compute, fitting_ctx: fitting, from_log: fromLog, modelled, command,
+  };
+}

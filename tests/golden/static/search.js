@@ -54,11 +54,19 @@
   // vLLM's KV cache memory. Resolves to whether a panel was shown.
   function diagnose(numbers) {
     var panel = document.getElementById("diagnosis");
-    if (!panel || !numbers || numbers.available_kv_cache_gib === undefined) return Promise.resolve(false);
+    var llama = numbers && numbers.available_kv_cache_gib === undefined && numbers.kv_buffer_mib !== undefined &&
+      numbers.n_ctx !== undefined && numbers.device_free_mib !== undefined && numbers.second_device === undefined;
+    if (!panel || !numbers || (numbers.available_kv_cache_gib === undefined && !llama)) return Promise.resolve(false);
     var d = panel.dataset;
     return Promise.all([import(d.engineSrc), import(d.recomputeSrc), fetch(d.catalog).then(function (r) { return r.json(); })])
       .then(function (loaded) {
         var K = loaded[0], R = loaded[1], raw = loaded[2];
+        if (llama) {
+          var fit = R.recomputeLlamacpp(numbers, raw.llamacpp.ctx_pad);
+          if (!fit || fit.fitting_ctx === null) return false;
+          renderLlama(panel, fit);
+          return true;
+        }
         var model = R.matchModel(numbers.model, R.catalogModels(raw));
         var figures = R.recomputeVllm(numbers, model, K, raw.vllm);
         if (!figures) return false;
@@ -66,6 +74,27 @@
         return true;
       })
       .catch(function () { return false; });
+  }
+
+  function renderLlama(panel, f) {
+    var h = document.createElement("h2");
+    h.textContent = "Your numbers, recomputed";
+    panel.appendChild(h);
+    var p = document.createElement("p");
+    p.textContent = "Your log's KV cache is " + f.kv_mib.toFixed(2) + " MiB for " + f.n_ctx.toLocaleString("en-US") + " tokens (" +
+      f.mib_per_1k.toFixed(2) + " MiB per 1024 tokens). The largest -c whose cache fits the device's free memory beside the weights and the compute buffer: " +
+      f.fitting_ctx.toLocaleString("en-US") + ". llama.cpp prints MiB with two decimals, so each figure is known to 0.005 MiB.";
+    panel.appendChild(p);
+    var code = document.createElement("pre");
+    code.textContent = f.command;
+    panel.appendChild(code);
+    [["from-log", "From your log: " + f.from_log.join("; ") + "."], ["modelled", "Modelled: " + f.modelled.join("; ") + "."]].forEach(function (pair) {
+      var el = document.createElement("p");
+      el.className = pair[0];
+      el.textContent = pair[1];
+      panel.appendChild(el);
+    });
+    panel.hidden = false;
   }
 
   function render(panel, f) {
