@@ -122,8 +122,8 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     else:
         text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+    from generator.engine.from_log import match_model, recompute_llamacpp, recompute_vllm
     from generator.engine.llamacpp import CTX_PAD
-    from generator.triage.recompute import match_model, recompute_llamacpp, recompute_vllm
 
     dataset = load_dataset(Path(args.root))
     errors = dataset.errors
@@ -146,8 +146,8 @@ def _cmd_triage(args: argparse.Namespace) -> int:
 
 def _catalog_models(dataset):
     """Every vLLM-loadable build of the catalog, by the repository `vllm serve` is given."""
+    from generator.engine.from_log import ModelConfig
     from generator.engine.pairs import variant_config
-    from generator.triage.recompute import ModelConfig
 
     for model in dataset.models.values():
         for variant in model.variants:

@@ -6,15 +6,15 @@ from dataclasses import asdict
 from typing import Any
 
 from generator.triage.core import TriageResult
-from generator.triage.recompute import LlamacppRecompute, VllmRecompute
 
 
-def recompute_data(recompute: VllmRecompute | LlamacppRecompute | None) -> dict[str, Any] | None:
+def recompute_data(recompute: Any) -> dict[str, Any] | None:
+    """A recompute of generator/engine/from_log.py (a dataclass) as plain data."""
     return None if recompute is None else asdict(recompute)
 
 
 def result_data(result: TriageResult, urls: dict[str, str] | None = None,
-                recompute: VllmRecompute | LlamacppRecompute | None = None) -> dict[str, Any]:
+                recompute: Any = None) -> dict[str, Any]:
     """Plain data: engine, release, step, numbers and the ranked candidates with their reasons."""
     candidates = []
     for candidate in result.candidates:
@@ -34,7 +34,7 @@ def result_data(result: TriageResult, urls: dict[str, str] | None = None,
 
 
 def result_text(result: TriageResult, urls: dict[str, str] | None = None, limit: int = 5,
-                recompute: VllmRecompute | LlamacppRecompute | None = None) -> str:
+                recompute: Any = None) -> str:
     """Ranked candidates, each with the line that matched and why, then the numbers found."""
     out = [f"engine: {result.engine or 'unknown'}    release: {result.release or 'unknown'}"
            + (f"    step: {result.step}" if result.step else "")]

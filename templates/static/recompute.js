@@ -1,4 +1,4 @@
-// generator/triage/recompute.py in the browser: a pasted vLLM log's printed KV memory, through the
+// generator/engine/from_log.py in the browser: a pasted vLLM log's printed KV memory, through the
 // in-page engine (kvcalc.js, passed in as K with its constants V), to the longest --max-model-len
 // that starts, the fp8 figure and the concurrency, at both ends of the printed value's rounding.
 // Kept step for step with the Python; tests/triage/test_recompute_js.py holds them to the same output.

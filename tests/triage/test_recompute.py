@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from generator.cli import main
+from generator.engine.from_log import GIB, PRINTED_HALF_STEP_GIB, ModelConfig, match_model, recompute_llamacpp, recompute_vllm
 from generator.engine.llamacpp import CTX_PAD
 from generator.engine.vllm import VllmInputs, plan_vllm
 from generator.triage import triage
-from generator.triage.recompute import GIB, PRINTED_HALF_STEP_GIB, ModelConfig, match_model, recompute_llamacpp, recompute_vllm
 
 from .test_corpus import PASTES, ROOT
 

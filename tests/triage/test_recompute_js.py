@@ -1,4 +1,4 @@
-"""templates/static/recompute.js against generator/triage/recompute.py, under Node.
+"""templates/static/recompute.js against generator/engine/from_log.py, under Node.
 
 Both get the numbers the triage extracts from every paste of the corpus (and a log of a catalog
 model), the catalog's vLLM builds and the in-page engine (kvcalc.js, the same JSON constants the
@@ -14,11 +14,11 @@ import subprocess
 
 import pytest
 
+from generator.engine.from_log import match_model, recompute_llamacpp, recompute_vllm
 from generator.engine.llamacpp import CTX_PAD
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 from generator.triage import telling_line, triage
-from generator.triage.recompute import match_model, recompute_llamacpp, recompute_vllm
 from generator.triage.report import recompute_data
 
 from ..kv.test_calculator_parity import differences

@@ -1,5 +1,6 @@
-"""The reader's own numbers, recomputed: from what a pasted vLLM log prints to the longest
-`--max-model-len` that starts, the fp8 figure and the concurrency.
+"""The reader's own numbers, recomputed: from what a pasted log prints (the numbers
+generator/triage extracts) to the longest `--max-model-len` that starts, the fp8 figure and the
+concurrency for vLLM, and to the `-c` that fits for llama.cpp.
 
 Pure: the arithmetic is the engine's (generator/engine/vllm.py plan_vllm with the log's
 "Available KV cache memory" as its KV budget), this module only says which inputs came from the
