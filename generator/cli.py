@@ -122,16 +122,38 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     else:
         text = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    errors = load_dataset(Path(args.root)).errors
+    from generator.engine.from_log import match_model, recompute_llamacpp, recompute_vllm
+    from generator.engine.llamacpp import CTX_PAD
+
+    dataset = load_dataset(Path(args.root))
+    errors = dataset.errors
     result = triage(text, records_from_errors(errors.values()))
     urls = {error_id: error_url(error_id) for error_id in errors}
+    recompute = None
+    if result.engine in ("vllm", None):
+        model = match_model(result.numbers.get("model"), _catalog_models(dataset))
+        recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
+    if result.engine in ("llamacpp", "ollama") and recompute is None:
+        recompute = recompute_llamacpp(result.numbers, CTX_PAD)
     if args.json:
         import json
 
-        print(json.dumps(result_data(result, urls), indent=2, ensure_ascii=False))
+        print(json.dumps(result_data(result, urls, recompute), indent=2, ensure_ascii=False))
     else:
-        print(result_text(result, urls, limit=args.limit))
+        print(result_text(result, urls, limit=args.limit, recompute=recompute))
     return EXIT_OK
+
+
+def _catalog_models(dataset):
+    """Every vLLM-loadable build of the catalog, by the repository `vllm serve` is given."""
+    from generator.engine.from_log import ModelConfig
+    from generator.engine.pairs import variant_config
+
+    for model in dataset.models.values():
+        for variant in model.variants:
+            repo = variant.hf_repo or model.hf_repo
+            if repo and "vllm" in variant.engines:
+                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
 
 
 def build_parser(only_build: bool = False) -> argparse.ArgumentParser:

@@ -587,6 +587,7 @@ Scenario = Literal[
     "ollama-gpu-oom",  # llama-server exits with cudaMalloc out of memory
     "ollama-runner-crash",  # the runner stops mid-request
     "sglang-kv-pool",  # SGLang's KV pool at start-up and the limits it sets (hub pages only; no pair numbers yet)
+    "llamacpp-not-memory",  # not a memory error: the build refuses a flag or setting it no longer has
 ]
 
 Lever = Literal[
@@ -608,6 +609,7 @@ Lever = Literal[
     "matching-kv-types",
     "fewer-seqs",
     "cpu-offload-weights",
+    "drop-removed-flag",
 ]
 
 
@@ -631,6 +633,7 @@ class Fix(Record):
 Quantity = Literal[
     "kv-needed", "kv-budget", "requested", "free-memory", "weights-on-gpu", "warmup-peak", "headroom",
     "host-needed", "host-ram", "derived-limit", "context", "kv-type-mismatch", "kernel-support", "room-after-weights",
+    "flags-not-accepted", "build-options",
 ]
 
 

@@ -18,11 +18,9 @@ ERROR_DIR = ROOT / "content" / "errors"
 
 ENGINES = {"vllm", "llamacpp", "ollama", "sglang"}
 FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"}
-SPLITS = {"train", "holdout"}
+SPLITS = {"train", "holdout", "holdout2"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
-    "llamacpp-metal-oom",
-    "llamacpp-removed-flag",  # not a memory failure: the page lint has no direction for it yet
     # Kinds found while collecting that fit none of the pages above.
     "sglang-req-slots-oom",
 }
@@ -32,7 +30,8 @@ NUMBER_KEYS = {
     "available_kv_cache_gib", "kv_cache_tokens", "num_gpu_blocks", "max_concurrency",
     "needed_kv_gib", "tried_to_allocate_mib", "n_ctx", "n_seq_max", "type_k", "kv_buffer_mib",
     "compute_buffer_mib", "alloc_mib", "layers_offloaded", "system_memory_required_gib",
-    "system_memory_available_gib", "request_tokens", "context_tokens",
+    "system_memory_available_gib", "request_tokens", "context_tokens", "block_size",
+    "device_free_mib", "model_buffer_mib", "second_device",
 }
 FIELDS = {"id", "url", "engine", "release", "release_from", "form", "page", "why", "split", "text", "numbers"}
 
@@ -78,5 +77,6 @@ def test_wanted_slugs_are_not_yet_pages():
 
 
 def test_holdout_is_about_a_quarter():
+    # holdout2 is a later, separately collected set of unseen pastes, outside this ratio.
     splits = Counter(paste["split"] for paste in PASTES)
-    assert 0.2 <= splits["holdout"] / len(PASTES) <= 0.3
+    assert 0.2 <= splits["holdout"] / (splits["train"] + splits["holdout"]) <= 0.3

@@ -31,6 +31,9 @@ Quantity = Literal[
     "kv-type-mismatch",  # K and V cache types that a kernel cannot combine
     "kernel-support",  # what the attention kernels accept (flash attention on, for a quantized V)
     "room-after-weights",  # GPU memory left beside the weights for cache and compute buffers
+    # Not memory: a command line that names options the build does not have.
+    "flags-not-accepted",  # flags (or preset keys) on the command line that the build no longer registers
+    "build-options",  # the options the build registers (its replacements, such as --load-mode)
 ]
 QUANTITIES: tuple[str, ...] = Quantity.__args__  # type: ignore[attr-defined]
 
@@ -55,6 +58,8 @@ DIRECTIONS: Mapping[str, Direction] = {
     "ollama-gpu-oom": Direction("kv-needed", "room-after-weights"),
     "ollama-runner-crash": Direction("kv-needed", "room-after-weights"),
     "sglang-kv-pool": Direction("kv-needed", "kv-budget"),
+    # Not a memory error: nothing is too big for the GPU; the command names a flag the build dropped.
+    "llamacpp-not-memory": Direction("flags-not-accepted", "build-options"),
 }
 
 # lever -> {quantity: +1 grows it, -1 shrinks it}. Only what the lever does by itself: a smaller
@@ -78,6 +83,7 @@ LEVER_EFFECTS: Mapping[str, Mapping[str, int]] = {
     "matching-kv-types": {"kv-type-mismatch": -1},
     "fewer-seqs": {"warmup-peak": -1, "kv-budget": +1},
     "cpu-offload-weights": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": +1, "room-after-weights": +1},
+    "drop-removed-flag": {"flags-not-accepted": -1},
 }
 
 # What the quantities are called on a page and in messages.
@@ -96,6 +102,8 @@ QUANTITY_NAMES: Mapping[str, str] = {
     "kv-type-mismatch": "the mismatch between K and V cache types",
     "kernel-support": "what the attention kernels accept",
     "room-after-weights": "the GPU memory left beside the weights",
+    "flags-not-accepted": "the flags the build no longer accepts",
+    "build-options": "the options the build registers",
 }
 
 # A KV cache that failed in system RAM rather than on the GPU (llama.cpp with -nkvo or no GPU

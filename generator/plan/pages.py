@@ -41,6 +41,7 @@ LEVER_NAMES = {
     "matching-kv-types": "Use the same K and V cache type",
     "fewer-seqs": "Fewer sequences per batch (--max-num-seqs)",
     "cpu-offload-weights": "Offload weights to CPU memory",
+    "drop-removed-flag": "Drop the removed flag (or use its replacement)",
 }
 
 

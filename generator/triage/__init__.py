@@ -20,6 +20,7 @@ from generator.triage.core import (
     detect_step,
     extract_numbers,
     normalise,
+    telling_line,
     triage,
 )
 from generator.triage.rules import RULES
@@ -45,5 +46,5 @@ def records_from_errors(errors: Iterable[Any]) -> list[TriageRecord]:
 __all__ = [
     "Candidate", "Reason", "RULES", "TriageRecord", "TriageResult", "Wording", "detect_engine",
     "detect_release", "detect_step", "extract_numbers", "normalise", "record_from_error",
-    "records_from_errors", "triage",
+    "records_from_errors", "telling_line", "triage",
 ]

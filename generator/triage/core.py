@@ -185,6 +185,11 @@ def _wording(record: TriageRecord, line: str) -> str | None:
     return best
 
 
+def _equal_groups(pattern: str, line: str) -> bool:
+    match = _search(pattern, line)
+    return bool(match) and match.group(1) == match.group(2)
+
+
 def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str, Any]]:
     facts = []
     for line in lines:
@@ -196,7 +201,8 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
         facts.append({
             "failure": bool(_search(rules["failure_line"], line)),
             "wrapper": any(_search(pattern, line) for pattern in rules["wrapper_lines"]),
-            "expected": any(_search(pattern, line) for pattern in rules["expected_lines"]),
+            "expected": any(_search(pattern, line) for pattern in rules["expected_lines"])
+            or any(_equal_groups(pattern, line) for pattern in rules["expected_when_equal"]),
             "generic": spans,
         })
     return facts
@@ -251,6 +257,10 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                     score += scores["wrapper_line"]
                     notes.append("wrapper line: the failure it reports is elsewhere")
                 if any(start < match.end() and match.start() < end for start, end in fact["generic"]):
+                    # Generic text says memory ran out, not where: only a log of the record's own
+                    # engine (or one running it inside) makes its page a candidate at all.
+                    if engine is None or engine_score < 0:
+                        continue
                     score += scores["generic_hit"]
                     notes.append("generic out-of-memory text")
                 if record.weight:
@@ -275,6 +285,8 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
     # had got, not where the exception was raised.
     if cut_traceback:
         first_frame = next(i for i, line in enumerate(lines) if _search(rules["traceback_line"], line))
+        if first_frame > 0 and _search(rules["traceback_header"], lines[first_frame - 1]):
+            first_frame -= 1
         step = detect_step(lines[first_frame:], engine, rules)
     else:
         step = detect_step(lines, engine, rules) if generic_lines else None
@@ -299,6 +311,21 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
 
     ranked = sorted((c for c in best.values() if c.score >= scores["minimum"]), key=lambda c: (-c.score, c.id))
     return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules))
+
+
+def telling_line(text: str, rules: Mapping[str, Any] = RULES) -> str:
+    """What a full-text search should look for in a paste no signature matched: the last line that
+    states a failure of its own (not a wrapper, not an expected probe), else the last failure line,
+    else the first line; cut to what the search takes."""
+    lines = normalise(text, rules)
+    if not lines:
+        return ""
+    facts = _line_facts(lines, rules)
+    pick = next((i for i in range(len(lines) - 1, -1, -1)
+                 if facts[i]["failure"] and not facts[i]["wrapper"] and not facts[i]["expected"]), None)
+    if pick is None:
+        pick = next((i for i in range(len(lines) - 1, -1, -1) if facts[i]["failure"]), 0)
+    return lines[pick][: rules["telling_chars"]]
 
 
 # --------------------------------------------------------------------------- numbers

@@ -8,7 +8,13 @@ from typing import Any
 from generator.triage.core import TriageResult
 
 
-def result_data(result: TriageResult, urls: dict[str, str] | None = None) -> dict[str, Any]:
+def recompute_data(recompute: Any) -> dict[str, Any] | None:
+    """A recompute of generator/engine/from_log.py (a dataclass) as plain data."""
+    return None if recompute is None else asdict(recompute)
+
+
+def result_data(result: TriageResult, urls: dict[str, str] | None = None,
+                recompute: Any = None) -> dict[str, Any]:
     """Plain data: engine, release, step, numbers and the ranked candidates with their reasons."""
     candidates = []
     for candidate in result.candidates:
@@ -23,10 +29,12 @@ def result_data(result: TriageResult, urls: dict[str, str] | None = None) -> dic
         "step": result.step,
         "numbers": dict(result.numbers),
         "candidates": candidates,
+        **({"recompute": recompute_data(recompute)} if recompute is not None else {}),
     }
 
 
-def result_text(result: TriageResult, urls: dict[str, str] | None = None, limit: int = 5) -> str:
+def result_text(result: TriageResult, urls: dict[str, str] | None = None, limit: int = 5,
+                recompute: Any = None) -> str:
     """Ranked candidates, each with the line that matched and why, then the numbers found."""
     out = [f"engine: {result.engine or 'unknown'}    release: {result.release or 'unknown'}"
            + (f"    step: {result.step}" if result.step else "")]
@@ -49,4 +57,6 @@ def result_text(result: TriageResult, urls: dict[str, str] | None = None, limit:
         out.append("numbers:")
         width = max(len(key) for key in result.numbers)
         out.extend(f"  {key.ljust(width)}  {value}" for key, value in result.numbers.items())
+    if recompute is not None:
+        out.extend(recompute.lines())
     return "\n".join(out)

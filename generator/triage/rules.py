@@ -50,6 +50,8 @@ SCORES = {
     # The search page goes straight to the best page when it leads the next by this much.
     "navigate_margin": 25,
 }
+# Characters of a paste's telling line handed to the full-text search (Pagefind's query).
+TELLING_CHARS = 200
 
 # Log prefixes, tried in this order and repeatedly at the start of each line, so that
 # "(APIServer pid=1) (EngineCore_DP0 pid=2) ERROR 05-12 10:11:12 [core.py:718] " loses all three.
@@ -71,12 +73,15 @@ PREFIXES = [
     # vLLM process tags: "(EngineCore_DP0 pid=123) ", "(VllmWorker rank=0 pid=10672) ", "[rank0]: "
     r"^\([A-Za-z_][\w ]*?(rank=\d+ )?pid=\d+\)\s?",
     r"^\[rank\d+\]:\s?",
-    # vLLM log levels: "ERROR 05-12 10:11:12 [core.py:718] ", old "INFO 04-27 10:11:03 llm_engine.py:70] "
-    r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? (\[[\w.]+:\d+\]|[\w.]+:\d+\])\s?",
+    # vLLM log levels: "ERROR 05-12 10:11:12 [core.py:718] ", "[v1/engine/core.py:842] " (newer
+    # releases print the path), old "INFO 04-27 10:11:03 llm_engine.py:70] "
+    r"^(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(\.\d+)? (\[[\w./-]+:\d+\]|[\w.]+:\d+\])\s?",
     # llama.cpp's timestamped log: "0.00.951.571 E ", "29.22.825.917 W "
     r"^\d+\.\d\d\.\d{3}\.\d{3} [DIWE] ",
     # old llama.cpp server: "[1707364943] "
     r"^\[\d{9,11}\]\s",
+    # Google Cloud Logging export: "INFO 2025-11-19T20:16:36.096674521Z [resource.labels.containerName: vllm] "
+    r"^(DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL) \d{4}-\d\d-\d\dT[\d:.]+Z \[resource\.labels\.[\w.]+: [\w.-]+\]\s?",
     # a tab or a shell prompt's stray spaces
     r"^\t",
 ]
@@ -93,7 +98,9 @@ NOT_CONTINUATION = r"^([a-z_][\w.]*\s*:|[a-z]+\s+[\w.]+\s*:|[a-z_][\w.]* [=(]|sr
 WRAP_WIDTH = 60
 
 # A line that states a failure (its matches are worth more than a line that just logs).
-FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT)"
+# Besides error levels and exception names, the wording engines use to refuse a setting ("V cache
+# quantization requires flash_attn", "Insufficient Memory", "cannot be allocated") states a failure.
+FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated)"
 
 # Lines that only report that another, earlier failure happened. Matches on them lose to any
 # specific match elsewhere in the paste, but still win when they are all there is.
@@ -102,6 +109,11 @@ FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b
 # Such a line names no failure of the reader's; the triage passes over it.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
+]
+# Lines that name no failure when their two numbers are equal: every layer offloaded is a full
+# offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
+EXPECTED_WHEN_EQUAL = [
+    r"offloaded (\d+)/(\d+) layers to GPU",
 ]
 
 WRAPPER_LINES = [
@@ -118,6 +130,11 @@ WRAPPER_LINES = [
     r"model runner has unexpectedly stopped",
     r"error starting llama server",
     r"The above exception was the direct cause",
+    # llama.cpp's front ends report that context creation or model loading failed after the
+    # library printed why (a V-cache check, a compute buffer, the KV cache, the weights).
+    r"failed to create[ _]context with model",
+    r"\bload_model: failed to load model\b",
+    r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
 ]
 
 # Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
@@ -143,15 +160,19 @@ GENERIC_OOM = [
 # the profile run, because capture comes later.
 STEP_MARKERS = {
     "vllm": [
-        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights"],
+        # Building the model's layers (make_layers, a model class's __init__) creates its weights.
+        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__"],
         # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
         # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
         ["sampler_warmup", 0, r"The above exception was the direct cause"],
         ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run"],
-        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid"],
+        # V0's Worker.initialize_cache runs raise_if_cache_size_invalid.
+        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b"],
         ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
         ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|_dummy_pooler_run"],
-        ["request", 6, r"engine_step|run_engine_loop|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b"],
+        ["request", 6, r"engine_step|run_engine_loop|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
+        # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
+        ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
     ],
     "llamacpp": [
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
@@ -168,7 +189,8 @@ STEP_MARKERS = {
         ["kv_pool", 2, r"init_memory_pool|Memory pool|KV Cache is allocated|profile_max_num_token"],
         ["attention", 3, r"init_attention_backend"],
         ["graph_capture", 4, r"init_cuda_graphs|CudaGraphRunner|Capture cuda graph|capture_one_batch|Capture CUDA graph"],
-        ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /"],
+        # Releases of 2024 ran the batch loop in a controller and a TP server.
+        ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /|loop_for_forward|exposed_step|\bforward_step\b|forward_decode_batch|forward_fill_batch"],
     ],
 }
 
@@ -182,6 +204,7 @@ STEP_PAGES = {
         "graph_capture": "vllm-cudagraph-capture-oom",
         "sampler_warmup": "vllm-sampler-warmup-oom",
         "request": "vllm-request-cuda-oom",
+        "request_preprocess": "vllm-request-too-long",
     },
     "llamacpp": {
         "weights": "llamacpp-model-load-failed",
@@ -238,7 +261,10 @@ ENGINE_EMBEDS = {
 
 # A traceback cut before its exception line: it has frames but no line that names an exception.
 TRACEBACK_LINE = r"Traceback \(most recent call last\)|^\s*File \".*\", line \d+, in |^\s*raise \w"
-EXCEPTION_LINE = r"^[A-Za-z_.]*(Error|Exception|Interrupt)\b|^error:"
+# vLLM opens a worker's traceback with the method it was running: part of the same report.
+TRACEBACK_HEADER = r"Error executing method \w+|Exception in worker \w+ while processing method \w+"
+# An exception line names the exception then a colon (or nothing): "Error in preprocessing" is a log line.
+EXCEPTION_LINE = r"^[A-Za-z_.]*(Error|Exception|Interrupt)(:|$)|^error:"
 
 # The release the log states, per engine: the first group is the release.
 RELEASE_MARKERS = {
@@ -268,6 +294,9 @@ RELEASE_MARKERS = {
 EXTRACT = [
     ["model", r"\bmodel='([^']+)'", "str"],
     ["model", r"\bmodel=\"([^\"]+)\"", "str"],
+    # V1's "non-default args: {'model': ...}" (or 'model_tag' for `vllm serve MODEL`), and the command itself.
+    ["model", r"'model(?:_tag)?': '([^']+)'", "str"],
+    ["model", r"\bvllm serve ([\w./-]+)", "str"],
     ["gpu_name", r"Device \d+: ([^,]+), compute capability", "str"],
     ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
     ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
@@ -276,14 +305,19 @@ EXTRACT = [
     ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
     ["free_gib", r"Load weight end\..*avail mem=([\d.]+) GB", "float"],
     ["tensor_parallel_size", r"tensor_parallel_size=(\d+)", "int"],
+    ["tensor_parallel_size", r"'tensor_parallel_size': (\d+)", "int"],
+    ["block_size", r"\bblock_size=(\d+)", "int"],
+    ["block_size", r"'block_size': (\d+)", "int"],
     ["max_model_len", r"max seq len \((\d+)\)", "int"],
     ["max_model_len", r"User-specified max_model_len \((\d+)\)", "int"],
     ["max_model_len", r"\bmax_model_len=(\d+)", "int"],
+    ["max_model_len", r"'max_model_len': (\d+)", "int"],
     ["max_model_len", r"\bmax_seq_len=(\d+)", "int"],
     ["max_model_len", r"Maximum concurrency for ([\d,]+) tokens per request", "int"],
     ["derived_max_len", r"estimated maximum model length is (\d+)", "int"],
     ["derived_max_len", r"derived max_model_len \(\w+=(\d+)", "int"],
     ["kv_cache_dtype", r"kv_cache_dtype=(\w+)", "str"],
+    ["kv_cache_dtype", r"'kv_cache_dtype': '(\w+)'", "str"],
     ["gpu_memory_utilization", r"gpu_memory_utilization=([\d.]+)", "float"],
     ["gpu_memory_utilization", r"GPU memory utilization(?: is)? \(([\d.]+),", "float"],
     ["gpu_memory_utilization", r"gpu_memory_utilization \(([\d.]+)\)", "float"],
@@ -305,11 +339,18 @@ EXTRACT = [
     ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
     ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
     ["n_ctx", r"\bkv_size = (\d+)", "int"],
+    ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
     ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
     ["n_seq_max", r"\bn_slots = (\d+)", "int"],
     ["type_k", r"\btype_k = '(\w+)'", "str"],
     ["kv_buffer_mib", r"KV self size\s*=\s*([\d.]+) MiB", "float"],
     ["kv_buffer_mib", r"KV buffer size\s*=\s*([\d.]+) MiB", "float"],
+    ["kv_buffer_mib", r"llama_kv_cache\w*: size = *([\d.]+) MiB", "float"],
+    # llama_model_load_from_file_impl: "using device CUDA0 (NVIDIA GeForce RTX 3090) (0000:01:00.0) - 23733 MiB free"
+    ["device_free_mib", r"using device \S+ .*- (\d+) MiB free", "int"],
+    # A buffer on a second device: the log's per-device figures do not add up to one budget.
+    ["second_device", r"((?:CUDA|ROCm|Vulkan|SYCL|MTL)[1-9]\d*)(?:_Mapped)? (?:KV|model|compute) buffer size", "str"],
+    ["model_buffer_mib", r"(?:CUDA\d+|ROCm\d+|Vulkan\d+|SYCL\d+|Metal|MTL\d+)(?:_Mapped)? model buffer size\s*=\s*([\d.]+) MiB", "float"],
     ["compute_buffer_mib", r"\w+ compute buffer size\s*=\s*([\d.]+) MiB", "float"],
     ["alloc_mib", r"allocating ([\d.]+) MiB on device", "float"],
     ["layers_offloaded", r"offloaded (\d+/\d+) layers to GPU", "str"],
@@ -338,15 +379,18 @@ RULES = {
     "continuation": CONTINUATION,
     "not_continuation": NOT_CONTINUATION,
     "wrap_width": WRAP_WIDTH,
+    "telling_chars": TELLING_CHARS,
     "failure_line": FAILURE_LINE,
     "wrapper_lines": WRAPPER_LINES,
     "expected_lines": EXPECTED_LINES,
+    "expected_when_equal": EXPECTED_WHEN_EQUAL,
     "generic_oom": GENERIC_OOM,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
     "engine_markers": ENGINE_MARKERS,
     "engine_embeds": ENGINE_EMBEDS,
     "traceback_line": TRACEBACK_LINE,
+    "traceback_header": TRACEBACK_HEADER,
     "exception_line": EXCEPTION_LINE,
     "release_markers": RELEASE_MARKERS,
     "extract": EXTRACT,

@@ -201,7 +201,7 @@ const groupBlocks = (gr, len, bs, fly) =>
     : gr.kind === "chunked" ? cdiv(Math.min(gr.window + fly, len), bs) : cdiv(len, bs);
 const blocksPerRequest = (groups, len, bs, fly) => sum(groups.map((gr) => groupBlocks(gr, len, bs, fly)));
 
-function largestFit(check, bpb, groups, upper, bs, fly) {
+export function largestFit(check, bpb, groups, upper, bs, fly) {
   const fits = (n) => bpb * blocksPerRequest(groups, n, bs, fly) <= check;
   if (upper < 1 || !fits(1)) return 0;
   let lo = 1, hi = upper, best = 1;

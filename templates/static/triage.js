@@ -149,7 +149,11 @@
       return {
         failure: !!search(rules.failure_line, line),
         wrapper: rules.wrapper_lines.some(function (pattern) { return search(pattern, line); }),
-        expected: rules.expected_lines.some(function (pattern) { return search(pattern, line); }),
+        expected: rules.expected_lines.some(function (pattern) { return search(pattern, line); }) ||
+          rules.expected_when_equal.some(function (pattern) {
+            var match = search(pattern, line);
+            return !!match && match[1] === match[2];
+          }),
         generic: spans
       };
     });
@@ -211,6 +215,8 @@
             notes.push("wrapper line: the failure it reports is elsewhere");
           }
           if (fact.generic.some(function (span) { return span[0] < end && start < span[1]; })) {
+            // Generic text names no page unless the log is the record's engine's (or runs it inside).
+            if (engine === null || adjustment[0] < 0) return;
             score += scores.generic_hit;
             notes.push("generic out-of-memory text");
           }
@@ -239,6 +245,7 @@
       // A cut traceback is placed by its frames alone.
       var firstFrame = 0;
       while (!search(rules.traceback_line, lines[firstFrame])) firstFrame++;
+      if (firstFrame > 0 && search(rules.traceback_header, lines[firstFrame - 1])) firstFrame--;
       step = detectStep(lines.slice(firstFrame), engine, rules);
     } else if (genericLines.length) {
       step = detectStep(lines, engine, rules);
@@ -302,7 +309,18 @@
     return numbers;
   }
 
-  var api = { triage: triage, normalise: normalise, detectEngine: detectEngine, extractNumbers: extractNumbers };
+  // telling_line: what a full-text search should look for in a paste no signature matched.
+  function tellingLine(text, rules) {
+    var lines = normalise(text, rules);
+    if (!lines.length) return "";
+    var facts = lineFacts(lines, rules);
+    var pick = -1;
+    for (var i = lines.length - 1; i >= 0 && pick < 0; i--) if (facts[i].failure && !facts[i].wrapper && !facts[i].expected) pick = i;
+    for (var j = lines.length - 1; j >= 0 && pick < 0; j--) if (facts[j].failure) pick = j;
+    return lines[pick < 0 ? 0 : pick].slice(0, rules.telling_chars);
+  }
+
+  var api = { triage: triage, normalise: normalise, detectEngine: detectEngine, extractNumbers: extractNumbers, tellingLine: tellingLine };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.kvTriage = api;
 })(typeof window !== "undefined" ? window : this);

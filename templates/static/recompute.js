@@ -1,0 +1,167 @@
+// generator/engine/from_log.py in the browser: a pasted vLLM log's printed KV memory, through the
+// in-page engine (kvcalc.js, passed in as K with its constants V), to the longest --max-model-len
+// that starts, the fp8 figure and the concurrency, at both ends of the printed value's rounding.
+// Kept step for step with the Python; tests/triage/test_recompute_js.py holds them to the same output.
+
+const GIB = 1024 ** 3;
+const HALF_STEP = 0.005;
+const DEFAULT_BLOCK_SIZE = 16;
+
+const commas = (n) => Math.trunc(n).toLocaleString("en-US");
+const version = (text) => {
+  const m = /^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(String(text || "").trim());
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3] || 0)] : null;
+};
+const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] >= b[2];
+
+/** match_model: the catalog build a log's model id names, by repo or by the folder's name. */
+export function matchModel(modelText, models) {
+  if (!modelText) return null;
+  const text = String(modelText).trim().replace(/\/+$/, "").toLowerCase();
+  const tail = text.split("/").pop();
+  let byTail = null;
+  for (const model of models) {
+    const repo = model.repo.toLowerCase();
+    if (text === repo) return model;
+    if (byTail === null && tail === repo.split("/").pop()) byTail = model;
+  }
+  return byTail;
+}
+
+/** The catalog's vLLM builds as match_model candidates: {repo, name, hf_config}. */
+export function catalogModels(raw) {
+  const out = [];
+  for (const m of raw.models)
+    for (const v of m.variants) {
+      const repo = v.repo || m.repo;
+      if (repo && v.engines.includes("vllm"))
+        out.push({ repo, name: `${m.name} ${v.name}`, hf_config: v.quant ? { ...m.config, quantization_config: v.quant } : m.config });
+    }
+  return out;
+}
+
+function inputs(model, numbers, available, maxModelLen, dtype) {
+  const tp = numbers.tensor_parallel_size || 1;
+  return {
+    hf_config: model.hf_config, gpu_total_bytes: null, gpu_name: "", gpu_count: tp, tensor_parallel_size: tp, pipeline_parallel_size: 1,
+    max_model_len: maxModelLen, kv_cache_dtype: dtype, block_size: numbers.block_size || null, gpu_memory_utilization: null,
+    kv_cache_memory_bytes: null, available_kv_cache_bytes: available, weights_bytes: null, max_num_batched_tokens: null,
+    max_num_seqs: null, enforce_eager: false,
+  };
+}
+
+function fromConfig(numbers, model, availableGib, sourceLine, K, V) {
+  const dtype = String(numbers.kv_cache_dtype || "auto");
+  const readerLen = numbers.max_model_len || null;
+  const reserves = atLeast(version(V.version), [0, 29, 0]);
+  const ends = [];
+  for (const gib of [availableGib - HALF_STEP, availableGib + HALF_STEP]) {
+    let available = Math.max(Math.trunc(gib * GIB), 0);
+    let probe = K.planVllm(inputs(model, numbers, available, null, dtype), V);
+    if (sourceLine !== "Available KV cache memory" && reserves) {
+      available += probe.bytes_per_block;
+      probe = K.planVllm(inputs(model, numbers, available, null, dtype), V);
+    }
+    let fp8 = null;
+    if (["auto", "float16", "bfloat16"].includes(dtype)) fp8 = K.planVllm(inputs(model, numbers, available, null, "fp8"), V).estimated_max_model_len;
+    let concurrency = null;
+    if (readerLen) concurrency = K.planVllm(inputs(model, numbers, available, readerLen, dtype), V).max_concurrency;
+    ends.push([probe.estimated_max_model_len, fp8, concurrency, probe.block_size]);
+  }
+  const [[low, fp8Low, concLow, block], [high, fp8High, concHigh]] = ends;
+  const fromLog = [`${sourceLine} ${availableGib.toFixed(2)} GiB`, `model ${model.repo}`];
+  if (readerLen) fromLog.push(`max_model_len ${commas(readerLen)}`);
+  if (numbers.kv_cache_dtype) fromLog.push(`kv cache dtype ${dtype}`);
+  if (numbers.tensor_parallel_size) fromLog.push(`tensor parallel size ${numbers.tensor_parallel_size}`);
+  if (numbers.block_size) fromLog.push(`block size ${numbers.block_size}`);
+  const modelled = [`bytes per token from ${model.repo}'s config.json (layers, KV heads, head size, attention windows)`];
+  if (!numbers.block_size) modelled.push(`block size ${block} (vLLM's default)`);
+  if (!numbers.kv_cache_dtype) modelled.push("kv cache dtype auto (the model's dtype)");
+  let command = `vllm serve ${model.repo} --max-model-len ${low}`;
+  if (fp8Low !== null && fp8Low > low) command += `   (or --kv-cache-dtype fp8 --max-model-len ${fp8Low})`;
+  return {
+    available_gib: availableGib, source_line: sourceLine, model: model.name, kv_cache_dtype: dtype, max_model_len: readerLen,
+    longest: { low, high }, longest_fp8: fp8Low !== null ? { low: fp8Low, high: fp8High } : null,
+    concurrency: concLow !== null ? { low: concLow, high: concHigh } : null, from_log: fromLog, modelled, command,
+  };
+}
+
+function fromNeeded(numbers, availableGib, sourceLine, K) {
+  const readerLen = numbers.max_model_len, neededGib = numbers.needed_kv_gib;
+  const block = numbers.block_size || DEFAULT_BLOCK_SIZE, blocks = Math.ceil(readerLen / block);
+  const groups = [{ kind: "full", window: null, layers: [0] }];
+  const spans = [[+1, -1], [-1, +1]].map(([n, a]) => {
+    const needed = (neededGib + n * HALF_STEP) * GIB;
+    const available = Math.trunc((availableGib + a * HALF_STEP) * GIB);
+    return K.largestFit(available, Math.max(Math.trunc(needed / blocks), 1), groups, readerLen, block, 2);
+  });
+  return {
+    available_gib: availableGib, source_line: sourceLine, model: "", kv_cache_dtype: String(numbers.kv_cache_dtype || "auto"),
+    max_model_len: readerLen, longest: { low: spans[0], high: spans[1] }, longest_fp8: null, concurrency: null,
+    from_log: [`${sourceLine} ${availableGib.toFixed(2)} GiB`, `KV cache needed ${neededGib.toFixed(2)} GiB`, `max_model_len ${commas(readerLen)}`],
+    modelled: [`bytes per token = needed / max_model_len, in blocks of ${block} tokens, as if every layer kept every token`],
+    command: `--max-model-len ${spans[0]}`,
+  };
+}
+
+function fromEstimate(numbers, availableGib, sourceLine) {
+  const estimate = numbers.derived_max_len, readerLen = numbers.max_model_len || null;
+  const fromLog = [`${sourceLine} ${availableGib.toFixed(2)} GiB`, `vLLM's estimated maximum model length ${commas(estimate)}`];
+  if (readerLen) fromLog.push(`max_model_len ${commas(readerLen)}`);
+  return {
+    available_gib: availableGib, source_line: sourceLine, model: "", kv_cache_dtype: String(numbers.kv_cache_dtype || "auto"),
+    max_model_len: readerLen, longest: { low: estimate, high: estimate }, longest_fp8: null, concurrency: null, from_log: fromLog,
+    modelled: ["nothing: vLLM ran the same search over the memory it had, so the rounding of the printed GiB does not matter"],
+    command: `--max-model-len ${estimate}`,
+  };
+}
+
+/** recompute_vllm: null when the log prints no KV memory (or neither a known model nor the needed KV). */
+export function recomputeVllm(numbers, model, K, V) {
+  if (numbers.available_kv_cache_gib === undefined || numbers.available_kv_cache_gib === null) return null;
+  const availableGib = numbers.available_kv_cache_gib;
+  const sourceLine = numbers.needed_kv_gib !== undefined && numbers.needed_kv_gib !== null
+    ? "the error's available KV cache memory" : "Available KV cache memory";
+  let found = null;
+  if (model) {
+    try { found = fromConfig(numbers, model, availableGib, sourceLine, K, V); } catch (e) { found = null; }
+  }
+  if (numbers.derived_max_len) {
+    const estimate = numbers.derived_max_len;
+    if (found === null) return fromEstimate(numbers, availableGib, sourceLine);
+    return {
+      ...found, longest: { low: estimate, high: estimate },
+      from_log: [...found.from_log, `vLLM's estimated maximum model length ${commas(estimate)}`],
+      command: found.command.replace(`--max-model-len ${found.longest.low}`, `--max-model-len ${estimate}`),
+    };
+  }
+  if (found !== null) return found;
+  if (numbers.needed_kv_gib !== undefined && numbers.needed_kv_gib !== null && numbers.max_model_len) return fromNeeded(numbers, availableGib, sourceLine, K);
+  return null;
+}
+
+/** recompute_llamacpp: the KV cost per token and, with the device's free memory, the -c that fits. */
+export function recomputeLlamacpp(numbers, ctxPad) {
+  const kv = numbers.kv_buffer_mib, nCtx = numbers.n_ctx;
+  if (!kv || !nCtx) return null;
+  const MIB = 1024 ** 2, perCell = kv * MIB / nCtx;
+  const free = numbers.device_free_mib ?? null, model = numbers.model_buffer_mib ?? null, compute = numbers.compute_buffer_mib ?? null;
+  const fromLog = [`KV buffer ${kv.toFixed(2)} MiB`, `n_ctx ${commas(nCtx)}`];
+  const modelled = ["KV bytes per token = KV buffer / n_ctx (the cache grows linearly with -c)"];
+  let fitting = null, command = "";
+  if (numbers.second_device) {
+    modelled.push(`no -c that fits: the log spreads the model over several devices (${numbers.second_device} too)`);
+  } else if (free !== null) {
+    const room = free * MIB - (model || 0) * MIB - (compute || 0) * MIB;
+    fitting = Math.max(Math.floor(Math.floor(room / perCell) / ctxPad) * ctxPad, 0);
+    fromLog.push(`${commas(free)} MiB free on the device`);
+    for (const [name, value] of [["model buffer", model], ["compute buffer", compute]]) if (value) fromLog.push(`${name} ${value.toFixed(2)} MiB`);
+    modelled.push(`-c rounded down to a multiple of ${ctxPad} (llama.cpp pads the context)`);
+    modelled.push("the compute buffer as printed (it shrinks a little with a smaller -c), all on that one device");
+    command = `-c ${fitting}`;
+  }
+  return {
+    n_ctx: nCtx, kv_mib: kv, mib_per_1k: perCell * 1024 / MIB, free_mib: free, model_mib: model,
+    compute_mib: compute, fitting_ctx: fitting, from_log: fromLog, modelled, command,
+  };
+}

@@ -1,0 +1,73 @@
+"""templates/static/recompute.js against generator/engine/from_log.py, under Node.
+
+Both get the numbers the triage extracts from every paste of the corpus (and a log of a catalog
+model), the catalog's vLLM builds and the in-page engine (kvcalc.js, the same JSON constants the
+site ships). The browser models the latest vLLM release only, so Python is given no release either.
+Skipped where there is no `node`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from generator.engine.from_log import match_model, recompute_llamacpp, recompute_vllm
+from generator.engine.llamacpp import CTX_PAD
+from generator.kv.calculator import calculator_catalog
+from generator.load import load_dataset
+from generator.triage import telling_line, triage
+from generator.triage.report import recompute_data
+
+from ..kv.test_calculator_parity import differences
+from .test_corpus import PASTES, ROOT
+from .test_recompute import LLAMA_LOG, LOG
+
+NODE = shutil.which("node")
+STATIC = ROOT / "templates" / "static"
+SCRIPT = """
+const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+(async () => {
+  const K = await import(input.kvcalc), R = await import(input.recompute);
+  const triage = require(input.triage);
+  const models = R.catalogModels(input.catalog);
+  const out = input.cases.map((c) => {
+    const model = R.matchModel(c.numbers.model, models);
+    return { model: model ? model.repo : null, figures: R.recomputeVllm(c.numbers, model, K, input.catalog.vllm),
+             llama: R.recomputeLlamacpp(c.numbers, input.catalog.llamacpp.ctx_pad), telling: triage.tellingLine(c.text, input.rules) };
+  });
+  process.stdout.write(JSON.stringify(out));
+})();
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/recompute.js")
+def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
+    from generator.cli import _catalog_models
+    from generator.triage import RULES
+
+    dataset = load_dataset(ROOT)
+    catalog = calculator_catalog(dataset)
+    models = list(_catalog_models(dataset))
+    # ES modules as .mjs, so Node loads them as the browser does.
+    for name in ("kvcalc.js", "recompute.js"):
+        shutil.copy(STATIC / name, tmp_path / name.replace(".js", ".mjs"))
+    texts = [paste["text"] for paste in PASTES] + [LOG, LLAMA_LOG]
+    cases = [{"text": text, "numbers": triage(text, []).numbers} for text in texts]
+    payload = {"kvcalc": str(tmp_path / "kvcalc.mjs"), "recompute": str(tmp_path / "recompute.mjs"),
+               "triage": str(STATIC / "triage.js"), "catalog": json.loads(json.dumps(catalog)), "rules": RULES, "cases": cases}
+    run = subprocess.run([NODE, "-e", SCRIPT], input=json.dumps(payload), capture_output=True, text=True, timeout=300, check=True)
+    results = json.loads(run.stdout)
+    shown = 0
+    for text, case, js in zip(texts, cases, results):
+        model = match_model(case["numbers"].get("model"), models)
+        assert js["model"] == (model.repo if model else None), text[:80]
+        py = json.loads(json.dumps(recompute_data(recompute_vllm(case["numbers"], None, model))))
+        assert not differences(py, js["figures"]), (text[:80], differences(py, js["figures"]))
+        assert js["telling"] == telling_line(text), text[:80]
+        llama = json.loads(json.dumps(recompute_data(recompute_llamacpp(case["numbers"], CTX_PAD))))
+        assert not differences(llama, js["llama"]), (text[:80], differences(llama, js["llama"]))
+        shown += py is not None
+    assert shown >= 5  # the corpus has pastes that print vLLM's KV memory, and LOG names a catalog model
