@@ -55,6 +55,8 @@ DIRECTIONS: Mapping[str, Direction] = {
     "ollama-gpu-oom": Direction("kv-needed", "room-after-weights"),
     "ollama-runner-crash": Direction("kv-needed", "room-after-weights"),
     "sglang-kv-pool": Direction("kv-needed", "kv-budget"),
+    "sglang-no-kv-pool": Direction("weights-on-gpu", "kv-budget"),
+    "sglang-pool-short": Direction("kv-needed", "kv-budget"),
 }
 
 # lever -> {quantity: +1 grows it, -1 shrinks it}. Only what the lever does by itself: a smaller
