@@ -336,6 +336,8 @@ def random_sglang(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
         r["swa_full_tokens_ratio"] = rng.choice([0.1, 0.5, 0.8, 1.0, 1.5])
     if rng.random() < 0.15:
         r["sglang_version"] = rng.choice(["0.5.23", "0.5.15", "0.5.5", "0.4.9", "0.4.3", "v0.4.3.post4", "latest"])
+    if rng.random() < 0.2:
+        r["max_running_requests"] = rng.choice([1, 8, 16, 48, 100, 4096, 0])
     return r
 
 
@@ -368,6 +370,7 @@ SGLANG_BOUND_SETTINGS: list[dict[str, Any]] = [
     {"gpu_memory_gib": 1048576}, {"gpu_memory_gib": 1048576.5}, {"gpu_memory_gib": 123456789012.25}, {"gpu_memory_gib": "24"},
     {"weights_gib": 2000000.5}, {"mem_fraction_static": 1048577}, {"mem_fraction_static": 0}, {"mem_fraction_static": -0.5},
     {"swa_full_tokens_ratio": 1e20 + 0.5}, {"swa_full_tokens_ratio": "0.5"},
+    {"max_running_requests": 10**6}, {"max_running_requests": 10**6 + 1}, {"max_running_requests": 0}, {"max_running_requests": 2},
 ]
 
 

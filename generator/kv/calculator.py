@@ -103,7 +103,7 @@ def ollama_constants() -> dict[str, Any]:
     }
 
 
-SGLANG_INT_KEYS = ("tensor_parallel_size", "page_size", "context_length", "max_total_tokens", "kv_cache_memory_bytes")
+SGLANG_INT_KEYS = ("tensor_parallel_size", "page_size", "context_length", "max_total_tokens", "kv_cache_memory_bytes", "max_running_requests")
 
 
 def sglang_constants() -> dict[str, Any]:

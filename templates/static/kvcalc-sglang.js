@@ -152,13 +152,14 @@ function prefillGraphSizes(maxBs) {
 }
 
 /** default_mem_fraction_static (v0.5.23, CUDA, text model, no speculative decoding or DP attention). */
-export function defaultMemFraction(gpuMib, tp, mla) {
+export function defaultMemFraction(gpuMib, tp, mla, maxRunning = null) {
   let chunk, bs;
   if (gpuMib < 20 * 1024) [chunk, bs] = [2048, 8];
   else if (gpuMib < 35 * 1024) [chunk, bs] = [4096, tp < 4 ? 48 : 160];
   else if (gpuMib < 60 * 1024) [chunk, bs] = [4096, tp < 4 ? 32 : 160];
   else if (gpuMib < 160 * 1024) [chunk, bs] = [8192, tp < 4 ? 256 : 512];
   else [chunk, bs] = [16384, 512];
+  if (maxRunning !== null) bs = Math.min(bs, maxRunning);
   let reserved = 512.0 + Math.max(chunk, 2048) * 1.5 + (tp * 1) / 8 * 1024;
   reserved += bs * 2;
   if (mla) reserved += 1.5 * 1024;
@@ -190,7 +191,7 @@ export function plan(S, G, hf, o) {
 }
 
 // ---------------------------------------------------------------- requests.answer_sglang_request
-const SGLANG_KEYS = new Set(["engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length", "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib", "max_total_tokens", "swa_full_tokens_ratio", "sglang_version"]);
+const SGLANG_KEYS = new Set(["engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length", "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib", "max_total_tokens", "swa_full_tokens_ratio", "sglang_version", "max_running_requests"]);
 
 // requests.py's integer keys take their range from generator.schema.BOUNDS (catalog: request_kinds, bounds).
 const commas = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
@@ -263,13 +264,15 @@ function answerSglang(r, cat) {
   if (budget !== null && budget < 0) fail(`kv_cache_memory_bytes must not be negative, got ${budget}`);
   let fraction = posFloat(S, r, "mem_fraction_static");
   const maxTotal = optInt(S, r, "max_total_tokens");
+  const maxRunning = optInt(S, r, "max_running_requests");
+  if (maxRunning !== null && maxRunning < 1) fail(`max_running_requests must be at least 1, got ${maxRunning}`);
   const o = { tp, kv_cache_dtype: dtype, page_size: page, max_total_tokens: maxTotal, context_len: ctx, release, ratio: ratio !== null ? ratio : S.default_swa_ratio, kv_cache_bytes: budget };
   let perRank = null;
   if (budget === null) {
     if (total === null) fail("give kv_cache_memory_bytes, or a gpu / gpu_memory_gib to estimate it from");
     if (weights === null) { const g = geometry(hf, G); weights = Number(weightShape(hf, g, cat.vllm)(g.layers, true, true)); }
     perRank = weights / tp;
-    if (fraction === null) fraction = defaultMemFraction(total / MiB, tp, geometry(hf, G).mla !== null);
+    if (fraction === null) fraction = defaultMemFraction(total / MiB, tp, geometry(hf, G).mla !== null, maxRunning);
     Object.assign(o, { gpu_total_bytes: total, weights_gb: perRank / GiB, mem_fraction_static: fraction });
   } else o.mem_fraction_static = fraction;
   let res;

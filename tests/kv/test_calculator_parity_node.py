@@ -82,6 +82,6 @@ def test_sglang_request_bounds_match(shipped) -> None:
     bound_errors = [a["error_input"] for a in answers if "at most" in a.get("error_input", "")]
     # Every key with a bound is refused past it, in the bound's own words.
     for key in ("page_size", "tensor_parallel_size", "max_total_tokens", "context_length", "kv_cache_memory_bytes",
-                "gpu_memory_gib", "weights_gib", "mem_fraction_static", "swa_full_tokens_ratio"):
+                "gpu_memory_gib", "weights_gib", "mem_fraction_static", "swa_full_tokens_ratio", "max_running_requests"):
         assert any(e.startswith(f"{key} must be at most") for e in bound_errors), key
     assert any("is not a size any GPU has" in a.get("error_input", "") for a in answers)
