@@ -583,11 +583,15 @@ def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | Non
             if fp8 is not None and (auto is None or fp8.context_length > auto.context_length):
                 chosen.append(fp8)
         if not any(o.fits_full for o in chosen):
-            two = option("tensor-parallel", 2, "auto")
-            if two is not None and not two.fits_full:
-                two = option("tensor-parallel", 2, "fp8_e4m3") or two
-            if two is not None and two.context_length > max((o.context_length for o in chosen), default=0):
-                chosen.append(two)
+            # The fewest GPUs that start: 2, else 4, else 8 (weights beyond two cards still get a launch line).
+            for tp in (2, 4, 8):
+                split = option("tensor-parallel", tp, "auto")
+                if split is not None:
+                    break
+            if split is not None and not split.fits_full:
+                split = option("tensor-parallel", split.tp, "fp8_e4m3") or split
+            if split is not None and split.context_length > max((o.context_length for o in chosen), default=0):
+                chosen.append(split)
     except (sglang.SglangInputError, GeometryError):
         return None  # a geometry the SGLang engine does not size: no SGLang section
     notes = _SGLANG_NOTES
