@@ -165,10 +165,10 @@ def offered_levers(error, levers: tuple) -> list:
 
 def offered_sections(error, sections: list[dict]) -> list[dict]:
     """command_sections' output with the blocks this error does not offer removed (and a section
-    left empty dropped)."""
+    left empty dropped; one that came without blocks is a note and stays)."""
     kept = []
     for section in sections:
         blocks = [b for b in section["blocks"] if offered(error, section["engine"], getattr(b, "lever", ""))]
-        if blocks:
+        if blocks or not section["blocks"]:
             kept.append({**section, "blocks": blocks})
     return kept

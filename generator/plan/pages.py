@@ -363,7 +363,7 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
         builder = {"vllm": vllm_blocks, "sglang": sglang_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
         engine_numbers = getattr(use_numbers, engine)
         blocks = builder(model, use_variant, engine_numbers)
-        if blocks:
+        if blocks or engine == "sglang":  # SGLang's section says so when no GPU count up to 8 starts
             section = {
                 "engine": engine,
                 "name": ENGINE_NAMES[engine],
@@ -375,7 +375,7 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
             }
             if engine == "sglang":
                 section["name"] = f"SGLang {engine_numbers.release}"
-                section["note"] = sglang_note(engine_numbers)
+                section["note"] = sglang_note(engine_numbers) + ("" if blocks else SGLANG_NONE_START)
             sections.append(section)
     return sections
 
@@ -383,6 +383,10 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
 def own_sections(error: ErrorSignature, sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """On SGLang's own error pages its blocks carry their levers, so only the fixes stay."""
     return sglang_pages.with_levers(sections) if error.engine == "sglang" else sections
+
+
+SGLANG_NONE_START = (" With --tp-size 2, 4 or 8 of these cards the weights per card still leave no room for a KV pool,"
+                     " so no SGLang command starts here.")
 
 
 def sglang_note(numbers: Any) -> str:
