@@ -686,7 +686,7 @@ _NAMESPACES = {
     "vllm": ("gpu.", "model.", "variant.", "weights.", "config.", "vllm."),
     "llamacpp": ("gpu.", "model.", "variant.", "weights.", "config.", "llamacpp."),
     "ollama": ("gpu.", "model.", "variant.", "weights.", "config.", "llamacpp.", "ollama."),
-    "sglang": ("gpu.", "model.", "variant.", "weights.", "config."),  # no SGLang pair numbers on pages yet
+    "sglang": ("gpu.", "model.", "variant.", "weights.", "config.", "sglang."),  # SGLang beside vLLM: vLLM checkpoints only
 }
 
 

@@ -54,6 +54,14 @@ QUANTITY_NAMES = frozenset(
         "llamacpp.max_ctx",
         "ollama.num_ctx",
         "ollama.kv_mib",
+        # SGLang beside vLLM, one GPU at its default fraction (generator/plan/sglang_pages.py quantities)
+        "sglang.release",
+        "sglang.mem_fraction_static",
+        "sglang.pre_model_load_gb",
+        "sglang.kv_budget_gb",
+        "sglang.pool_tokens",
+        "sglang.min_mem_fraction_static",
+        "sglang.context_len",
     }
 )
 
@@ -586,7 +594,9 @@ Scenario = Literal[
     "ollama-partial-offload",  # fits only partly on the GPU, so it is slow
     "ollama-gpu-oom",  # llama-server exits with cudaMalloc out of memory
     "ollama-runner-crash",  # the runner stops mid-request
-    "sglang-kv-pool",  # SGLang's KV pool at start-up and the limits it sets (hub pages only; no pair numbers yet)
+    "sglang-kv-pool",  # SGLang's KV pool at start-up and the limits it sets (hub pages only)
+    "sglang-no-kv-pool",  # SGLang: the weights load but leave no KV pool inside --mem-fraction-static
+    "sglang-pool-short",  # SGLang starts with a pool shorter than the context: long inputs are refused
     "llamacpp-not-memory",  # not a memory error: the build refuses a flag or setting it no longer has
 ]
 

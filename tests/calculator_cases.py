@@ -336,6 +336,8 @@ def random_sglang(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
         r["swa_full_tokens_ratio"] = rng.choice([0.1, 0.5, 0.8, 1.0, 1.5])
     if rng.random() < 0.15:
         r["sglang_version"] = rng.choice(["0.5.23", "0.5.15", "0.5.5", "0.4.9", "0.4.3", "v0.4.3.post4", "latest"])
+    if rng.random() < 0.2:
+        r["max_running_requests"] = rng.choice([1, 8, 16, 48, 100, 4096, 0])
     return r
 
 
@@ -347,4 +349,41 @@ def random_requests(calc: dict[str, Any], count: int, seed: int = SEED) -> list[
         request = rng.choice(makers)(rng, calc)
         request["id"] = f"random-{n}"
         out.append(request)
+    return out
+
+
+# --------------------------------------------------------------------------- SGLang at the request bounds
+
+SGLANG_BOUND_SETTINGS: list[dict[str, Any]] = [
+    # generator.schema.BOUNDS through requests._optional_int (upper bound, and its negative as the lower)
+    {"page_size": 10**6}, {"page_size": 10**6 + 1}, {"page_size": 0}, {"page_size": "16"},
+    {"tensor_parallel_size": 1024}, {"tensor_parallel_size": 1025}, {"tensor_parallel_size": -1024}, {"tensor_parallel_size": -1025},
+    {"tensor_parallel_size": True}, {"max_total_tokens": 2**27}, {"max_total_tokens": 2**27 + 1}, {"max_total_tokens": -(2**27) - 1},
+    {"max_total_tokens": 1.5}, {"context_length": 2**27}, {"context_length": 2**27 + 1}, {"context_length": "128M"},
+    {"context_length": "131072k"}, {"context_length": "9999T"}, {"context_length": "1" * 30}, {"context_length": "1" * 31},
+    {"context_length": "12345678901234567890"}, {"context_length": "99999999999999999999k"}, {"context_length": True},
+    {"context_length": "1.5K"}, {"context_length": 1.5}, {"context_length": "-5"},
+    {"kv_cache_memory_bytes": 2**50}, {"kv_cache_memory_bytes": 2**50 + 1}, {"kv_cache_memory_bytes": "1024T"},
+    {"kv_cache_memory_bytes": "1025T"}, {"kv_cache_memory_bytes": "2000T"}, {"kv_cache_memory_bytes": -1},
+    {"kv_cache_memory_bytes": "1.5t"}, {"kv_cache_memory_bytes": "1" * 40},
+    # requests._positive_float: above 0, at most MAX_GIB (non-integral values: JSON does not keep 1e9 a float)
+    {"gpu_memory_gib": 1048576}, {"gpu_memory_gib": 1048576.5}, {"gpu_memory_gib": 123456789012.25}, {"gpu_memory_gib": "24"},
+    {"weights_gib": 2000000.5}, {"mem_fraction_static": 1048577}, {"mem_fraction_static": 0}, {"mem_fraction_static": -0.5},
+    {"swa_full_tokens_ratio": 1e20 + 0.5}, {"swa_full_tokens_ratio": "0.5"},
+    {"max_running_requests": 10**6}, {"max_running_requests": 10**6 + 1}, {"max_running_requests": 0}, {"max_running_requests": 2},
+]
+
+
+def sglang_bound_requests(models: list[str]) -> list[dict[str, Any]]:
+    """Each bound setting on a GPU (estimated budget) and on a given budget, per model."""
+    out: list[dict[str, Any]] = []
+    for model in models:
+        for setting in SGLANG_BOUND_SETTINGS:
+            for base in ({"gpu_memory_gib": 80}, {"kv_cache_memory_bytes": "20G"}):
+                request = {"engine": "sglang", "model": model, **base, **setting}
+                if "gpu_memory_gib" in request and "kv_cache_memory_bytes" in request:
+                    del request["kv_cache_memory_bytes" if "gpu_memory_gib" in setting else "gpu_memory_gib"]
+                out.append(request)
+    for n, request in enumerate(out):
+        request["id"] = f"bound-{n}"
     return out

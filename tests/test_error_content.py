@@ -293,6 +293,7 @@ SCENARIOS_THE_PAIR_ENGINE_ASSIGNS = {
     "vllm-kv-too-small", "vllm-no-cache-blocks", "vllm-weights-oom",
     "llamacpp-kv-alloc", "llamacpp-context-fail",
     "ollama-partial-offload",
+    "sglang-no-kv-pool", "sglang-pool-short",  # pairs.sglang_scenario, beside vLLM
 }
 # The engine assigns vllm-sampler-warmup-oom too (a few large-vocabulary pairs at 1,024 sequences)
 # and vllm-startup-free-memory to an example that gives its free memory; no record generates

@@ -51,6 +51,7 @@ FORBIDDEN_PHRASES: tuple[str, ...] = (
 MODELLED = frozenset({
     "vllm-kv-too-small", "vllm-no-cache-blocks", "vllm-weights-oom", "vllm-startup-free-memory",
     "vllm-sampler-warmup-oom", "llamacpp-kv-alloc", "llamacpp-context-fail", "ollama-partial-offload",
+    "sglang-no-kv-pool", "sglang-pool-short",
 })
 # Scenarios that fail before or while loading the weights: the failure is that budget, so the
 # worked example may show a negative KV cache.
@@ -206,7 +207,7 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
             # its numbers must be the engine's, but "below what failed" applies to the reader's own run.
             own_run = engine == error.engine and not section.get("other_build")
             issues.extend(_number_problems(url, what, block, lever if own_run else "", engine,
-                                           engine_numbers if engine in ("vllm", "llamacpp", "ollama") else None, direction))
+                                           engine_numbers, direction))
     if numbers.vllm is not None:
         known = set(numbers.vllm.levers)
         for lever in view.get("levers", ()):
@@ -266,6 +267,21 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
         for value in _flag_values(argv, "-ngl"):
             if int(value) != l.gpu_layers_that_fit:
                 problem(f"-ngl {value} differs from the engine's {l.gpu_layers_that_fit}")
+    elif engine == "sglang":
+        s = engine_numbers
+        if s is None:
+            return out
+        values = {flag: _flag_values(argv, flag) for flag in ("--tp-size", "--mem-fraction-static", "--context-length", "--kv-cache-dtype")}
+        options = [o for o in s.options
+                   if values["--tp-size"] == [str(o.tp)] and values["--context-length"] == [str(o.context_length)]
+                   and [float(f) for f in values["--mem-fraction-static"]] == [o.mem_fraction_static]
+                   and values["--kv-cache-dtype"] == ([] if o.kv_cache_dtype == "auto" else [o.kv_cache_dtype])]
+        if not options:
+            problem(f"sglang.launch_server flags {' '.join(argv[3:])} are not an SGLang option the engine computed for this pair")
+            return out
+        one = s.one_gpu
+        if lever in ("fp8-kv", "tensor-parallel") and one is not None and one.tokens and options[0].tokens <= one.tokens:
+            problem(f"{lever} gives a pool of {options[0].tokens:,} tokens, not more than the {one.tokens:,} that failed")
     elif engine == "ollama":
         o = engine_numbers
         if o is None:

@@ -158,6 +158,24 @@ class SglangNumbers:
     options: tuple[SglangOption, ...]  # the ones that start, best first
     error: str | None  # what SGLang raises on one GPU at its default fraction, when it does not start
     assumptions: tuple[str, ...]
+    one_gpu: SglangOneGpu | None = None  # the pool on one GPU at the default fraction, started or not
+
+
+@_pickled_as_calls
+@dataclass(frozen=True, slots=True)
+class SglangOneGpu:
+    """SGLang's budget on one GPU at its default --mem-fraction-static and the model's dtype (estimated:
+    the free memory before loading is the card's total less the startup overhead)."""
+
+    mem_fraction_static: float
+    weights_gb: float  # what loading takes (GB = 2**30 bytes, as SGLang prints)
+    reserve_gb: float  # pre_model_load_gb x (1 - mem_fraction_static): activations, CUDA graphs
+    kv_budget_gb: float  # rest_memory: pre - weights - reserve; <= 0 means no pool
+    min_mem_fraction_static: float  # the fraction at which the budget is zero (v0.5.23's "minimum viable")
+    kv_bytes_per_token: float
+    tokens: int  # max_total_num_tokens (0 when SGLang does not start)
+    max_req_input_len: int | None  # longest input the scheduler admits, None when it does not start
+    log_line: str  # "KV Cache is allocated. ..." ("" when it does not start)
 
 
 @_pickled_as_calls
@@ -565,17 +583,22 @@ def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | Non
             if fp8 is not None and (auto is None or fp8.context_length > auto.context_length):
                 chosen.append(fp8)
         if not any(o.fits_full for o in chosen):
-            two = option("tensor-parallel", 2, "auto")
-            if two is not None and not two.fits_full:
-                two = option("tensor-parallel", 2, "fp8_e4m3") or two
-            if two is not None and two.context_length > max((o.context_length for o in chosen), default=0):
-                chosen.append(two)
+            # The fewest GPUs that start: 2, else 4, else 8 (weights beyond two cards still get a launch line).
+            for tp in (2, 4, 8):
+                split = option("tensor-parallel", tp, "auto")
+                if split is not None:
+                    break
+            if split is not None and not split.fits_full:
+                split = option("tensor-parallel", split.tp, "fp8_e4m3") or split
+            if split is not None and split.context_length > max((o.context_length for o in chosen), default=0):
+                chosen.append(split)
     except (sglang.SglangInputError, GeometryError):
         return None  # a geometry the SGLang engine does not size: no SGLang section
     notes = _SGLANG_NOTES
     if any(o.kv_cache_dtype != "auto" for o in chosen) and _capability(gpu) is not None and _capability(gpu) < (8, 9):
         notes += ("The fp8_e4m3 KV cache figures assume SGLang's attention backend on this GPU accepts it; before compute "
                   "capability 8.9 there is no native FP8, so check its startup log.",)
+    one_gpu = _sglang_one_gpu(config, total, weights, smi_mib, context, mla, auto)
     return SglangNumbers(
         release=sglang.RELEASE,
         config_context_len=context,
@@ -585,7 +608,49 @@ def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | Non
         options=tuple(chosen),
         error=errors.get((1, "auto")),
         assumptions=notes,
+        one_gpu=one_gpu,
     )
+
+
+def _sglang_one_gpu(config: dict, total: int, weights: int, smi_mib: float, context: int, mla: bool,
+                    auto: SglangOption | None) -> SglangOneGpu:
+    fraction = sglang.default_mem_fraction_static(smi_mib, tp=1, mla=mla).mem_fraction_static
+    pre = total / sglang.GB - sglang.STARTUP_OVERHEAD_GB
+    weights_gb = weights / sglang.GB
+    budget = sglang.rest_memory_gb(pre - weights_gb, pre, fraction)
+    per_token = sglang.cell_size(config).per_token
+    tokens = auto.tokens if auto is not None else 0
+    return SglangOneGpu(
+        mem_fraction_static=fraction,
+        weights_gb=weights_gb,
+        reserve_gb=pre * (1 - fraction),
+        kv_budget_gb=budget,
+        min_mem_fraction_static=sglang.min_mem_fraction_static(pre - weights_gb, pre),
+        kv_bytes_per_token=per_token,
+        tokens=tokens,
+        max_req_input_len=sglang.max_req_input_len(context, tokens) if auto is not None else None,
+        log_line=auto.log_line if auto is not None else "",
+    )
+
+
+# A prompt as long as the pool, checked against --context-length first: the pool must be this far below the
+# context so that SGLang's reserved tokens (0.5.15+) do not make the context check the one that fires.
+SGLANG_SHORT_POOL_MARGIN = 128
+
+
+def sglang_scenario(numbers: SglangNumbers | None) -> str | None:
+    """The SGLang error a pair reaches on one GPU at SGLang's defaults, from the numbers beside vLLM's:
+    no KV pool when the weights load but leave nothing inside the fraction (weights beyond the memory
+    itself fail in torch while loading instead), and a pool shorter than the context when it starts."""
+    one = numbers.one_gpu if numbers is not None else None
+    if one is None:
+        return None
+    pre = numbers.pre_model_load_gb
+    if one.tokens == 0:
+        return "sglang-no-kv-pool" if one.kv_budget_gb <= 0 and one.weights_gb < pre else None
+    if one.tokens + SGLANG_SHORT_POOL_MARGIN <= numbers.config_context_len:
+        return "sglang-pool-short"
+    return None
 
 
 def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, layout: llama.KvLayout) -> LlamaNumbers:
@@ -722,6 +787,9 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         if scenario:
             scenarios.append(scenario)
         sglang_numbers = _sglang_numbers(gpu, work.config, weights)
+        scenario = sglang_scenario(sglang_numbers)
+        if scenario:
+            scenarios.append(scenario)
     else:
         # One layout for both engines and every GPU: it keeps what sizing its cache derives (KvLayout._memo).
         layout = work.layout

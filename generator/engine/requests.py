@@ -110,7 +110,7 @@ _REQUEST_KIND = {
     "gpu_count": "gpus", "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "block_size": "count",
     "kv_cache_memory_bytes": "bytes", "available_kv_cache_bytes": "bytes", "max_num_batched_tokens": "tokens",
     "max_num_seqs": "count",
-    "page_size": "count", "context_length": "tokens", "max_total_tokens": "tokens",  # SGLang
+    "page_size": "count", "context_length": "tokens", "max_total_tokens": "tokens", "max_running_requests": "count",  # SGLang
 }
 # A batch is answered in one process: at most this many requests, each at most this big as JSON.
 MAX_REQUESTS = 1_000
@@ -264,7 +264,7 @@ def answer_vllm_request(request: Mapping[str, Any], models: Mapping[str, Any] | 
 SGLANG_KEYS = frozenset({
     "engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length",
     "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib",
-    "max_total_tokens", "swa_full_tokens_ratio", "sglang_version",
+    "max_total_tokens", "swa_full_tokens_ratio", "sglang_version", "max_running_requests",
 })
 MiB = 1 << 20
 
@@ -312,6 +312,10 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
         raise RequestError(f"kv_cache_memory_bytes must not be negative, got {budget}")
     fraction = _positive_float(request, "mem_fraction_static")
     max_total_tokens = _optional_int(request, "max_total_tokens")
+    # Only SGLang's default fraction reads it (fewer CUDA graphs to capture, a smaller reserve).
+    max_running_requests = _optional_int(request, "max_running_requests")
+    if max_running_requests is not None and max_running_requests < 1:
+        raise RequestError(f"max_running_requests must be at least 1, got {max_running_requests}")
 
     common = dict(tp=tp, kv_cache_dtype=kv_cache_dtype, page_size=page_size, max_total_tokens=max_total_tokens,
                   context_len=context_len, release=release,
@@ -325,7 +329,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
         weights_per_rank = weights_bytes / tp
         if fraction is None:
             mla = geometry_from_hf_config(hf_config).mla is not None
-            fraction = sglang.default_mem_fraction_static(total / MiB, tp=tp, mla=mla).mem_fraction_static
+            fraction = sglang.default_mem_fraction_static(total / MiB, tp=tp, mla=mla, max_running_requests=max_running_requests).mem_fraction_static
         common.update(gpu_total_bytes=total, weights_gb=weights_per_rank / sglang.GB, mem_fraction_static=fraction)
     else:
         common.update(kv_cache_bytes=budget, mem_fraction_static=fraction)

@@ -16,7 +16,8 @@ from generator.engine import geometry as geo
 from generator.engine import llamacpp, ollama, sglang, vllm
 from generator.engine import vllm_releases as releases
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
-from generator.schema import Dataset
+from generator.engine.requests import _REQUEST_KIND
+from generator.schema import BOUNDS, MAX_GIB, Dataset
 
 CATALOG_PATH = "static/kvcalc-catalog.json"
 GIB = 1 << 30
@@ -108,6 +109,9 @@ def ollama_constants() -> dict[str, Any]:
     }
 
 
+SGLANG_INT_KEYS = ("tensor_parallel_size", "page_size", "context_length", "max_total_tokens", "kv_cache_memory_bytes", "max_running_requests")
+
+
 def sglang_constants() -> dict[str, Any]:
     """generator/engine/sglang.py's tables for kvcalc-sglang.js."""
     return {
@@ -122,6 +126,10 @@ def sglang_constants() -> dict[str, Any]:
         "torch_kv_dtypes": dict(sglang._TORCH_KV_DTYPES),
         "torch_model_dtypes": dict(sglang._TORCH_MODEL_DTYPES),
         "not_enough_memory": sglang.NOT_ENOUGH_MEMORY,
+        # The batch API's bounds on SGLang's request keys (requests.py _REQUEST_KIND, _positive_float).
+        "request_kinds": {key: _REQUEST_KIND[key] for key in SGLANG_INT_KEYS},
+        "bounds": {_REQUEST_KIND[key]: list(BOUNDS[_REQUEST_KIND[key]]) for key in SGLANG_INT_KEYS},
+        "max_gib": MAX_GIB,
     }
 
 

@@ -98,6 +98,7 @@ def add_kv_parser(subparsers: Any) -> None:
     sg.add_argument("--kv-cache-memory-bytes", metavar="N", help="bytes one rank's pool gets (8G = 8 GiB); skips the GPU estimate")
     sg.add_argument("--weights-gib", type=float, metavar="W", help="checkpoint size in GiB (default: catalog, else parameters x bits)")
     sg.add_argument("--max-total-tokens", type=int, metavar="N")
+    sg.add_argument("--max-running-requests", type=int, metavar="N", help="caps the decode CUDA graphs, so the default fraction")
     sg.add_argument("--swa-full-tokens-ratio", type=float, metavar="R")
     sg.add_argument("--sglang-version", metavar="V", help="release whose log lines to print (default 0.5.23)")
     sg.add_argument("--json", action="store_true", help="print the answer as JSON")
@@ -113,7 +114,7 @@ _VLLM_FLAGS = (
 _SGLANG_FLAGS = (
     "model", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length", "kv_cache_dtype", "page_size",
     "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib", "max_total_tokens", "swa_full_tokens_ratio",
-    "sglang_version",
+    "sglang_version", "max_running_requests",
 )
 
 

@@ -112,7 +112,8 @@ def sglang_blocks(model: Model, variant: ModelVariant, numbers: SglangNumbers) -
             continue
         context = f"{option.context_length:,} tokens"
         if option.lever == "tensor-parallel":
-            title = f"Two GPUs (--tp-size 2){', fp8_e4m3 KV cache' if option.kv_cache_dtype != 'auto' else ''}: {context}"
+            gpus = "Two GPUs" if option.tp == 2 else f"{option.tp} GPUs"
+            title = f"{gpus} (--tp-size {option.tp}){', fp8_e4m3 KV cache' if option.kv_cache_dtype != 'auto' else ''}: {context}"
         elif option.kv_cache_dtype != "auto":
             title = f"fp8_e4m3 KV cache: {context}"
         elif option.fits_full:

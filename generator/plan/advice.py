@@ -60,6 +60,8 @@ DIRECTIONS: Mapping[str, Direction] = {
     "sglang-kv-pool": Direction("kv-needed", "kv-budget"),
     # Not a memory error: nothing is too big for the GPU; the command names a flag the build dropped.
     "llamacpp-not-memory": Direction("flags-not-accepted", "build-options"),
+    "sglang-no-kv-pool": Direction("weights-on-gpu", "kv-budget"),
+    "sglang-pool-short": Direction("kv-needed", "kv-budget"),
 }
 
 # lever -> {quantity: +1 grows it, -1 shrinks it}. Only what the lever does by itself: a smaller
@@ -178,13 +180,13 @@ def needs_own_engine_command(error) -> bool:
 
 def offered_sections(error, sections: list[dict]) -> list[dict]:
     """command_sections' output with the blocks this error does not offer removed (and a section
-    left empty dropped). Other engines' sections are alternatives to the reader's own commands, never
-    a substitute: with no command of the error's own engine left, the page shows none (but see
-    needs_own_engine_command)."""
+    left empty dropped; one that came without blocks is a note and stays). Other engines' sections are
+    alternatives to the reader's own commands, never a substitute: with no command of the error's own
+    engine left, the page shows none (but see needs_own_engine_command)."""
     kept = []
     for section in sections:
         blocks = [b for b in section["blocks"] if offered(error, section["engine"], getattr(b, "lever", ""))]
-        if blocks:
+        if blocks or not section["blocks"]:
             kept.append({**section, "blocks": blocks})
     if needs_own_engine_command(error) and not any(section["engine"] == error.engine for section in kept):
         return []

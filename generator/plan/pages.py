@@ -17,6 +17,7 @@ from urllib.parse import quote_plus
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
+from generator.plan import sglang_pages
 from generator.plan.advice import offered_levers, offered_sections
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
@@ -264,6 +265,7 @@ def pair_quantities(gpu: Gpu, model: Model, variant: ModelVariant, numbers: Pair
                 "llamacpp.gpu_layers": f"{l.gpu_layers_that_fit} of {l.num_layers}",
             }
         )
+    q.update(sglang_pages.quantities(numbers))
     o = numbers.ollama
     if o is not None:
         q.update({"ollama.num_ctx": tokens(o.num_ctx), "ollama.kv_mib": mib(o.kv_bytes),
@@ -362,7 +364,7 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
         builder = {"vllm": vllm_blocks, "sglang": sglang_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
         engine_numbers = getattr(use_numbers, engine)
         blocks = builder(model, use_variant, engine_numbers)
-        if blocks:
+        if blocks or engine == "sglang":  # SGLang's section says so when no GPU count up to 8 starts
             section = {
                 "engine": engine,
                 "name": ENGINE_NAMES[engine],
@@ -374,9 +376,18 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
             }
             if engine == "sglang":
                 section["name"] = f"SGLang {engine_numbers.release}"
-                section["note"] = sglang_note(engine_numbers)
+                section["note"] = sglang_note(engine_numbers) + ("" if blocks else SGLANG_NONE_START)
             sections.append(section)
     return sections
+
+
+def own_sections(error: ErrorSignature, sections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """On SGLang's own error pages its blocks carry their levers, so only the fixes stay."""
+    return sglang_pages.with_levers(sections) if error.engine == "sglang" else sections
+
+
+SGLANG_NONE_START = (" With --tp-size 2, 4 or 8 of these cards the weights per card still leave no room for a KV pool,"
+                     " so no SGLang command starts here.")
 
 
 def sglang_note(numbers: Any) -> str:
@@ -394,8 +405,12 @@ def sglang_note(numbers: Any) -> str:
 def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], numbers: PairNumbers) -> str:
     """What the engine prints for this pair when the pair hits this error; else the record's
     signature with the slots this pair can fill filled in."""
-    engine_numbers = getattr(numbers, error.engine, None)  # None for engines without pair numbers (SGLang)
-    if engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
+    if error.engine == "sglang":
+        own = sglang_pages.error_text(error.scenario, numbers)
+        if own is not None:
+            return own
+    engine_numbers = getattr(numbers, error.engine, None)
+    if error.engine != "sglang" and engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
         return engine_numbers.error
     return fill_slots(error.signature, slot_values(records, numbers))
 
@@ -422,7 +437,7 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
         "fixes": [{"lever": f.lever, "note": fill(f.note, q), "memory": f.memory} for f in error.fixes],
         "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
         # Only levers that move what is too big down or what is too small up (generator/plan/advice.py).
-        "commands": offered_sections(error, command_sections(model, variant, inputs.command_builds)),
+        "commands": offered_sections(error, own_sections(error, command_sections(model, variant, inputs.command_builds))),
         "levers": offered_levers(error, numbers.vllm.levers) if numbers.vllm is not None else [],
         "links": inputs.links,
         "fits_elsewhere": inputs.fits_elsewhere,
@@ -627,7 +642,7 @@ class _Planner:
     def fingerprint(engine: str, numbers: PairNumbers) -> bytes:
         """The figures a reader compares, without names: equal fingerprints mean a page says nothing
         its sibling does not. A digest, not the figures: the guard keeps one per page of an error."""
-        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[engine]
+        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama, "sglang": numbers.sglang}[engine]
         figures = (numbers.model, numbers.variant, _figures(engine_numbers) if engine_numbers is not None else None)
         return hashlib.blake2b(repr(figures).encode(), digest_size=16).digest()
 
@@ -705,7 +720,7 @@ class _Planner:
         unit.featured = self._relevant_pairs(error, unit.keys)
         for numbers in candidates:
             gpu, model, variant = self.records(numbers.key)
-            if error.engine not in variant.engines:
+            if not (sglang_pages.runs(numbers) if error.engine == "sglang" else error.engine in variant.engines):
                 unit.thin["engine cannot run this variant"] += 1
                 continue
             url = pair_url(error.id, gpu.id, model.id, variant.id)
@@ -750,6 +765,7 @@ class _Planner:
             for key in self.results:
                 for name in self._variants[(key[1], key[2])].engines:
                     self._runnable[name] += 1
+            self._runnable["sglang"] = sglang_pages.runnable_count(self.results)
         return self._runnable[engine]
 
     def pair_title(self, error: ErrorSignature, gpu: Gpu, model: Model, variant: ModelVariant, numbers: PairNumbers) -> tuple[str, str]:
@@ -770,6 +786,8 @@ class _Planner:
                 f"{model.name} {variant.name} on {short_gpu(gpu)}: KV {mib(l.kv_bytes)} at -c {l.ctx_size:,}; "
                 f"fits -c {l.max_ctx_f16:,} (f16) or {l.max_ctx_q8_0:,} (q8_0)."
             )
+        elif error.engine == "sglang" and sglang_pages.runs(numbers):
+            verdict, desc = sglang_pages.title_parts(short_gpu(gpu), model, variant, numbers, gib(gpu_memory_bytes(gpu)))
         else:
             o = numbers.ollama
             assert o is not None

@@ -152,13 +152,14 @@ function prefillGraphSizes(maxBs) {
 }
 
 /** default_mem_fraction_static (v0.5.23, CUDA, text model, no speculative decoding or DP attention). */
-export function defaultMemFraction(gpuMib, tp, mla) {
+export function defaultMemFraction(gpuMib, tp, mla, maxRunning = null) {
   let chunk, bs;
   if (gpuMib < 20 * 1024) [chunk, bs] = [2048, 8];
   else if (gpuMib < 35 * 1024) [chunk, bs] = [4096, tp < 4 ? 48 : 160];
   else if (gpuMib < 60 * 1024) [chunk, bs] = [4096, tp < 4 ? 32 : 160];
   else if (gpuMib < 160 * 1024) [chunk, bs] = [8192, tp < 4 ? 256 : 512];
   else [chunk, bs] = [16384, 512];
+  if (maxRunning !== null) bs = Math.min(bs, maxRunning);
   let reserved = 512.0 + Math.max(chunk, 2048) * 1.5 + (tp * 1) / 8 * 1024;
   reserved += bs * 2;
   if (mla) reserved += 1.5 * 1024;
@@ -190,29 +191,50 @@ export function plan(S, G, hf, o) {
 }
 
 // ---------------------------------------------------------------- requests.answer_sglang_request
-const SGLANG_KEYS = new Set(["engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length", "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib", "max_total_tokens", "swa_full_tokens_ratio", "sglang_version"]);
+const SGLANG_KEYS = new Set(["engine", "id", "model", "hf_config", "gpu", "gpu_memory_gib", "tensor_parallel_size", "context_length", "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib", "max_total_tokens", "swa_full_tokens_ratio", "sglang_version", "max_running_requests"]);
 
+// requests.py's integer keys take their range from generator.schema.BOUNDS (catalog: request_kinds, bounds).
+const commas = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+// schema._short: a long repr is cut to its first 20 characters and its length. A number past 2^53 came
+// from a float (JSON loses the difference), so it is worded as Python's repr(float) words it.
+function short(v) {
+  const float = typeof v === "number" && isFinite(v) && !Number.isSafeInteger(v) && Number.isInteger(v);
+  const text = typeof v === "bigint" ? String(v) : float ? reprFloat(v) : repr(v);
+  return text.length <= 40 ? text : `${text.slice(0, 20)}... (${text.length} characters)`;
+}
+
+/** parse_human_int; numbers past 2^53 come back as BigInt so the bound check words them exactly. */
 function humanInt(v, name) {
   if (typeof v === "boolean") fail(`${name} must be an integer, got ${repr(v)}`);
   if (isInt(v)) return v;
   const m = typeof v === "string" ? /^(\d+(?:\.\d+)?)([kKmMgGtT]?)$/.exec(v.trim()) : null;
   if (!m) fail(`${name} must be an integer like 32768, 32k or 32K, got ${repr(v)}`);
-  const dec = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 }, bin = { K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40 };
+  const dec = { k: 1e3, m: 1e6, g: 1e9, t: 1e12 }, bin = { K: 10n, M: 20n, G: 30n, T: 40n };
   if (m[1].includes(".") && !dec[m[2]]) fail(`${name} ${repr(v)}: decimals need a lower-case suffix (k, m, g, t)`);
-  return bin[m[2]] ? parseInt(m[1], 10) * bin[m[2]] : Math.trunc(parseFloat(m[1]) * (dec[m[2]] || 1));
+  if (m[1].length > 30) fail(`${name} ${short(v)} is not a size any GPU has`);
+  const n = bin[m[2]] ? BigInt(m[1]) << bin[m[2]] : BigInt(Math.trunc(parseFloat(m[1]) * (dec[m[2]] || 1)));
+  return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n;
 }
-function posFloat(r, k) {
+/** schema.check_int with requests.py's low bound (minus the upper one: the engine words the minimum). */
+function checkInt(S, v, name) {
+  const [, hi, what] = S.bounds[S.request_kinds[name]];
+  if (typeof v !== "bigint" && !isInt(v)) fail(`${name} must be an integer, got ${short(v)}`);
+  if (v < -hi) fail(`${name} must be at least ${-hi}, got ${String(v)}`);
+  if (v > hi) fail(`${name} must be at most ${commas(hi)} (${what}), got ${short(v)}`);
+  return Number(v);
+}
+/** requests._positive_float: schema.check_number(value, key, 0, MAX_GIB). */
+function posFloat(S, r, k) {
   const v = get(r, k);
   if (v === null) return null;
   if (typeof v !== "number" || !isFinite(v) || v <= 0) fail(`${k} must be a positive number, got ${repr(v)}`);
+  if (v > S.max_gib) fail(`${k} must be at most ${commas(S.max_gib)}, got ${short(v)}`);
   return v;
 }
-function optInt(r, k, human = false) {
+function optInt(S, r, k, human = false) {
   const v = get(r, k);
   if (v === null) return null;
-  if (human) return humanInt(v, k);
-  if (!isInt(v)) fail(`${k} must be an integer, got ${repr(v)}`);
-  return v;
+  return checkInt(S, human ? humanInt(v, k) : v, k);
 }
 const lookup = (cat, key, what) => (has(cat, key) ? cat[key] : fail(`unknown ${what} ${repr(key)}`));
 
@@ -224,31 +246,33 @@ function answerSglang(r, cat) {
   let hf, weights = null;
   if (has(r, "model")) { const e = lookup(cat.models, String(r.model), "model"); hf = e.hf_config; weights = get(e, "weights_bytes"); } else hf = r.hf_config;
   if (!isObj(hf)) fail("hf_config must be the config.json object");
-  const wg = posFloat(r, "weights_gib");
+  const wg = posFloat(S, r, "weights_gib");
   if (wg !== null) weights = roundInt(wg * GiB);
   if (has(r, "gpu") && has(r, "gpu_memory_gib")) fail("give gpu or gpu_memory_gib, not both");
   let total = null;
   if (has(r, "gpu")) total = lookup(cat.gpus, String(r.gpu), "gpu").total_bytes;
-  else if (has(r, "gpu_memory_gib")) total = roundInt(posFloat(r, "gpu_memory_gib") * GiB);
-  const tp = optInt(r, "tensor_parallel_size") || 1, page = optInt(r, "page_size") || 1;
+  else if (has(r, "gpu_memory_gib")) total = roundInt(posFloat(S, r, "gpu_memory_gib") * GiB);
+  const tp = optInt(S, r, "tensor_parallel_size") || 1, page = optInt(S, r, "page_size") || 1;
   if (tp < 1) fail(`tensor_parallel_size must be at least 1, got ${tp}`);
   const dtype = get(r, "kv_cache_dtype", "auto");
   if (typeof dtype !== "string") fail(`kv_cache_dtype must be a string, got ${repr(dtype)}`);
-  const release = String(get(r, "sglang_version") || S.release), ratio = posFloat(r, "swa_full_tokens_ratio");
-  let ctx = optInt(r, "context_length", true);
+  const release = String(get(r, "sglang_version") || S.release), ratio = posFloat(S, r, "swa_full_tokens_ratio");
+  let ctx = optInt(S, r, "context_length", true);
   if (ctx === null) ctx = deriveMaxLen(hf, cat.vllm).value;
   else if (ctx < 1) fail(`context_length must be at least 1, got ${ctx}`);
-  const budget = optInt(r, "kv_cache_memory_bytes", true);
+  const budget = optInt(S, r, "kv_cache_memory_bytes", true);
   if (budget !== null && budget < 0) fail(`kv_cache_memory_bytes must not be negative, got ${budget}`);
-  let fraction = posFloat(r, "mem_fraction_static");
-  const maxTotal = optInt(r, "max_total_tokens");
+  let fraction = posFloat(S, r, "mem_fraction_static");
+  const maxTotal = optInt(S, r, "max_total_tokens");
+  const maxRunning = optInt(S, r, "max_running_requests");
+  if (maxRunning !== null && maxRunning < 1) fail(`max_running_requests must be at least 1, got ${maxRunning}`);
   const o = { tp, kv_cache_dtype: dtype, page_size: page, max_total_tokens: maxTotal, context_len: ctx, release, ratio: ratio !== null ? ratio : S.default_swa_ratio, kv_cache_bytes: budget };
   let perRank = null;
   if (budget === null) {
     if (total === null) fail("give kv_cache_memory_bytes, or a gpu / gpu_memory_gib to estimate it from");
     if (weights === null) { const g = geometry(hf, G); weights = Number(weightShape(hf, g, cat.vllm)(g.layers, true, true)); }
     perRank = weights / tp;
-    if (fraction === null) fraction = defaultMemFraction(total / MiB, tp, geometry(hf, G).mla !== null);
+    if (fraction === null) fraction = defaultMemFraction(total / MiB, tp, geometry(hf, G).mla !== null, maxRunning);
     Object.assign(o, { gpu_total_bytes: total, weights_gb: perRank / GiB, mem_fraction_static: fraction });
   } else o.mem_fraction_static = fraction;
   let res;

@@ -1,8 +1,8 @@
 // The in-page calculator: a form over kvcalc.js. The static page already shows its own pair's numbers;
 // this only adds the form. Settings live in the URL query so a result can be shared.
 // The engine and the catalog load by their fingerprinted URLs (data attributes), as /static/ caches for a year;
-// llama.cpp and Ollama (kvcalc-llama.js) only once the reader picks one of them.
-let K, llamaLoading = null;
+// llama.cpp and Ollama (kvcalc-llama.js) and SGLang (kvcalc-sglang.js) only once the reader picks one of them.
+let K, llamaLoading = null, sglangLoading = null;
 
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
@@ -13,7 +13,8 @@ const $ = (tag, attrs = {}, ...kids) => {
 const RAW = [["L", "Layers", "num_hidden_layers"], ["H", "Attention heads", "num_attention_heads"], ["KV", "KV heads", "num_key_value_heads"],
   ["D", "Head dim", "head_dim"], ["hid", "Hidden size", "hidden_size"], ["ff", "Intermediate size", "intermediate_size"],
   ["voc", "Vocabulary", "vocab_size"], ["ctx", "Context (max_position_embeddings)", "max_position_embeddings"]];
-const ENGINES = { vllm: "vLLM", llamacpp: "llama.cpp", ollama: "Ollama" };
+const ENGINES = { vllm: "vLLM", sglang: "SGLang", llamacpp: "llama.cpp", ollama: "Ollama" };
+const SGLANG_KV = ["auto", "fp8_e4m3", "fp8_e5m2", "bf16"];
 
 function field(name, label, control, hint) {
   control.id = "kc-" + name;
@@ -61,6 +62,13 @@ async function start(root) {
     nc: [number({ min: "4", step: "1024", placeholder: "Ollama's default" }), ""],
     onp: [number({ min: "1", step: "1" }), "1"],
     okv: [select(["f16", "q8_0", "q4_0"].map((x) => [x, x])), "f16"],
+    sf: [number({ min: "0.05", max: "1", step: "0.01", placeholder: "SGLang's default" }), ""],
+    sctx: [$("input", { type: "text", inputmode: "numeric", pattern: "[0-9]*[kKmM]?", placeholder: "model maximum" }), ""],
+    smrr: [number({ min: "1", step: "1", placeholder: "not set" }), ""],
+    sps: [select(["1", "16", "32", "64"].map((x) => [x, x])), "1"],
+    skv: [select(SGLANG_KV.map((x) => [x, x])), "auto"],
+    stp: [select(["1", "2", "4", "8"].map((x) => [x, x])), "1"],
+    smtt: [number({ min: "1", step: "1", placeholder: "not set" }), ""],
   };
   const get = (k) => (controls[k][0].type === "checkbox" ? controls[k][0].checked : controls[k][0].value);
   const set = (k, v) => { const c = controls[k][0]; if (c.type === "checkbox") c.checked = v === true || v === "1"; else c.value = v; };
@@ -78,7 +86,13 @@ async function start(root) {
       field("pp", "--pipeline-parallel-size", controls.pp[0]), field("eager", "--enforce-eager", controls.eager[0])),
     $("fieldset", { "data-group": "llamacpp" }, $("legend", {}, "llama-server settings"), field("c", "-c (context)", controls.c[0]), field("ctk", "-ctk / -ctv", controls.ctk[0]), field("np", "-np (slots)", controls.np[0])),
     $("fieldset", { "data-group": "ollama" }, $("legend", {}, "Ollama server settings"), field("nc", "OLLAMA_CONTEXT_LENGTH", controls.nc[0], "blank: the default for this much VRAM"),
-      field("onp", "OLLAMA_NUM_PARALLEL", controls.onp[0]), field("okv", "OLLAMA_KV_CACHE_TYPE", controls.okv[0])));
+      field("onp", "OLLAMA_NUM_PARALLEL", controls.onp[0]), field("okv", "OLLAMA_KV_CACHE_TYPE", controls.okv[0])),
+    $("fieldset", { "data-group": "sglang" }, $("legend", {}, "SGLang settings"),
+      field("sf", "--mem-fraction-static", controls.sf[0], "blank: SGLang's default for this GPU and --tp"),
+      field("sctx", "--context-length", controls.sctx[0], "blank: the model's, from config.json"),
+      field("smrr", "--max-running-requests", controls.smrr[0], "blank: not set; also lowers the default fraction's CUDA-graph reserve"),
+      field("sps", "--page-size", controls.sps[0]), field("skv", "--kv-cache-dtype", controls.skv[0]), field("stp", "--tp", controls.stp[0]),
+      field("smtt", "--max-total-tokens", controls.smtt[0], "blank: the whole pool the memory allows")));
   form.addEventListener("submit", (ev) => ev.preventDefault());
   const out = $("div", { class: "kc-out", "aria-live": "polite" });
   root.querySelector("[data-kvcalc-root]").append(form, out);
@@ -98,18 +112,23 @@ async function start(root) {
   });
 
   function engines() {
+    // SGLang serves the checkpoints vLLM serves (its numbers sit beside vLLM's on the pages).
     const entry = cat.models[get("m")];
-    return entry ? entry.variant.engines : Object.keys(ENGINES);
+    if (!entry) return Object.keys(ENGINES);
+    return entry.variant.engines.includes("vllm") ? ["vllm", "sglang", ...entry.variant.engines.filter((e) => e !== "vllm")] : entry.variant.engines;
   }
   async function update() {
-    if (get("e") !== "vllm" || engines()[0] !== "vllm") llamaLoading = llamaLoading || import(root.dataset.llamaSrc).then((m) => m.install(K));
+    const wanted = get("e"), first = engines()[0];
+    if ((wanted !== "vllm" && wanted !== "sglang") || (first !== "vllm" && first !== "sglang")) llamaLoading = llamaLoading || import(root.dataset.llamaSrc).then((m) => m.install(K));
+    if (wanted === "sglang" || first === "sglang") sglangLoading = sglangLoading || import(root.dataset.sglangSrc).then((m) => m.install(K));
     if (llamaLoading) await llamaLoading;
+    if (sglangLoading) await sglangLoading;
     const entry = cat.models[get("m")], custom = !entry, gpuCustom = !cat.gpus[get("g")], allowed = engines();
     for (const o of controls.e[0].options) o.disabled = !allowed.includes(o.value);
     if (!allowed.includes(get("e"))) set("e", allowed[0]);
     const engine = get("e");
     form.querySelector('[data-for="mem"]').hidden = !gpuCustom;
-    form.querySelector('[data-for="w"]').hidden = !custom && engine === "vllm";
+    form.querySelector('[data-for="w"]').hidden = !custom && (engine === "vllm" || engine === "sglang");
     for (const fs of form.querySelectorAll("fieldset[data-group]")) fs.hidden = fs.dataset.group === "raw" ? !custom : fs.dataset.group !== engine;
     const q = new URLSearchParams();
     for (const [k, [, dflt]] of Object.entries(controls)) { const v = get(k); if (String(v) !== String(dflt) && !(v === false && !dflt)) q.set(k, v === true ? "1" : v); }
@@ -127,7 +146,7 @@ async function start(root) {
     }
     if (gpuCustom) r.gpu_memory_gib = parseFloat(get("mem")) || 0;
     else r.gpu = get("g");
-    if (!entry || engine !== "vllm") {
+    if (!entry || (engine !== "vllm" && engine !== "sglang")) {
       const w = entry && get("w") === weightsText(entry) ? entry.variant.weights / K.GiB : parseFloat(get("w"));
       if (w > 0) r.weights_gib = w;
     }
@@ -137,6 +156,7 @@ async function start(root) {
   function render(engine, entry, gpuCustom) {
     const r = base(engine, entry, gpuCustom);
     if (engine === "vllm") return vllm(r, entry);
+    if (engine === "sglang") return sglangView(r, entry, gpuCustom);
     if (engine === "llamacpp") return llama(r, entry);
     return ollama(r, entry);
   }
@@ -251,6 +271,63 @@ async function start(root) {
       ]),
       command(`${vars ? vars + " " : ""}ollama serve\n# in another terminal:\nollama run ${tag}`, "Your server"),
     ];
+  }
+  function sglangView(r, entry, gpuCustom) {
+    const val = (k) => String(get(k)).trim(), tp = +get("stp");
+    if (val("sf")) r.mem_fraction_static = parseFloat(val("sf"));
+    if (val("sctx")) r.context_length = /^\d+$/.test(val("sctx")) ? parseInt(val("sctx"), 10) : val("sctx");
+    if (val("smrr")) r.max_running_requests = parseInt(val("smrr"), 10);
+    if (get("sps") !== "1") r.page_size = +get("sps");
+    if (get("skv") !== "auto") r.kv_cache_dtype = get("skv");
+    if (tp > 1) r.tensor_parallel_size = tp;
+    if (val("smtt")) r.max_total_tokens = parseInt(val("smtt"), 10);
+    const a = K.answer(r, cat);
+    if (a.error_input) return problem(a);
+    const repo = (entry && entry.repo) || "MODEL", total = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
+    // The command passes what the figures were computed with: SGLang's default fraction is written out.
+    const flags = [["--model-path", repo], ["--tp-size", String(tp)], ["--mem-fraction-static", K.reprFloat(a.mem_fraction_static)], ["--context-length", String(a.context_length)]];
+    if (r.kv_cache_dtype) flags.push(["--kv-cache-dtype", r.kv_cache_dtype]);
+    if (r.page_size) flags.push(["--page-size", String(r.page_size)]);
+    if (r.max_running_requests) flags.push(["--max-running-requests", String(r.max_running_requests)]);
+    if (r.max_total_tokens) flags.push(["--max-total-tokens", String(r.max_total_tokens)]);
+    const cmd = ["python -m sglang.launch_server", ...flags.map(([f, v]) => `${f} ${v}`)].join(" \\\n  ");
+    const est = a.budget_estimated ? ` (estimated: free memory before loading taken as the card's total less ${a.startup_overhead_gb} GB)` : "";
+    if (!a.starts) {
+      return [$("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `SGLang ${a.sglang_version} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
+        table(`SGLang ${a.sglang_version}, ${tp} GPU${tp > 1 ? "s" : ""}${est}`, [
+          ["GPU memory (as CUDA reports it)", K.gib(total), "total"],
+          a.weights_bytes_per_rank !== null && ["Weights per GPU", K.gib(K.roundInt(a.weights_bytes_per_rank)), "weights"],
+          ["--mem-fraction-static", K.reprFloat(a.mem_fraction_static), "fraction"],
+        ]),
+        command(cmd, "The command that fails")];
+    }
+    const ctx = a.context_length, perRequest = Math.floor(a.kv_cache_tokens / ctx);
+    const concurrency = r.max_running_requests ? Math.min(perRequest, r.max_running_requests) : perRequest;
+    const sizes = a.pool_kind === "mla" || a.pool_kind === "dsa" ? [["KV size (printed)", `${K.fixed(a.kv_size_gb, 2)} GB`, "kv_size"]]
+      : [["K size / V size (printed)", `${K.fixed(a.k_size_gb, 2)} GB / ${K.fixed(a.v_size_gb, 2)} GB`, "kv_size"]];
+    const nodes = [
+      $("p", { class: "kc-verdict", "data-out": "verdict" }, `SGLang ${a.sglang_version} starts: a KV pool of ${K.tokens(a.kv_cache_tokens)} tokens per GPU, ` +
+        `inputs up to ${K.tokens(a.max_req_input_len)} tokens, ${concurrency} request${concurrency === 1 ? "" : "s"} at the full ${K.tokens(ctx)}-token context at once.`),
+      table(`SGLang ${a.sglang_version}, ${tp} GPU${tp > 1 ? "s" : ""}${est}`, [
+        ["GPU memory (as CUDA reports it)", K.gib(total), "total"],
+        a.weights_bytes_per_rank !== null && ["Weights per GPU", K.gib(K.roundInt(a.weights_bytes_per_rank)), "weights"],
+        ["--mem-fraction-static", K.reprFloat(a.mem_fraction_static), "fraction"],
+        ["KV pool memory per GPU", K.gib(a.kv_cache_memory_bytes), "available", true],
+        ["KV bytes per token (one GPU)", `${Math.round(a.kv_bytes_per_token).toLocaleString("en-US")} bytes`, "per_token"],
+        ["Pool (max_total_num_tokens)", K.tokens(a.kv_cache_tokens) + " tokens", "kv_tokens", true],
+        a.swa_kv_cache_tokens !== null && ["Sliding-window layers' pool", K.tokens(a.swa_kv_cache_tokens) + " tokens", "swa_tokens"],
+        ...sizes,
+        ["--context-length", K.tokens(ctx) + " tokens", "context"],
+        ["Longest input a request gets: min(context − 1, pool − 1) − 5", K.tokens(a.max_req_input_len) + " tokens", "max_input", true],
+        ["Requests at the full context at once" + (r.max_running_requests ? " (capped by --max-running-requests)" : ""), String(concurrency), "concurrency"],
+      ]),
+      $("p", {}, "The log line SGLang would print:"),
+      $("pre", {}, $("code", { "data-out": "log_line" }, a.log_lines.join("\n"))),
+      command(cmd, "Your command"),
+    ];
+    if (!a.context_fits) nodes.splice(1, 0, $("p", { class: "note", "data-out": "short_pool" }, `The pool holds fewer tokens than --context-length, so SGLang starts but refuses longer inputs with: ` +
+      `"Input length (N tokens) exceeds the maximum allowed length (${a.max_req_input_len} tokens)."`));
+    return nodes;
   }
   await update();
 }

@@ -30,7 +30,7 @@ def test_seed_pair_matches_the_engine_directly() -> None:
                                             gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu.name, weights_bytes=19_330_000_000, vllm_version="0.33.0"))
     assert numbers.vllm.num_blocks == direct.num_blocks
     assert numbers.vllm.bytes_per_token == 262_144 and numbers.vllm.bytes_per_token_fp8 == 131_072
-    assert numbers.scenarios == ("vllm-kv-too-small",)
+    assert numbers.scenarios == ("vllm-kv-too-small", "sglang-no-kv-pool")
     # The longest length that starts is one block short of the cache: the null block.
     assert numbers.vllm.max_len == (numbers.vllm.num_blocks - 1) * 16
 
@@ -54,7 +54,8 @@ def test_weights_oom_only_past_the_card(catalog) -> None:
     a4000 = compute_pair(catalog.gpus["rtx-a4000"], model, _variant(model, "bf16"))
     # Weights above the 0.92 budget but inside the card load, then leave no room for blocks.
     assert a4000.weights_bytes < gpu_total_bytes(catalog.gpus["rtx-a4000"])
-    assert a4000.scenarios in (("vllm-no-cache-blocks",), ("vllm-kv-too-small",))
+    # SGLang at its default 0.8-ish fraction has no pool either: its scenario follows vLLM's.
+    assert a4000.scenarios in (("vllm-no-cache-blocks", "sglang-no-kv-pool"), ("vllm-kv-too-small", "sglang-no-kv-pool"))
 
 
 def test_estimated_weights_say_so(catalog) -> None:
@@ -83,3 +84,33 @@ def test_numbers_survive_the_build_cache_pickle_whole() -> None:
     assert back == results
     numbers = next(iter(back.values()))
     assert type(numbers).__reduce__ is not object.__reduce__  # the fast path, not dataclasses' __setstate__
+
+
+def test_sglang_scenarios_beside_vllm(catalog) -> None:
+    """SGLang's pool on one GPU at its default fraction decides its pair pages: weights that load but
+    leave no pool, a pool shorter than the context, and nothing when the weights exceed the card."""
+    import math
+
+    from generator.engine.pairs import SGLANG_SHORT_POOL_MARGIN
+
+    gpu = catalog.gpus["rtx-4090"]
+    gemma = catalog.models["gemma-3-12b-it"]
+    none = compute_pair(gpu, gemma, _variant(gemma, "bf16"))
+    one = none.sglang.one_gpu
+    assert "sglang-no-kv-pool" in none.scenarios
+    assert one.tokens == 0 and one.kv_budget_gb <= 0 < none.sglang.pre_model_load_gb - one.weights_gb
+    assert none.sglang.error.startswith(f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={one.mem_fraction_static}. "
+                                        f"Raise --mem-fraction-static above {math.ceil(one.min_mem_fraction_static * 1000) / 1000:.3f} ")
+    assert one.min_mem_fraction_static > one.mem_fraction_static
+
+    qwen = catalog.models["qwen3-8b"]
+    short = compute_pair(gpu, qwen, _variant(qwen, "bf16"))
+    one = short.sglang.one_gpu
+    assert "sglang-pool-short" in short.scenarios and "sglang-no-kv-pool" not in short.scenarios
+    assert 0 < one.tokens <= short.sglang.config_context_len - SGLANG_SHORT_POOL_MARGIN
+    assert one.max_req_input_len == one.tokens - 6
+    assert one.log_line.startswith(f"KV Cache is allocated. dtype: torch.bfloat16, #tokens: {one.tokens}, ")
+
+    llama = catalog.models["llama-3.1-8b-instruct"]
+    too_big = compute_pair(catalog.gpus["t4"], llama, _variant(llama, "bf16"))
+    assert not any(s.startswith("sglang-") for s in too_big.scenarios)  # torch fails while loading instead

@@ -318,3 +318,32 @@ def test_pair_page_calculator_follows_the_reader(page, site_url) -> None:
         tokens(answer["n_ctx"]), mib(answer["kv_bytes"]), mib(answer["compute_buffer_bytes"]), gib(answer["gpu_bytes"]),
         tokens(answer["max_ctx_that_fits"]))
     page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-llamacpp.png"))
+
+
+def test_pair_page_calculator_offers_sglang(page, site_url) -> None:
+    """SGLang in the engine select of a vLLM pair page: its own settings, the pool, the log line and the command."""
+    dataset = load_dataset(FIXTURE_SITE)
+    models, gpus = python_catalog(dataset)
+    repo = models[PAIR_MODEL].repo
+    page.goto(site_url + PAIR_URL)
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    page.select_option("#kc-e", "sglang")
+    page.select_option("#kc-skv", "fp8_e4m3")
+    page.select_option("#kc-stp", "2")
+    page.fill("#kc-sctx", "32768")
+    request = {"engine": "sglang", "model": PAIR_MODEL, "gpu": "rtx-4090", "kv_cache_dtype": "fp8_e4m3", "tensor_parallel_size": 2, "context_length": 32768}
+    answer = python_answer(request, models, gpus)
+    assert answer["starts"]
+    command = (f"python -m sglang.launch_server \\\n  --model-path {repo} \\\n  --tp-size 2 \\\n  --mem-fraction-static {answer['mem_fraction_static']!r} "
+               "\\\n  --context-length 32768 \\\n  --kv-cache-dtype fp8_e4m3")
+    _wait_for(page, command)
+    shown = _shown(page)
+    assert shown["kv_tokens"] == f"{tokens(answer['kv_cache_tokens'])} tokens"
+    assert shown["log_line"] == "\n".join(answer["log_lines"])
+    assert shown["max_input"] == f"{tokens(answer['max_req_input_len'])} tokens"
+    assert shown["available"] == gib(answer["kv_cache_memory_bytes"])
+    # Every SGLang control has a label, and the vLLM fieldset is hidden while SGLang is chosen.
+    assert page.is_visible("#kc-sf") and not page.is_visible("#kc-u")
+    assert "e=sglang" in page.url and "skv=fp8_e4m3" in page.url
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-sglang.png"))
