@@ -35,6 +35,7 @@ from generator.schema import (
     Pair,
     SiteConfig,
 )
+from generator.schema_evidence import EVIDENCE_FILES, EVIDENCE_MODELS, Evidence
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # The real CLIs' flag and environment lists every command block is checked against.
@@ -518,6 +519,8 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
         except (OSError, UnicodeDecodeError) as exc:
             issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", f"Restore it with git checkout data/surfaces/{name}"))
 
+    evidence = _evidence(root, issues, parse_cache)
+
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)
 
@@ -556,7 +559,17 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
         origins=origins,
         ledger=ledger[0].records if ledger else {},
         surfaces=surfaces,
+        evidence=evidence,
     )
+
+
+def _evidence(root: Path, issues: list[Issue], cache: MutableMapping[str, bytes] | None) -> Evidence | None:
+    """The real-log tables that exist under data/evidence/, validated."""
+    found = {}
+    for engine, relative in EVIDENCE_FILES.items():
+        if (root / relative).is_file() and (parsed := _catalog(root, relative, EVIDENCE_MODELS[engine], issues, cache)) is not None:
+            found[engine] = parsed[0]
+    return Evidence(**found) if found else None
 
 
 def _url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:

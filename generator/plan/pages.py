@@ -17,6 +17,7 @@ from urllib.parse import quote_plus
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
+from generator.plan.accuracy import plan_accuracy
 from generator.plan.advice import offered_levers, offered_sections
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
@@ -640,6 +641,7 @@ class _Planner:
         self.plan_tables()
         self.plan_engines()
         self.plan_home()
+        plan_accuracy(self)
         if memo is not None:
             memo.remember(self.d, self.results)
         return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))
