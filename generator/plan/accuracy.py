@@ -48,7 +48,8 @@ def _source(url: str) -> dict[str, str | None]:
     """A log's address as a link, or, for a log found through a full-text search of public files
     (which gives no address), the description of where it was found."""
     if url.startswith("https://"):
-        return {"href": url, "label": url.removeprefix("https://"), "note": None}
+        address = url.split()[0]
+        return {"href": address, "label": address.removeprefix("https://"), "note": None}
     described = re.search(r"\(([^)]*)\)", url)
     note = described.group(1) if described and not _INTERNAL.search(described.group(1)) else "a public file"
     return {"href": None, "label": None, "note": note}
@@ -69,8 +70,11 @@ def _by_release(rows: list[dict[str, Any]], order: Callable[[str], Any]) -> list
 
 def _table(table_id: str, caption: str, unit: str, rows: list[dict[str, Any]], order: Callable[[str], Any], what: str) -> dict[str, Any]:
     for row in rows:
+        for key, empty in (("settings", ""), ("version", row["release"]), ("known_gap", ""), ("tp", 1), ("gpu", "")):
+            row.setdefault(key, empty)
         row["error_text"] = f"{row['error']:+.2f}"
-        row["percent_text"] = f"{row['percent']:+.1f} %" if row.get("percent") is not None else ""
+        row["percent_text"] = f"{row['percent']:+.1f} %" if row.get("percent") is not None and row["printed"] > 0 else ""
+    rows.sort(key=lambda row: (order(row["release"]), row["version"], row["id"]))
     return {"id": table_id, "caption": caption, "unit": unit, "what": what, "rows": rows,
             "releases": _by_release(rows, order), "overall": _stats(rows)}
 
@@ -355,6 +359,6 @@ def plan_accuracy(planner: Any) -> None:
     inputs = tuple(f"evidence:{engine}" for engine in ("vllm", "sglang", "llamacpp")) + ("engine",)
     planner.add(url=ACCURACY_URL, template="accuracy",
                 title=f"How close {dataset.site.title}'s numbers come to real startup logs, engine by engine",
-                description="Predicted against printed for every public vLLM, SGLang and llama.cpp startup log on record: error per log, median and worst per release, and which terms are fitted.",
+                description="Predicted against printed for every public vLLM, SGLang and llama.cpp startup log on record: error per log, median and worst by release, fitted terms named.",
                 kind="accuracy", view=accuracy_view(dataset.evidence), inputs=inputs,
                 crumbs=(("Home", "/"), ("Accuracy", ACCURACY_URL)))
