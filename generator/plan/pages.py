@@ -19,6 +19,7 @@ from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.plan.accuracy import plan_accuracy
 from generator.plan.advice import offered_levers, offered_sections
+from generator.plan.budget_bar import budget_bars, vllm_release_span
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
 GIB = 1024**3
@@ -429,6 +430,8 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
         "error_text": error_text(error, (gpu, model, variant), numbers),
         "lever_names": LEVER_NAMES,
         "assumptions": _assumptions(numbers),
+        "budget_bars": budget_bars(numbers, gpu_memory_bytes(gpu)),
+        "vllm_releases": vllm_release_span(numbers.vllm.version) if numbers.vllm is not None else None,
     }
 
 
