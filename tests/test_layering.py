@@ -33,7 +33,7 @@ ALLOWED = {
     "check": {"plan", "errors", "engine", "schema", "launch"},  # the page lint
     "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
               "value_pickle", "parallel", "check"},
-    "tools": {"errors", "schema", "load", "engine", "build", "dates", "kv"},
+    "tools": {"errors", "schema", "schema_evidence", "load", "engine", "build", "dates", "kv"},
     "devserver": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},
