@@ -37,8 +37,8 @@ function budgetBar(id, title, total, segments, sizes) {
   }
   if (over > 0) { const lx = ((1000 * total) / scale).toFixed(1); svg.append(svgEl("line", { class: "bb-limit", x1: lx, x2: lx, y1: "0", y2: "28" })); }
   return $("figure", { class: "budget", "data-bar": id, "data-out": "bar" }, svg,
-    $("figcaption", {}, `${title}${over > 0 ? ": " + overText + " (the line marks its memory)" : ""}.`),
-    $("ul", { class: "bb-legend" }, ...parts.map(([key, label, n]) => $("li", {}, $("span", { class: "bb-swatch bb-" + key, "aria-hidden": "true" }), `${label}: ${text(n)}`))));
+    $("ul", { class: "bb-legend" }, ...parts.map(([key, label, n]) => $("li", {}, $("span", { class: "bb-swatch bb-" + key, "aria-hidden": "true" }), `${label}: ${text(n)}`))),
+    $("figcaption", {}, `${title}${over > 0 ? ": " + overText + " (the line marks its memory)" : ""}.`));
 }
 
 function field(name, label, control, hint) {
