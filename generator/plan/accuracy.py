@@ -73,7 +73,7 @@ def _table(table_id: str, caption: str, unit: str, rows: list[dict[str, Any]], o
         for key, empty in (("settings", ""), ("version", row["release"]), ("known_gap", ""), ("tp", 1), ("gpu", "")):
             row.setdefault(key, empty)
         row["error_text"] = f"{row['error']:+,}" if isinstance(row["error"], int) else f"{row['error']:+.2f}"
-        row["percent_text"] = f"{row['percent']:+.2f} %" if row.get("percent") is not None and row["printed"] > 0 else ""
+        row["percent_text"] = f"{row['percent']:+.2f}\u00a0%" if row.get("percent") is not None and row["printed"] > 0 else ""
     rows.sort(key=lambda row: (order(row["release"]), row["version"], row["id"]))
     return {"id": table_id, "caption": caption, "unit": unit, "what": what, "rows": rows,
             "releases": _by_release(rows, order), "overall": _stats(rows)}
