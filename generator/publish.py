@@ -304,7 +304,7 @@ def llms_txt(dataset: Dataset, pages: Sequence[Page], base_url: str) -> Rendered
         "",
         "## Optional",
         "",
-        *(item(url) for url in ("/about/",) if url in by_url),
+        *(item(url) for url in ("/about/", "/accuracy/") if url in by_url),
         f"- [Sitemap]({base_url}/sitemap.xml): every indexable page with its last content change",
         "",
     ]
