@@ -35,6 +35,7 @@ from generator.schema import (
     Pair,
     SiteConfig,
 )
+from generator.schema_evidence import EVIDENCE_FILES, EVIDENCE_MODELS, Evidence
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # The real CLIs' flag and environment lists every command block is checked against.
@@ -524,6 +525,8 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
         if (root / "data" / "surfaces" / name).is_file():
             surfaces[kind] = (root / "data" / "surfaces" / name).read_text(encoding="utf-8")
 
+    evidence = _evidence(root, issues, parse_cache)
+
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)
 
@@ -562,7 +565,17 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
         origins=origins,
         ledger=ledger[0].records if ledger else {},
         surfaces=surfaces,
+        evidence=evidence,
     )
+
+
+def _evidence(root: Path, issues: list[Issue], cache: MutableMapping[str, bytes] | None) -> Evidence | None:
+    """The real-log tables that exist under data/evidence/, validated."""
+    found = {}
+    for engine, relative in EVIDENCE_FILES.items():
+        if (root / relative).is_file() and (parsed := _catalog(root, relative, EVIDENCE_MODELS[engine], issues, cache)) is not None:
+            found[engine] = parsed[0]
+    return Evidence(**found) if found else None
 
 
 def _url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:

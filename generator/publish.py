@@ -304,7 +304,7 @@ def llms_txt(dataset: Dataset, pages: Sequence[Page], base_url: str) -> Rendered
         "",
         "## Optional",
         "",
-        *(item(url) for url in ("/about/",) if url in by_url),
+        *(item(url) for url in ("/about/", "/accuracy/") if url in by_url),
         f"- [Sitemap]({base_url}/sitemap.xml): every indexable page with its last content change",
         "",
     ]
@@ -427,6 +427,7 @@ class _Reader(HTMLParser):
         self.facts = _PageFacts()
         self.open_sections: list[int] = []
         self.in_title = False
+        self.title_seen = self.title_counts = False
         self.in_json_ld = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -441,6 +442,8 @@ class _Reader(HTMLParser):
             self.open_sections.append(len(facts.sections) - 1)
         elif tag == "title":
             self.in_title = True
+            self.title_counts = not self.title_seen  # a later <title> names an inline SVG
+            self.title_seen = True
         elif tag == "meta":
             _read_meta(facts, a)
         elif tag == "script" and a.get("type") == "application/ld+json":
@@ -463,7 +466,8 @@ class _Reader(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
-            self.facts.title += data
+            if self.title_counts:
+                self.facts.title += data
         elif self.in_json_ld:
             self.facts.json_ld[-1] += data
         for index in self.open_sections:
@@ -695,7 +699,8 @@ def read_page(html: str) -> _PageFacts:
     end = len(html)
     if title_start >= 0:
         title_regions.append((title_start, end))
-    for start, stop in title_regions:
+    # The document's title is the first; a later <title> names an inline SVG.
+    for start, stop in title_regions[:1]:
         if html.find("<", start, stop) < 0:
             facts.title += unescape(html[start:stop])
         else:

@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 from pydantic.json_schema import WithJsonSchema
 
+from generator.schema_evidence import Evidence
+
 # Slugs become directory names under site/: lowercase words joined by '-' or '.', never
 # '..', '/', '\\', '%' or NUL, so no slug can climb out of the output directory.
 SLUG_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"
@@ -1001,6 +1003,8 @@ class Dataset:
     ledger: Mapping[str, LedgerEntry] = field(default_factory=dict)
     # engine -> text of the real CLI surface it is checked against (data/surfaces/).
     surfaces: Mapping[str, str] = field(default_factory=dict)
+    # The real-log tables (data/evidence/), for the /accuracy/ page; None when there are none.
+    evidence: Evidence | None = None
 
     def record_keys(self) -> dict[str, Record]:
         """Every dated record under its key (gpu:ID, model:ID, error:ID, pair:GPU--MODEL-VARIANT)."""
@@ -1010,6 +1014,8 @@ class Dataset:
         keys.update({f"error:{k}": v for k, v in self.errors.items()})
         keys.update({f"pair:{p.gpu}--{p.model}-{p.variant}": p for p in self.pairs})
         keys.update({f"engine:{k}": v for k, v in self.engines.items()})
+        if self.evidence is not None:
+            keys.update({f"evidence:{k}": v for k in ("vllm", "sglang", "llamacpp") if (v := getattr(self.evidence, k)) is not None})
         return keys
 
 

@@ -17,12 +17,13 @@ ALLOWED = {
     "errors": set(),
     "markdown": set(),
     "value_pickle": set(),  # caches that load as plain values: stdlib only
-    "schema": {"errors"},
-    "load": {"errors", "schema", "markdown", "value_pickle"},  # markdown: check refuses links the renderer would drop
+    "schema": {"errors", "schema_evidence"},
+    "schema_evidence": set(),  # the real-log tables' records (data/evidence/)
+    "load": {"errors", "schema", "schema_evidence", "markdown", "value_pickle"},  # markdown: check refuses links the renderer would drop
     "engine": {"schema", "engine"},
     "dates": {"schema", "engine"},
     "launch": {"schema", "engine", "errors"},
-    "plan": {"schema", "engine", "launch", "errors", "markdown"},
+    "plan": {"schema", "schema_evidence", "engine", "launch", "errors", "markdown"},
     "render": {"plan", "markdown", "errors", "schema", "engine", "launch"},
     "publish": {"plan", "render", "markdown", "errors", "schema", "engine", "launch", "triage"},  # triage: its rules go into the search index
     "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap, the search index
@@ -32,7 +33,7 @@ ALLOWED = {
     "check": {"plan", "errors", "engine", "schema", "launch"},  # the page lint
     "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
               "value_pickle", "parallel", "check"},
-    "tools": {"errors", "schema", "load", "engine", "build", "dates", "kv"},
+    "tools": {"errors", "schema", "schema_evidence", "load", "engine", "build", "dates", "kv"},
     "devserver": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build
     "cli": None,  # the top: may import anything
     "__main__": {"cli"},

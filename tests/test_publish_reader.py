@@ -96,6 +96,7 @@ HEAD = (
 
 # Snippets the fast path must read itself (constructs our templates write or could write).
 FAST = {
+    "inline SVG with its own title": '<svg role="img" aria-labelledby="t"><title id="t">A bar</title><rect x="0" width="1"/></svg>',
     "entities in attributes": '<a href="/a/?x=1&amp;y=2" title="&quot;q&quot; &#39;s&#39; &lt;b&gt;">x</a><p id="a&amp;b"></p>',
     "unquoted and single-quoted values": "<a href=/unquoted/ rel=sponsored>u</a><a href='/single/' rel='nofollow Noopener'>s</a>",
     "bare value with = and <": "<a href=/x?a=b<c>t</a>",
@@ -215,3 +216,9 @@ FRAGMENTS = [
 @given(st.lists(st.sampled_from(FRAGMENTS) | st.text(alphabet="<>/=\"' \n\r\tabcdipst-!&#;", max_size=12), max_size=30))
 def test_generated_pages_read_the_same(parts: list[str]) -> None:
     assert_same_facts("".join(parts))
+
+
+def test_an_inline_svg_title_is_not_the_page_title() -> None:
+    html = HEAD + '<svg role="img" aria-labelledby="t"><title id="t">A bar</title></svg></body></html>'
+    assert read_page(html).title == _read_with_htmlparser(html).title
+    assert "A bar" not in read_page(html).title and read_page(html).title

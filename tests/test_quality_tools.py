@@ -43,6 +43,7 @@ TEMPLATE_PAGES = {
     "models": "/models/",
     "model": "/models/qwen2.5-coder-32b-instruct/",
     "about": "/about/",
+    "accuracy": "/accuracy/",
     "search": "/search/",
     "404": "/404.html",
 }

@@ -248,7 +248,7 @@ _LEVER_NOTES = {
 }
 
 
-# tests/data/vllm_real_logs.yaml: six H100 logs of vLLM 0.11 at the default 1,024 sequences show an
+# data/evidence/vllm_real_logs.yaml: six H100 logs of vLLM 0.11 at the default 1,024 sequences show an
 # activation peak 3.6 to 5.7 GiB above the model; no log of 0.33 on such a GPU was found to settle it.
 _LARGE_BATCH_NOTE = (
     "On GPUs of 70 GiB and more vLLM warms up with 1,024 sequences; vLLM 0.11 logs on H100 show a sampler "

@@ -518,7 +518,7 @@ def default_mem_fraction_static_0_4_3(tp: int) -> float:
 
 # --------------------------------------------------------------------------- one call for pages and the JSON API
 
-# Empirical, from one log: QwQ-32B TP4 on 4x L4 (tests/data/sglang_real_logs.yaml
+# Empirical, from one log: QwQ-32B TP4 on 4x L4 (data/evidence/sglang_real_logs.yaml
 # llms-in-clouds-qwq-32b-tp4-l4) printed "Load weight begin. avail mem=21.63 GB" on a card whose
 # CUDA total is 23570219008 bytes = 21.95 GB (data/gpus.yaml l4): 0.32 GB of CUDA context and
 # NCCL buffers before the weights. Not an SGLang rule; pages must call it an estimate.

@@ -474,7 +474,7 @@ class BudgetAssumptions:
     """Every constant of the empirical budget model, with where it comes from.
 
     vLLM measures these terms on the GPU; a calculator has to estimate them. The values are
-    fitted to real startup logs (tests/data/vllm_real_logs.yaml) and pages must say so (without that path).
+    fitted to real startup logs (data/evidence/vllm_real_logs.yaml) and pages must say so (without that path).
     """
 
     non_torch_bytes: int = round(0.28 * GiB)

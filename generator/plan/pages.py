@@ -18,7 +18,9 @@ from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.plan import sglang_pages
+from generator.plan.accuracy import plan_accuracy
 from generator.plan.advice import offered_levers, offered_sections
+from generator.plan.budget_bar import budget_bars, vllm_release_span
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
 
 GIB = 1024**3
@@ -444,6 +446,8 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
         "error_text": error_text(error, (gpu, model, variant), numbers),
         "lever_names": LEVER_NAMES,
         "assumptions": _assumptions(numbers),
+        "budget_bars": budget_bars(numbers, gpu_memory_bytes(gpu)),
+        "vllm_releases": vllm_release_span(numbers.vllm.version) if numbers.vllm is not None else None,
     }
 
 
@@ -656,6 +660,7 @@ class _Planner:
         self.plan_tables()
         self.plan_engines()
         self.plan_home()
+        plan_accuracy(self)
         if memo is not None:
             memo.remember(self.d, self.results)
         return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))

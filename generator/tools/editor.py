@@ -39,6 +39,7 @@ from generator.schema import (
     Scenario,
     SiteConfig,
 )
+from generator.schema_evidence import EVIDENCE_FILES, EVIDENCE_MODELS
 
 # --------------------------------------------------------------------------- JSON Schemas
 
@@ -52,6 +53,7 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
     "error": ErrorSignature,
     "pair": Pair,
     "lastmod": DateLedger,
+    **{Path(path).stem: EVIDENCE_MODELS[engine] for engine, path in EVIDENCE_FILES.items()},
 }
 _DATA_SCHEMAS = {"site", "gpus", "models", "engines", "affiliates", "lastmod"}
 MODELINE_PREFIX = "# yaml-language-server: $schema="
@@ -71,6 +73,8 @@ def schema_name_for(relative: str) -> str | None:
     parts = Path(relative).parts
     stem = Path(relative).stem
     if len(parts) == 2 and parts[0] == "data" and stem in _DATA_SCHEMAS:
+        return stem
+    if relative in EVIDENCE_FILES.values():
         return stem
     if len(parts) == 3 and parts[:2] == ("content", "errors"):
         return "error"

@@ -15,6 +15,32 @@ const RAW = [["L", "Layers", "num_hidden_layers"], ["H", "Attention heads", "num
   ["voc", "Vocabulary", "vocab_size"], ["ctx", "Context (max_position_embeddings)", "max_position_embeddings"]];
 const ENGINES = { vllm: "vLLM", sglang: "SGLang", llamacpp: "llama.cpp", ollama: "Ollama" };
 const SGLANG_KV = ["auto", "fp8_e4m3", "fp8_e5m2", "bf16"];
+// The memory bar's segments, in the order and with the labels of generator/plan/budget_bar.py.
+const VLLM_BAR = [["weights", "Weights"], ["non_torch", "Non-torch memory"], ["activation", "Activation or sampler peak"], ["cudagraph", "CUDA graphs"], ["kv", "KV cache"], ["reserve", "Left out by --gpu-memory-utilization"]];
+const LLAMA_BAR = [["weights", "Weights"], ["kv", "KV cache"], ["compute", "Compute buffers"], ["free", "Free"]];
+
+// One stacked bar of the GPU's memory as inline SVG, its figures also as text (the page's own bar, redrawn).
+function budgetBar(id, title, total, segments, sizes) {
+  const NS = "http://www.w3.org/2000/svg", svgEl = (tag, attrs) => { const el = document.createElementNS(NS, tag); for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v); return el; };
+  const parts = segments.map(([key, label]) => [key, label, Math.max(sizes[key] || 0, 0)]);
+  const used = parts.reduce((sum, p) => sum + p[2], 0), scale = Math.max(total, used, 1), over = Math.max(used - total, 0);
+  const text = (n) => (n / K.GiB).toFixed(2) + " GiB";
+  const overText = over > 0 ? `${text(over)} more than the GPU holds` : "";
+  const svg = svgEl("svg", { role: "img", "aria-labelledby": id + "-title", viewBox: "0 0 1000 28", preserveAspectRatio: "none", width: "100%", height: "28", focusable: "false" });
+  const name = svgEl("title", { id: id + "-title" });
+  name.textContent = `${title}: ${parts.map(([, label, n]) => `${label} ${text(n)}`).join(", ")}${over > 0 ? "; " + overText : ""}`;
+  svg.append(name);
+  let x = 0;
+  for (const [key, , n] of parts) {
+    const w = (1000 * n) / scale;
+    if (w > 0) svg.append(svgEl("rect", { class: "bb-" + key, x: x.toFixed(1), y: "0", width: w.toFixed(1), height: "28" }));
+    x += w;
+  }
+  if (over > 0) { const lx = ((1000 * total) / scale).toFixed(1); svg.append(svgEl("line", { class: "bb-limit", x1: lx, x2: lx, y1: "0", y2: "28" })); }
+  return $("figure", { class: "budget", "data-bar": id, "data-out": "bar" }, svg,
+    $("ul", { class: "bb-legend" }, ...parts.map(([key, label, n]) => $("li", {}, $("span", { class: "bb-swatch bb-" + key, "aria-hidden": "true" }), `${label}: ${text(n)}`))),
+    $("figcaption", {}, `${title}${over > 0 ? ": " + overText + " (the line marks its memory)" : ""}.`));
+}
 
 function field(name, label, control, hint) {
   control.id = "kc-" + name;
@@ -189,6 +215,7 @@ async function start(root) {
     const a = K.answer(r, cat);
     if (a.error_input) return problem(a);
     const repo = (entry && entry.repo) || "MODEL", b = a.breakdown, longest = a.check_bytes > 0 ? Math.min(a.estimated_max_model_len, a.derived_max_model_len) : 0;
+    const total = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
     const nodes = [
       a.fits ? $("p", { class: "kc-verdict", "data-out": "verdict" }, `vLLM ${a.vllm_version} starts: ${K.tokens(a.kv_cache_tokens)} tokens of KV cache, ${K.fixed(a.max_concurrency, 2)}x concurrency at ${K.tokens(a.max_model_len)} tokens.`)
         : $("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `vLLM ${a.vllm_version} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
@@ -207,8 +234,13 @@ async function start(root) {
         [`--max-model-len ${K.tokens(a.max_model_len)} needs`, K.gib(a.needed_bytes), "needed"],
         ["Longest --max-model-len that starts", K.tokens(longest), "max_len", true],
       ]),
+      b && budgetBar("kc-bar-vllm", `vLLM ${a.vllm_version} memory budget on one GPU of ${K.gib(total)}`, total, VLLM_BAR, {
+        weights: b.weights_bytes, non_torch: b.non_torch_bytes, activation: b.activation_peak_bytes, cudagraph: b.cudagraph_bytes,
+        kv: a.available_kv_cache_bytes, reserve: total - b.requested_bytes }),
+      $("p", { class: "note", "data-out": "release" }, `The calculator follows vLLM ${a.vllm_version}'s rules only; a log from an older release, above all from the V0 engine, prints different figures (`,
+        $("a", { href: "/accuracy/#vllm" }, "how far off, release by release"), ")."),
       command(K.serveCommand(repo, flags), "Your command"),
-    ];
+    ].filter(Boolean);
     if (!a.fits && a.remediation.length) {
       // The reader's flags stay; a lever replaces its own flags and caps the length when it must.
       const own = flags.filter((f) => f[0] !== "--max-model-len"), levers = a.remediation.filter((l) => l.max_model_len_that_fits > 0);
@@ -230,6 +262,7 @@ async function start(root) {
     Object.assign(r, { ctx_size: parseInt(get("c"), 10) || 0, parallel: parseInt(get("np"), 10) || 1, cache_type_k: ctk, cache_type_v: ctk });
     const a = K.answer(r, cat);
     if (a.error_input) return problem(a);
+    const llamaTotal = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
     const gguf = (entry && entry.variant.gguf) || "model.gguf", qt = ctk === "f16" ? [] : ["-ctk", ctk, "-ctv", ctk];
     if (a.startup_error) return [$("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, "llama-server refuses these settings:"), $("pre", { class: "signature" }, $("code", {}, a.startup_error)))];
     const nodes = [
@@ -243,6 +276,8 @@ async function start(root) {
         ["Largest -c that fits", K.tokens(a.max_ctx_that_fits), "max_ctx", true],
         ["Layers that fit with -ngl", `${a.gpu_layers_that_fit} of ${K.geometry(r.hf_config || cat.models[r.model].hf_config, cat.vllm.geometry).layers + 1}`, "layers"],
       ]),
+      budgetBar("kc-bar-llamacpp", `llama-server -c ${r.ctx_size} on a GPU of ${K.gib(llamaTotal)}`, llamaTotal, LLAMA_BAR, {
+        weights: a.weights_bytes, kv: a.kv_bytes, compute: a.compute_buffer_bytes, free: llamaTotal - a.weights_bytes - a.kv_bytes - a.compute_buffer_bytes }),
       command(["llama-server", "-m", gguf, "-c", String(a.fits || !a.max_ctx_that_fits ? r.ctx_size : a.max_ctx_that_fits), "-np", String(r.parallel), ...qt].join(" "), a.fits || !a.max_ctx_that_fits ? "Your command" : "A context that fits"),
       $("pre", {}, $("code", {}, a.log_lines.join("\n"))),
     ];

@@ -1,5 +1,5 @@
 """llama.cpp KV arithmetic against tables worked by hand from the llama.cpp source (master 3f545be, nearest release
-https://github.com/ggml-org/llama.cpp/tree/b10573) and real logs from public threads (tests/data/llamacpp_real_logs.yaml)."""
+https://github.com/ggml-org/llama.cpp/tree/b10573) and real logs from public threads (data/evidence/llamacpp_real_logs.yaml)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from generator.engine.llamacpp import (
     row_size,
 )
 
-REAL_LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "llamacpp_real_logs.yaml").read_text())["logs"]
+REAL_LOGS = yaml.safe_load((Path(__file__).resolve().parents[2] / "data" / "evidence" / "llamacpp_real_logs.yaml").read_text())["logs"]
 
 # Qwen2.5-Coder-32B-Instruct config.json (copy: https://huggingface.co/ai-team-20/qwen3-coder-480b-3/commit/6e6b0cb69a58fc511a4dbfe5ac908e26dbd27580).
 QWEN_CODER_32B = {

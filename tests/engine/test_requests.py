@@ -87,7 +87,7 @@ def test_human_ints_follow_vllm():
 
 # --------------------------------------------------------------------------- SGLang
 
-QWQ = {  # tests/data/sglang_real_logs.yaml qwq-32b: the L4 TP4 log's pool
+QWQ = {  # data/evidence/sglang_real_logs.yaml qwq-32b: the L4 TP4 log's pool
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
     "hidden_size": 5120, "intermediate_size": 27648, "vocab_size": 152064, "torch_dtype": "bfloat16",
     "max_position_embeddings": 131072, "architectures": ["Qwen2ForCausalLM"],

@@ -1,6 +1,6 @@
 """SGLang's KV pool (generator/engine/sglang.py) against real startup logs and its own rules.
 
-The real logs are in tests/data/sglang_real_logs.yaml; the rules and their sources are in
+The real logs are in data/evidence/sglang_real_logs.yaml; the rules and their sources are in
 docs/research/sglang-kv-pool.md.
 """
 
@@ -14,7 +14,7 @@ import yaml
 
 from generator.engine import sglang as sg
 
-DATA = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "sglang_real_logs.yaml").read_text())
+DATA = yaml.safe_load((Path(__file__).resolve().parents[2] / "data" / "evidence" / "sglang_real_logs.yaml").read_text())
 MODELS = DATA["models"]
 LOGS = {entry["id"]: entry for entry in DATA["logs"]}
 ERRORS = {entry["id"]: entry for entry in DATA["errors"]}

@@ -33,7 +33,7 @@ from generator.engine.vllm import (
 )
 from generator.engine.vllm_releases import batch_defaults_for, sampler_bytes_per_logit, subtracts_cudagraph_estimate_for
 
-LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "vllm_real_logs.yaml").read_text())
+LOGS = yaml.safe_load((Path(__file__).resolve().parents[2] / "data" / "evidence" / "vllm_real_logs.yaml").read_text())
 
 # Budget logs the engine models (no `status`), and of those the ones used to tune it (no `split: holdout`).
 # Holdout logs are measured and reported (test_holdout_logs_are_measured), never used for bounds or constants;

@@ -291,6 +291,12 @@ def test_pair_page_calculator_follows_the_reader(page, site_url) -> None:
         f"{answer['max_concurrency']:.2f}x concurrency at {tokens(answer['max_model_len'])} tokens."
     )
 
+    # The memory bar is redrawn from these figures, with the page's segments in the page's order.
+    from generator.plan.budget_bar import VLLM_SEGMENTS
+    bar = page.text_content("#calculator [data-out=bar] svg title")
+    assert f"KV cache {answer['available_kv_cache_bytes'] / 2**30:.2f} GiB" in bar
+    assert [bar.index(label + " ") for _, label in VLLM_SEGMENTS] == sorted(bar.index(label + " ") for _, label in VLLM_SEGMENTS)
+
     # The settings are in the URL: opening it again shows the same result.
     assert "g=custom" in page.url and "mem=48" in page.url and "u=0.95" in page.url and "kv=fp8" in page.url
     ARTIFACTS.mkdir(exist_ok=True)

@@ -1,8 +1,8 @@
 // The in-page calculator: a form over kvcalc.js. The static page already shows its own pair's numbers;
 // this only adds the form. Settings live in the URL query so a result can be shared.
 // The engine and the catalog load by their fingerprinted URLs (data attributes), as /static/ caches for a year;
-// llama.cpp and Ollama (kvcalc-llama.js) and SGLang (kvcalc-sglang.js) only once the reader picks one of them.
-let K, llamaLoading = null, sglangLoading = null;
+// llama.cpp and Ollama (kvcalc-llama.js) only once the reader picks one of them.
+let K, llamaLoading = null;
 
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
@@ -13,8 +13,33 @@ const $ = (tag, attrs = {}, ...kids) => {
 const RAW = [["L", "Layers", "num_hidden_layers"], ["H", "Attention heads", "num_attention_heads"], ["KV", "KV heads", "num_key_value_heads"],
   ["D", "Head dim", "head_dim"], ["hid", "Hidden size", "hidden_size"], ["ff", "Intermediate size", "intermediate_size"],
   ["voc", "Vocabulary", "vocab_size"], ["ctx", "Context (max_position_embeddings)", "max_position_embeddings"]];
-const ENGINES = { vllm: "vLLM", sglang: "SGLang", llamacpp: "llama.cpp", ollama: "Ollama" };
-const SGLANG_KV = ["auto", "fp8_e4m3", "fp8_e5m2", "bf16"];
+const ENGINES = { vllm: "vLLM", llamacpp: "llama.cpp", ollama: "Ollama" };
+// The memory bar's segments, in the order and with the labels of generator/plan/budget_bar.py.
+const VLLM_BAR = [["weights", "Weights"], ["non_torch", "Non-torch memory"], ["activation", "Activation or sampler peak"], ["cudagraph", "CUDA graphs"], ["kv", "KV cache"], ["reserve", "Left out by --gpu-memory-utilization"]];
+const LLAMA_BAR = [["weights", "Weights"], ["kv", "KV cache"], ["compute", "Compute buffers"], ["free", "Free"]];
+
+// One stacked bar of the GPU's memory as inline SVG, its figures also as text (the page's own bar, redrawn).
+function budgetBar(id, title, total, segments, sizes) {
+  const NS = "http://www.w3.org/2000/svg", svgEl = (tag, attrs) => { const el = document.createElementNS(NS, tag); for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v); return el; };
+  const parts = segments.map(([key, label]) => [key, label, Math.max(sizes[key] || 0, 0)]);
+  const used = parts.reduce((sum, p) => sum + p[2], 0), scale = Math.max(total, used, 1), over = Math.max(used - total, 0);
+  const text = (n) => (n / K.GiB).toFixed(2) + " GiB";
+  const overText = over > 0 ? `${text(over)} more than the GPU holds` : "";
+  const svg = svgEl("svg", { role: "img", "aria-labelledby": id + "-title", viewBox: "0 0 1000 28", preserveAspectRatio: "none", width: "100%", height: "28", focusable: "false" });
+  const name = svgEl("title", { id: id + "-title" });
+  name.textContent = `${title}: ${parts.map(([, label, n]) => `${label} ${text(n)}`).join(", ")}${over > 0 ? "; " + overText : ""}`;
+  svg.append(name);
+  let x = 0;
+  for (const [key, , n] of parts) {
+    const w = (1000 * n) / scale;
+    if (w > 0) svg.append(svgEl("rect", { class: "bb-" + key, x: x.toFixed(1), y: "0", width: w.toFixed(1), height: "28" }));
+    x += w;
+  }
+  if (over > 0) { const lx = ((1000 * total) / scale).toFixed(1); svg.append(svgEl("line", { class: "bb-limit", x1: lx, x2: lx, y1: "0", y2: "28" })); }
+  return $("figure", { class: "budget", "data-bar": id, "data-out": "bar" }, svg,
+    $("ul", { class: "bb-legend" }, ...parts.map(([key, label, n]) => $("li", {}, $("span", { class: "bb-swatch bb-" + key, "aria-hidden": "true" }), `${label}: ${text(n)}`))),
+    $("figcaption", {}, `${title}${over > 0 ? ": " + overText + " (the line marks its memory)" : ""}.`));
+}
 
 function field(name, label, control, hint) {
   control.id = "kc-" + name;
@@ -62,13 +87,6 @@ async function start(root) {
     nc: [number({ min: "4", step: "1024", placeholder: "Ollama's default" }), ""],
     onp: [number({ min: "1", step: "1" }), "1"],
     okv: [select(["f16", "q8_0", "q4_0"].map((x) => [x, x])), "f16"],
-    sf: [number({ min: "0.05", max: "1", step: "0.01", placeholder: "SGLang's default" }), ""],
-    sctx: [$("input", { type: "text", inputmode: "numeric", pattern: "[0-9]*[kKmM]?", placeholder: "model maximum" }), ""],
-    smrr: [number({ min: "1", step: "1", placeholder: "not set" }), ""],
-    sps: [select(["1", "16", "32", "64"].map((x) => [x, x])), "1"],
-    skv: [select(SGLANG_KV.map((x) => [x, x])), "auto"],
-    stp: [select(["1", "2", "4", "8"].map((x) => [x, x])), "1"],
-    smtt: [number({ min: "1", step: "1", placeholder: "not set" }), ""],
   };
   const get = (k) => (controls[k][0].type === "checkbox" ? controls[k][0].checked : controls[k][0].value);
   const set = (k, v) => { const c = controls[k][0]; if (c.type === "checkbox") c.checked = v === true || v === "1"; else c.value = v; };
@@ -86,13 +104,7 @@ async function start(root) {
       field("pp", "--pipeline-parallel-size", controls.pp[0]), field("eager", "--enforce-eager", controls.eager[0])),
     $("fieldset", { "data-group": "llamacpp" }, $("legend", {}, "llama-server settings"), field("c", "-c (context)", controls.c[0]), field("ctk", "-ctk / -ctv", controls.ctk[0]), field("np", "-np (slots)", controls.np[0])),
     $("fieldset", { "data-group": "ollama" }, $("legend", {}, "Ollama server settings"), field("nc", "OLLAMA_CONTEXT_LENGTH", controls.nc[0], "blank: the default for this much VRAM"),
-      field("onp", "OLLAMA_NUM_PARALLEL", controls.onp[0]), field("okv", "OLLAMA_KV_CACHE_TYPE", controls.okv[0])),
-    $("fieldset", { "data-group": "sglang" }, $("legend", {}, "SGLang settings"),
-      field("sf", "--mem-fraction-static", controls.sf[0], "blank: SGLang's default for this GPU and --tp"),
-      field("sctx", "--context-length", controls.sctx[0], "blank: the model's, from config.json"),
-      field("smrr", "--max-running-requests", controls.smrr[0], "blank: not set; also lowers the default fraction's CUDA-graph reserve"),
-      field("sps", "--page-size", controls.sps[0]), field("skv", "--kv-cache-dtype", controls.skv[0]), field("stp", "--tp", controls.stp[0]),
-      field("smtt", "--max-total-tokens", controls.smtt[0], "blank: the whole pool the memory allows")));
+      field("onp", "OLLAMA_NUM_PARALLEL", controls.onp[0]), field("okv", "OLLAMA_KV_CACHE_TYPE", controls.okv[0])));
   form.addEventListener("submit", (ev) => ev.preventDefault());
   const out = $("div", { class: "kc-out", "aria-live": "polite" });
   root.querySelector("[data-kvcalc-root]").append(form, out);
@@ -112,23 +124,18 @@ async function start(root) {
   });
 
   function engines() {
-    // SGLang serves the checkpoints vLLM serves (its numbers sit beside vLLM's on the pages).
     const entry = cat.models[get("m")];
-    if (!entry) return Object.keys(ENGINES);
-    return entry.variant.engines.includes("vllm") ? ["vllm", "sglang", ...entry.variant.engines.filter((e) => e !== "vllm")] : entry.variant.engines;
+    return entry ? entry.variant.engines : Object.keys(ENGINES);
   }
   async function update() {
-    const wanted = get("e"), first = engines()[0];
-    if ((wanted !== "vllm" && wanted !== "sglang") || (first !== "vllm" && first !== "sglang")) llamaLoading = llamaLoading || import(root.dataset.llamaSrc).then((m) => m.install(K));
-    if (wanted === "sglang" || first === "sglang") sglangLoading = sglangLoading || import(root.dataset.sglangSrc).then((m) => m.install(K));
+    if (get("e") !== "vllm" || engines()[0] !== "vllm") llamaLoading = llamaLoading || import(root.dataset.llamaSrc).then((m) => m.install(K));
     if (llamaLoading) await llamaLoading;
-    if (sglangLoading) await sglangLoading;
     const entry = cat.models[get("m")], custom = !entry, gpuCustom = !cat.gpus[get("g")], allowed = engines();
     for (const o of controls.e[0].options) o.disabled = !allowed.includes(o.value);
     if (!allowed.includes(get("e"))) set("e", allowed[0]);
     const engine = get("e");
     form.querySelector('[data-for="mem"]').hidden = !gpuCustom;
-    form.querySelector('[data-for="w"]').hidden = !custom && (engine === "vllm" || engine === "sglang");
+    form.querySelector('[data-for="w"]').hidden = !custom && engine === "vllm";
     for (const fs of form.querySelectorAll("fieldset[data-group]")) fs.hidden = fs.dataset.group === "raw" ? !custom : fs.dataset.group !== engine;
     const q = new URLSearchParams();
     for (const [k, [, dflt]] of Object.entries(controls)) { const v = get(k); if (String(v) !== String(dflt) && !(v === false && !dflt)) q.set(k, v === true ? "1" : v); }
@@ -146,7 +153,7 @@ async function start(root) {
     }
     if (gpuCustom) r.gpu_memory_gib = parseFloat(get("mem")) || 0;
     else r.gpu = get("g");
-    if (!entry || (engine !== "vllm" && engine !== "sglang")) {
+    if (!entry || engine !== "vllm") {
       const w = entry && get("w") === weightsText(entry) ? entry.variant.weights / K.GiB : parseFloat(get("w"));
       if (w > 0) r.weights_gib = w;
     }
@@ -156,7 +163,6 @@ async function start(root) {
   function render(engine, entry, gpuCustom) {
     const r = base(engine, entry, gpuCustom);
     if (engine === "vllm") return vllm(r, entry);
-    if (engine === "sglang") return sglangView(r, entry, gpuCustom);
     if (engine === "llamacpp") return llama(r, entry);
     return ollama(r, entry);
   }
@@ -189,6 +195,7 @@ async function start(root) {
     const a = K.answer(r, cat);
     if (a.error_input) return problem(a);
     const repo = (entry && entry.repo) || "MODEL", b = a.breakdown, longest = a.check_bytes > 0 ? Math.min(a.estimated_max_model_len, a.derived_max_model_len) : 0;
+    const total = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
     const nodes = [
       a.fits ? $("p", { class: "kc-verdict", "data-out": "verdict" }, `vLLM ${a.vllm_version} starts: ${K.tokens(a.kv_cache_tokens)} tokens of KV cache, ${K.fixed(a.max_concurrency, 2)}x concurrency at ${K.tokens(a.max_model_len)} tokens.`)
         : $("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `vLLM ${a.vllm_version} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
@@ -207,8 +214,13 @@ async function start(root) {
         [`--max-model-len ${K.tokens(a.max_model_len)} needs`, K.gib(a.needed_bytes), "needed"],
         ["Longest --max-model-len that starts", K.tokens(longest), "max_len", true],
       ]),
+      b && budgetBar("kc-bar-vllm", `vLLM ${a.vllm_version} memory budget on one GPU of ${K.gib(total)}`, total, VLLM_BAR, {
+        weights: b.weights_bytes, non_torch: b.non_torch_bytes, activation: b.activation_peak_bytes, cudagraph: b.cudagraph_bytes,
+        kv: a.available_kv_cache_bytes, reserve: total - b.requested_bytes }),
+      $("p", { class: "note", "data-out": "release" }, `The calculator follows vLLM ${a.vllm_version}'s rules only; a log from an older release, above all from the V0 engine, prints different figures (`,
+        $("a", { href: "/accuracy/#vllm" }, "how far off, release by release"), ")."),
       command(K.serveCommand(repo, flags), "Your command"),
-    ];
+    ].filter(Boolean);
     if (!a.fits && a.remediation.length) {
       // The reader's flags stay; a lever replaces its own flags and caps the length when it must.
       const own = flags.filter((f) => f[0] !== "--max-model-len"), levers = a.remediation.filter((l) => l.max_model_len_that_fits > 0);
@@ -230,6 +242,7 @@ async function start(root) {
     Object.assign(r, { ctx_size: parseInt(get("c"), 10) || 0, parallel: parseInt(get("np"), 10) || 1, cache_type_k: ctk, cache_type_v: ctk });
     const a = K.answer(r, cat);
     if (a.error_input) return problem(a);
+    const llamaTotal = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
     const gguf = (entry && entry.variant.gguf) || "model.gguf", qt = ctk === "f16" ? [] : ["-ctk", ctk, "-ctv", ctk];
     if (a.startup_error) return [$("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, "llama-server refuses these settings:"), $("pre", { class: "signature" }, $("code", {}, a.startup_error)))];
     const nodes = [
@@ -243,6 +256,8 @@ async function start(root) {
         ["Largest -c that fits", K.tokens(a.max_ctx_that_fits), "max_ctx", true],
         ["Layers that fit with -ngl", `${a.gpu_layers_that_fit} of ${K.geometry(r.hf_config || cat.models[r.model].hf_config, cat.vllm.geometry).layers + 1}`, "layers"],
       ]),
+      budgetBar("kc-bar-llamacpp", `llama-server -c ${r.ctx_size} on a GPU of ${K.gib(llamaTotal)}`, llamaTotal, LLAMA_BAR, {
+        weights: a.weights_bytes, kv: a.kv_bytes, compute: a.compute_buffer_bytes, free: llamaTotal - a.weights_bytes - a.kv_bytes - a.compute_buffer_bytes }),
       command(["llama-server", "-m", gguf, "-c", String(a.fits || !a.max_ctx_that_fits ? r.ctx_size : a.max_ctx_that_fits), "-np", String(r.parallel), ...qt].join(" "), a.fits || !a.max_ctx_that_fits ? "Your command" : "A context that fits"),
       $("pre", {}, $("code", {}, a.log_lines.join("\n"))),
     ];
@@ -271,63 +286,6 @@ async function start(root) {
       ]),
       command(`${vars ? vars + " " : ""}ollama serve\n# in another terminal:\nollama run ${tag}`, "Your server"),
     ];
-  }
-  function sglangView(r, entry, gpuCustom) {
-    const val = (k) => String(get(k)).trim(), tp = +get("stp");
-    if (val("sf")) r.mem_fraction_static = parseFloat(val("sf"));
-    if (val("sctx")) r.context_length = /^\d+$/.test(val("sctx")) ? parseInt(val("sctx"), 10) : val("sctx");
-    if (val("smrr")) r.max_running_requests = parseInt(val("smrr"), 10);
-    if (get("sps") !== "1") r.page_size = +get("sps");
-    if (get("skv") !== "auto") r.kv_cache_dtype = get("skv");
-    if (tp > 1) r.tensor_parallel_size = tp;
-    if (val("smtt")) r.max_total_tokens = parseInt(val("smtt"), 10);
-    const a = K.answer(r, cat);
-    if (a.error_input) return problem(a);
-    const repo = (entry && entry.repo) || "MODEL", total = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
-    // The command passes what the figures were computed with: SGLang's default fraction is written out.
-    const flags = [["--model-path", repo], ["--tp-size", String(tp)], ["--mem-fraction-static", K.reprFloat(a.mem_fraction_static)], ["--context-length", String(a.context_length)]];
-    if (r.kv_cache_dtype) flags.push(["--kv-cache-dtype", r.kv_cache_dtype]);
-    if (r.page_size) flags.push(["--page-size", String(r.page_size)]);
-    if (r.max_running_requests) flags.push(["--max-running-requests", String(r.max_running_requests)]);
-    if (r.max_total_tokens) flags.push(["--max-total-tokens", String(r.max_total_tokens)]);
-    const cmd = ["python -m sglang.launch_server", ...flags.map(([f, v]) => `${f} ${v}`)].join(" \\\n  ");
-    const est = a.budget_estimated ? ` (estimated: free memory before loading taken as the card's total less ${a.startup_overhead_gb} GB)` : "";
-    if (!a.starts) {
-      return [$("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `SGLang ${a.sglang_version} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
-        table(`SGLang ${a.sglang_version}, ${tp} GPU${tp > 1 ? "s" : ""}${est}`, [
-          ["GPU memory (as CUDA reports it)", K.gib(total), "total"],
-          a.weights_bytes_per_rank !== null && ["Weights per GPU", K.gib(K.roundInt(a.weights_bytes_per_rank)), "weights"],
-          ["--mem-fraction-static", K.reprFloat(a.mem_fraction_static), "fraction"],
-        ]),
-        command(cmd, "The command that fails")];
-    }
-    const ctx = a.context_length, perRequest = Math.floor(a.kv_cache_tokens / ctx);
-    const concurrency = r.max_running_requests ? Math.min(perRequest, r.max_running_requests) : perRequest;
-    const sizes = a.pool_kind === "mla" || a.pool_kind === "dsa" ? [["KV size (printed)", `${K.fixed(a.kv_size_gb, 2)} GB`, "kv_size"]]
-      : [["K size / V size (printed)", `${K.fixed(a.k_size_gb, 2)} GB / ${K.fixed(a.v_size_gb, 2)} GB`, "kv_size"]];
-    const nodes = [
-      $("p", { class: "kc-verdict", "data-out": "verdict" }, `SGLang ${a.sglang_version} starts: a KV pool of ${K.tokens(a.kv_cache_tokens)} tokens per GPU, ` +
-        `inputs up to ${K.tokens(a.max_req_input_len)} tokens, ${concurrency} request${concurrency === 1 ? "" : "s"} at the full ${K.tokens(ctx)}-token context at once.`),
-      table(`SGLang ${a.sglang_version}, ${tp} GPU${tp > 1 ? "s" : ""}${est}`, [
-        ["GPU memory (as CUDA reports it)", K.gib(total), "total"],
-        a.weights_bytes_per_rank !== null && ["Weights per GPU", K.gib(K.roundInt(a.weights_bytes_per_rank)), "weights"],
-        ["--mem-fraction-static", K.reprFloat(a.mem_fraction_static), "fraction"],
-        ["KV pool memory per GPU", K.gib(a.kv_cache_memory_bytes), "available", true],
-        ["KV bytes per token (one GPU)", `${Math.round(a.kv_bytes_per_token).toLocaleString("en-US")} bytes`, "per_token"],
-        ["Pool (max_total_num_tokens)", K.tokens(a.kv_cache_tokens) + " tokens", "kv_tokens", true],
-        a.swa_kv_cache_tokens !== null && ["Sliding-window layers' pool", K.tokens(a.swa_kv_cache_tokens) + " tokens", "swa_tokens"],
-        ...sizes,
-        ["--context-length", K.tokens(ctx) + " tokens", "context"],
-        ["Longest input a request gets: min(context − 1, pool − 1) − 5", K.tokens(a.max_req_input_len) + " tokens", "max_input", true],
-        ["Requests at the full context at once" + (r.max_running_requests ? " (capped by --max-running-requests)" : ""), String(concurrency), "concurrency"],
-      ]),
-      $("p", {}, "The log line SGLang would print:"),
-      $("pre", {}, $("code", { "data-out": "log_line" }, a.log_lines.join("\n"))),
-      command(cmd, "Your command"),
-    ];
-    if (!a.context_fits) nodes.splice(1, 0, $("p", { class: "note", "data-out": "short_pool" }, `The pool holds fewer tokens than --context-length, so SGLang starts but refuses longer inputs with: ` +
-      `"Input length (N tokens) exceeds the maximum allowed length (${a.max_req_input_len} tokens)."`));
-    return nodes;
   }
   await update();
 }
