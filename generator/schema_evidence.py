@@ -40,6 +40,8 @@ class VllmLogSettings(_Strict):
     block_size: int | None = None
     kv_cache_dtype: str | None = None
     enable_prefix_caching: bool | None = None
+    sampler_backend: Literal["native", "flashinfer"] | None = None
+    mamba_cache_mode: Literal["none", "align", "all"] | None = None
 
     def engine_inputs(self) -> dict[str, Any]:
         """The settings as VllmInputs keywords (prefix caching does not change the budget)."""
@@ -65,6 +67,7 @@ class VllmLogFigures(_Strict):
     max_concurrency: str | None = None
     cudagraph_info: str | None = None
     error: str | None = None
+    block_size: int | None = None
 
 
 class VllmLog(_Strict):
@@ -78,8 +81,9 @@ class VllmLog(_Strict):
     flags: str | None = None
     note: str | None = None
     known_gap: str | None = None
+    sampler_peak: str | None = None  # why the printed activation peak is the sampler warm-up's, not the forward's
     weights_quantization: dict[str, Any] | None = None
-    split: Literal["holdout"] | None = None
+    split: Literal["holdout", "holdout2"] | None = None  # holdout2: collected after the release table was written
     version_evidence: str | None = None
     status: Literal["unmodelled", "incomplete"] | None = None
     reason: str | None = None
