@@ -14,6 +14,8 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, HttpUrl, field_validator, model_validator
 from pydantic.json_schema import WithJsonSchema
 
+from generator.units import GIB
+
 # Slugs become directory names under site/: lowercase words joined by '-' or '.', never
 # '..', '/', '\\', '%' or NUL, so no slug can climb out of the output directory.
 SLUG_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"
@@ -99,7 +101,7 @@ MAX_TOKENS = 2**27  # context lengths, windows, batch tokens (~134 million)
 MAX_GPUS = 1024  # GPUs one server spreads a model over
 MAX_PARAMS = 10**15  # parameters in one model
 MAX_GB_S = 10**6  # memory bandwidth in GB/s
-MAX_GIB = MAX_BYTES / 2**30  # GiB figures in requests (1 PiB)
+MAX_GIB = MAX_BYTES / GIB  # GiB figures in requests (1 PiB)
 
 # kind -> (smallest, largest, what to write): the table both validators below read.
 BOUNDS: dict[str, tuple[int | float, int | float, str]] = {

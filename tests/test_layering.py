@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "generator"
 # tools, devserver); modules inside one folder import each other freely.
 ALLOWED = {
     "errors": set(),
+    "units": set(),  # byte units and integer rounding: pure, imported by every stage
     "markdown": set(),
     "value_pickle": set(),  # caches that load as plain values: stdlib only
     "schema": {"errors"},
@@ -38,6 +39,11 @@ ALLOWED = {
     "__main__": {"cli"},
     "__init__": set(),
 }
+# units.py (byte units, integer rounding) is pure and sits below everything: every module may import it.
+for _allowed in ALLOWED.values():
+    if _allowed is not None:
+        _allowed.add("units")
+ALLOWED["units"] = set()
 # The engine does arithmetic only: no files, environment, logging, YAML or templates.
 ENGINE_FORBIDDEN = {"os", "sys", "io", "pathlib", "logging", "subprocess", "yaml", "jinja2", "markdown_it", "shutil", "tempfile", "socket"}
 
@@ -58,6 +64,8 @@ def _imports(path: Path) -> set[str]:
                 base = ".".join(path.relative_to(PACKAGE).with_suffix("").parts[: -node.level])
                 name = f"generator.{base}.{node.module}" if base else f"generator.{node.module}"
                 found.add(name.replace("..", "."))
+            elif node.module == "generator":
+                found.update(f"generator.{alias.name}" for alias in node.names)
             elif node.module:
                 found.add(node.module)
     return found

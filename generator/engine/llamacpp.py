@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any, Callable, Mapping
 
+from generator import units
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
@@ -25,9 +26,7 @@ from generator.engine.geometry import (
     geometry_from_hf_config,
 )
 from generator.schema import BOUNDS, MAX_COUNT, MAX_GIB, check_int
-
-MIB = 1024 * 1024
-GIB = 1024 * MIB
+from generator.units import GIB, MIB
 
 # ggml/src/ggml.c type_traits + ggml-common.h static_asserts: (block size, bytes per block).
 GGML_BLOCK = {
@@ -84,10 +83,6 @@ def row_size(cache_type: str, n_elements: int) -> int:
     if n_elements % blck:
         raise LlamaCppError(f"row of {n_elements} elements is not a whole number of {cache_type} blocks of {blck}")
     return n_elements // blck * size
-
-
-def _pad(value: int, to: int) -> int:
-    return (value + to - 1) // to * to
 
 
 def _float32(value: int | float) -> float:
@@ -411,10 +406,10 @@ def context_cells(ctx_size: int, n_ctx_train: int, n_seq_max: int, kv_unified: b
     if n_seq_max < 1:
         raise LlamaCppError("n_seq_max must be at least 1")
     n_ctx = n_ctx_train if ctx_size == 0 else ctx_size
-    n_ctx = _pad(n_ctx, ctx_pad)
+    n_ctx = units.pad(n_ctx, ctx_pad)
     if kv_unified:
         return ContextCells(n_ctx, n_ctx, n_seq_max, 1, False)
-    n_ctx_seq = _pad(n_ctx // n_seq_max, ctx_pad)
+    n_ctx_seq = units.pad(n_ctx // n_seq_max, ctx_pad)
     rounded = n_ctx != n_ctx_seq * n_seq_max
     # The warning says "rounding down" but pads each stream up first, so the total can grow.
     return ContextCells(n_ctx_seq * n_seq_max, n_ctx_seq, n_seq_max, n_seq_max, rounded)
@@ -427,7 +422,7 @@ def swa_cells_per_stream(n_ctx_seq: int, n_swa: int, n_seq_max: int, unified: bo
     always padded to 256 since issue #17037 (2025-11), before that to the context padding."""
     if swa_full:
         return n_ctx_seq
-    return _pad(min(n_ctx_seq, n_swa * (n_seq_max if unified else 1) + ubatch), pad)
+    return units.pad(min(n_ctx_seq, n_swa * (n_seq_max if unified else 1) + ubatch), pad)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,8 +13,6 @@ from typing import Any, Mapping
 from generator.engine.geometry import GeometryError
 from generator.engine.llamacpp import (
     FIT_TARGET_BYTES,
-    GIB,
-    MIB,
     KvLayout,
     LlamaCppError,
     LlamaCppInputError,
@@ -25,6 +23,7 @@ from generator.engine.llamacpp import (
     plan_kv,
 )
 from generator.schema import MAX_GIB, check_int
+from generator.units import GIB, MIB
 
 OLLAMA_VERSION = (0, 33, 0)
 

@@ -193,9 +193,8 @@ from generator.engine import llamacpp as llama  # noqa: E402
 from generator.engine import ollama, sglang, vllm  # noqa: E402, I001
 from generator.engine.geometry import GeometryError, geometry_from_hf_config  # noqa: E402
 from generator.schema import Dataset, Gpu, Model, ModelVariant, reader_urls  # noqa: E402
+from generator.units import GIB, MIB  # noqa: E402
 
-MIB = 1024**2
-GIB = 1024**3
 VLLM_VERSION = "0.33.0"
 OLLAMA_VERSION = "0.33.0"
 GRID_UTILIZATIONS = (0.85, 0.90, 0.92, 0.95)

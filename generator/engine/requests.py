@@ -24,7 +24,6 @@ from generator.engine.geometry import GeometryError, geometry_from_hf_config
 from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine.ollama import answer_ollama_request
 from generator.engine.vllm import (
-    GiB,
     VllmInputError,
     VllmInputs,
     VllmResult,
@@ -35,6 +34,7 @@ from generator.engine.vllm import (
     weight_shape,
 )
 from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
+from generator.units import GIB, MIB
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def _model_and_weights(request: Mapping[str, Any], models: Mapping[str, Any] | N
         raise RequestError("hf_config must be the config.json object")
     weights_gib = _positive_float(request, "weights_gib")
     if weights_gib is not None:
-        weights_bytes = round(weights_gib * GiB)
+        weights_bytes = round(weights_gib * GIB)
     return hf_config, weights_bytes
 
 
@@ -179,7 +179,7 @@ def vllm_inputs_from_request(request: Mapping[str, Any], models: Mapping[str, An
         entry = _entry(gpus, str(request["gpu"]), "gpu")
         total, gpu_name = _field(entry, "total_bytes"), str(_field(entry, "name", "") or request["gpu"])
     elif "gpu_memory_gib" in request:
-        total = round(_positive_float(request, "gpu_memory_gib") * GiB)
+        total = round(_positive_float(request, "gpu_memory_gib") * GIB)
 
     enforce_eager = request.get("enforce_eager", False)
     if not isinstance(enforce_eager, bool):
@@ -266,7 +266,6 @@ SGLANG_KEYS = frozenset({
     "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib",
     "max_total_tokens", "swa_full_tokens_ratio", "sglang_version",
 })
-MiB = 1 << 20
 
 
 def _weights_bytes(hf_config: Mapping[str, Any]) -> int:
@@ -291,7 +290,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
     if "gpu" in request:
         total = _field(_entry(gpus, str(request["gpu"]), "gpu"), "total_bytes")
     elif "gpu_memory_gib" in request:
-        total = round(_positive_float(request, "gpu_memory_gib") * GiB)
+        total = round(_positive_float(request, "gpu_memory_gib") * GIB)
 
     tp = _optional_int(request, "tensor_parallel_size") or 1
     page_size = _optional_int(request, "page_size") or 1
@@ -325,7 +324,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
         weights_per_rank = weights_bytes / tp
         if fraction is None:
             mla = geometry_from_hf_config(hf_config).mla is not None
-            fraction = sglang.default_mem_fraction_static(total / MiB, tp=tp, mla=mla).mem_fraction_static
+            fraction = sglang.default_mem_fraction_static(total / MIB, tp=tp, mla=mla).mem_fraction_static
         common.update(gpu_total_bytes=total, weights_gb=weights_per_rank / sglang.GB, mem_fraction_static=fraction)
     else:
         common.update(kv_cache_bytes=budget, mem_fraction_static=fraction)

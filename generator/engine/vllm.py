@@ -35,9 +35,7 @@ from generator.engine.geometry import (
     kv_heads_per_rank,
 )
 from generator.schema import MAX_BYTES, check_int, rope_scaling_problem
-
-GiB = 1 << 30
-MiB = 1 << 20
+from generator.units import GIB, MIB, cdiv
 
 LATEST_VERSION = (0, 33, 0)
 DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE (FlashAttention/Triton keep it)
@@ -237,10 +235,6 @@ def max_model_len_too_long_text(max_model_len: int, derived: DerivedMaxLen) -> s
 # --------------------------------------------------------------------------- layers, groups, blocks
 
 
-def cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def pp_layer_split(num_layers: int, pipeline_parallel_size: int) -> tuple[int, ...]:
     """Layers per PP stage, as vllm/distributed/utils.py get_pp_indices splits them:
     an even share, the remainder one each to the stages before the last, from the back."""
@@ -401,7 +395,7 @@ class BudgetAssumptions:
     fitted to real startup logs (tests/data/vllm_real_logs.yaml) and pages must say so (without that path).
     """
 
-    non_torch_bytes: int = round(0.28 * GiB)
+    non_torch_bytes: int = round(0.28 * GIB)
     non_torch_source: str = (
         "Non-torch growth after vLLM's start snapshot, fitted to V1 logs: requested - weights - "
         "available KV - activation term - TP term leaves a median 0.28 GiB (0.24-0.43) in the RTX 3090 "
@@ -411,9 +405,9 @@ class BudgetAssumptions:
         "about 0.15 GiB of it stands for sampler memory that the 8 B-per-logit sampler term "
         "misses."
     )
-    non_torch_bytes_v0: int = round(0.10 * GiB)
+    non_torch_bytes_v0: int = round(0.10 * GIB)
     non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."
-    non_torch_extra_bytes_tp: int = round(0.15 * GiB)
+    non_torch_extra_bytes_tp: int = round(0.15 * GIB)
     non_torch_tp_source: str = (
         "Custom all-reduce / NCCL buffers with TP>1 on one node: +0.12 GiB for TP=2 on A100 "
         "(0.10.1.1: 0.68 against 0.55 GiB of non-KV memory), +0.41 GiB on H100 (0.11.0 non-torch "
@@ -435,7 +429,7 @@ class BudgetAssumptions:
         "difference sits in non_torch_bytes); H100 logs at 1024 seqs (0.11.0) print 4.8-7.4 GiB, "
         "about 38.5 B per logit, which no constant here reproduces without breaking the 256-seq logs."
     )
-    cudagraph_bytes_per_size_per_layer: int = round(0.45 * MiB)
+    cudagraph_bytes_per_size_per_layer: int = round(0.45 * MIB)
     cudagraph_source: str = (
         "CUDA-graph estimate = capture sizes x layers x 0.45 MiB: 'Estimated CUDA graph memory' "
         "lines 0.37 GiB (Qwen2.5-7B, 35 sizes, 28 layers) and 0.84 GiB (Llama-3.1-8B, 51 sizes, 32 layers)."
@@ -473,9 +467,9 @@ def requested_bytes(total_bytes: int, gpu_memory_utilization: float) -> int:
 
 def batch_defaults(gpu_total_bytes: int, gpu_name: str = "") -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) for `vllm serve` (EngineArgs.get_batch_defaults)."""
-    if gpu_total_bytes >= 160 * GiB:
+    if gpu_total_bytes >= 160 * GIB:
         return 1024, 16384
-    if gpu_total_bytes >= 70 * GiB and "a100" not in gpu_name.lower() and "gb10" not in gpu_name.lower():
+    if gpu_total_bytes >= 70 * GIB and "a100" not in gpu_name.lower() and "gb10" not in gpu_name.lower():
         return 1024, 8192
     return 256, 2048
 
@@ -667,12 +661,12 @@ CANNOT_AUTO_FIT_TEXT = (
 
 def format_gib(num_bytes: int) -> str:
     """vllm/utils/mem_utils.py format_gib: Python's round to 2 places, printed by str()."""
-    return f"{round(num_bytes / GiB, 2)}"
+    return f"{round(num_bytes / GIB, 2)}"
 
 
 def _gib_for(version: tuple[int, int, int], num_bytes: int) -> str:
     # format_gib since 0.14.0; "%.2f" before.
-    return format_gib(num_bytes) if version >= (0, 14, 0) else f"{num_bytes / GiB:.2f}"
+    return format_gib(num_bytes) if version >= (0, 14, 0) else f"{num_bytes / GIB:.2f}"
 
 
 def error_template(version: tuple[int, int, int], kind: str, engine: str | None = None) -> ErrorTemplate:

@@ -16,9 +16,9 @@ from generator.engine import geometry as geo
 from generator.engine import llamacpp, ollama, sglang, vllm
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
 from generator.schema import Dataset
+from generator.units import GIB
 
 CATALOG_PATH = "static/kvcalc-catalog.json"
-GIB = 1 << 30
 
 # server/routes.go Serve (ollama v0.33.0): default num_ctx by total VRAM, as ollama.vram_tier_num_ctx
 # encodes it. tests/test_calculator.py checks these rows against that function at every boundary.

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, NamedTuple
 from urllib.parse import quote_plus
 
+from generator import units
 from generator.engine.pairs import PairNumbers, Results, gpu_total_bytes
 from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.plan.advice import offered_levers, offered_sections
 from generator.schema import ENGINE_NAMES, PLACEHOLDER, Dataset, ErrorSignature, Gpu, Model, ModelVariant, SiteConfig
+from generator.units import GIB, KIB
 
-GIB = 1024**3
-MIB = 1024**2
 LEVER_NAMES = {
     "clamp-context": "Cap the context",
     "fp8-kv": "fp8 KV cache",
@@ -130,16 +130,16 @@ def figure(value: Any, what: str, *, signed: bool = False) -> int | float:
 def gib(value: int, digits: int = 2) -> str:
     """Bytes as GiB the way readers compare them with vLLM's logs; the templates' `gib` filter too.
     Signed: memory left after the weights is negative when they do not fit."""
-    return f"{figure(value, 'a size in bytes', signed=True) / GIB:.{digits}f} GiB"
+    return units.gib(figure(value, "a size in bytes", signed=True), digits)
 
 
 def kib(value: int) -> str:
     value = figure(value, "a size in bytes")
-    return f"{value // 1024:,} KiB" if value % 1024 == 0 else f"{value / 1024:,.2f} KiB"
+    return f"{value // KIB:,} KiB" if value % KIB == 0 else f"{value / KIB:,.2f} KiB"
 
 
 def mib(value: int) -> str:
-    return f"{figure(value, 'a size in bytes') / MIB:,.2f} MiB"
+    return units.mib(figure(value, "a size in bytes"))
 
 
 def tokens(value: int) -> str:
@@ -383,7 +383,7 @@ def sglang_note(numbers: Any) -> str:
     return (
         f"Estimates: SGLang sizes its KV pool from the free memory it measures before loading the weights. "
         f"Here that is taken as the card's total less {numbers.startup_overhead_gb} GB (measured on one L4 log), "
-        f"{numbers.pre_model_load_gb:,.2f} GB, with {numbers.weights_bytes / 2**30:,.2f} GiB of weights split over the GPUs. "
+        f"{numbers.pre_model_load_gb:,.2f} GB, with {numbers.weights_bytes / GIB:,.2f} GiB of weights split over the GPUs. "
         f"The pool sizes follow from that by SGLang {numbers.release}'s arithmetic; the startup log's "
         f"\"KV Cache is allocated. … #tokens: N\" line gives the real figure."
         + (f" On one card at its default fraction SGLang is expected to stop with: {numbers.error}" if numbers.error else "")

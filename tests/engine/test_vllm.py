@@ -13,8 +13,6 @@ import yaml
 from generator.engine.geometry import geometry_from_hf_config
 from generator.engine.vllm import (
     ASSUMPTIONS,
-    GiB,
-    MiB,
     VllmInputError,
     VllmInputs,
     blocks_per_request,
@@ -31,6 +29,7 @@ from generator.engine.vllm import (
     vllm_remediation,
     weight_shape,
 )
+from generator.units import GIB, MIB
 
 LOGS = yaml.safe_load((Path(__file__).resolve().parents[1] / "data" / "vllm_real_logs.yaml").read_text())
 
@@ -51,8 +50,8 @@ QWEN_CODER_32B_AWQ = {
 
 # The worked example's overhead assumptions, as measured terms: 21.6 - 18.0 - 0.2 - 0.8 - 0.6 = 2.0 GiB.
 SPEC_7 = dict(
-    hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=24 * GiB, gpu_memory_utilization=0.90, weights_bytes=18 * GiB,
-    non_torch_bytes=round(0.2 * GiB), activation_peak_bytes=round(0.8 * GiB), cudagraph_bytes=round(0.6 * GiB),
+    hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=24 * GIB, gpu_memory_utilization=0.90, weights_bytes=18 * GIB,
+    non_torch_bytes=round(0.2 * GIB), activation_peak_bytes=round(0.8 * GIB), cudagraph_bytes=round(0.6 * GIB),
 )
 
 
@@ -112,7 +111,7 @@ def test_spec7_table(changes, available_gib, num_blocks, max_len):
 def test_spec7_default_length_fails_with_exact_text():
     result = spec7()
     assert not result.fits
-    assert result.bytes_per_block == 4 * MiB
+    assert result.bytes_per_block == 4 * MIB
     assert result.kv_bytes_per_token == 256 * 1024
     assert result.error == (
         "To serve at least one request with the model's max seq len (32768), (8.0 GiB KV cache is needed, "
@@ -147,7 +146,7 @@ def test_spec7_requested_bytes_and_auto_fit():
 def test_spec7_tp2_holds_the_whole_context():
     result = spec7(tensor_parallel_size=2, gpu_count=2)
     assert result.kv_bytes_per_token == 128 * 1024
-    assert result.breakdown.weights_bytes == 9 * GiB
+    assert result.breakdown.weights_bytes == 9 * GIB
     assert result.fits and result.estimated_max_model_len == 32768
 
 
@@ -160,20 +159,20 @@ def test_before_029_the_check_has_no_null_block():
 
 
 def test_mla_deepseek_v3_bytes_per_token_per_layer():
-    bf16 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096))
-    fp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096, kv_cache_dtype="fp8"))
+    bf16 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096))
+    fp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096, kv_cache_dtype="fp8"))
     assert bf16.kv_bytes_per_token_per_layer == 1152
     assert fp8.kv_bytes_per_token_per_layer == 576
 
 
 def test_mla_does_not_split_over_tp():
-    tp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096,
+    tp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096,
                                tensor_parallel_size=8, gpu_count=8))
     assert tp8.kv_bytes_per_token_per_layer == 1152
 
 
 def test_fp8_ds_mla_is_656_bytes():
-    result = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096,
+    result = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096,
                                   kv_cache_dtype="fp8_ds_mla"))
     assert result.kv_bytes_per_token_per_layer == 656
 
@@ -182,7 +181,7 @@ def test_fp8_ds_mla_is_656_bytes():
 def test_tp_divides_kv_heads_until_one_is_left(tp, per_layer):
     # Llama-3.1-8B: 8 KV heads x 128 x 2 (K,V) x 2 bytes = 4096 B per layer at TP 1.
     config = {**LLAMA_8B, "num_attention_heads": 64}
-    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GiB, max_model_len=1024,
+    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GIB, max_model_len=1024,
                                   tensor_parallel_size=tp, gpu_count=tp))
     assert result.kv_bytes_per_token_per_layer == per_layer
 
@@ -216,11 +215,11 @@ def test_pp_split_follows_get_pp_indices(layers, pp, split):
 
 def test_pp_uneven_layers_binding_stage_has_most_layers():
     config = {**LLAMA_8B, "num_hidden_layers": 30}
-    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GiB, max_model_len=4096,
+    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GIB, max_model_len=4096,
                                   pipeline_parallel_size=4, gpu_count=4, max_num_batched_tokens=2048))
     assert [stage.num_layers for stage in result.stages] == [7, 8, 8, 7]
     assert result.bytes_per_block == 8 * 16 * 4096  # the 8-layer stage
-    assert result.num_blocks == GiB // (8 * 16 * 4096)
+    assert result.num_blocks == GIB // (8 * 16 * 4096)
     assert result.binding_stage == 1
     assert result.in_flight_tokens == 5 * 2048
 
@@ -229,7 +228,7 @@ def test_pp_uneven_layers_binding_stage_has_most_layers():
 
 
 def test_gpt_oss_20b_like_capacity():
-    result = plan_vllm(VllmInputs(hf_config=GPT_OSS_20B_LIKE, available_kv_cache_bytes=10 * GiB, max_num_batched_tokens=2048))
+    result = plan_vllm(VllmInputs(hf_config=GPT_OSS_20B_LIKE, available_kv_cache_bytes=10 * GIB, max_num_batched_tokens=2048))
     assert result.num_kv_cache_groups == 2
     assert result.bytes_per_block == 12 * 32 * 1024
     assert result.blocks_per_request == 8192 + 265
@@ -244,7 +243,7 @@ def test_gemma_3_27b_like_groups_padding_and_estimate():
     groups = kv_cache_groups(geometry)
     assert [(g.kind, len(g.layers)) for g in groups] == [("sliding", 9), ("sliding", 9), ("sliding", 9), ("sliding", 9), ("sliding", 8), ("sliding", 8), ("full", 10)]
     assert groups[0].layers[:3] == (0, 7, 14)  # layers[i::6] of the sliding bucket
-    result = plan_vllm(VllmInputs(hf_config=GEMMA_3_27B_LIKE, available_kv_cache_bytes=10 * GiB, max_num_batched_tokens=2048))
+    result = plan_vllm(VllmInputs(hf_config=GEMMA_3_27B_LIKE, available_kv_cache_bytes=10 * GIB, max_num_batched_tokens=2048))
     assert result.bytes_per_block == 10 * 128 * 1024
     assert result.blocks_per_request == 8192 + 6 * 321
     assert format_gib(result.needed_bytes) == "12.35"
@@ -294,7 +293,7 @@ def test_too_long_max_model_len_raises_vllm_text():
 
 
 def test_no_available_memory_text():
-    result = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, available_kv_cache_bytes=4 * MiB))
+    result = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, available_kv_cache_bytes=4 * MIB))
     assert result.error == (
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
         "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
@@ -303,7 +302,7 @@ def test_no_available_memory_text():
 
 
 def _bytes_for(gib_text: str) -> int:
-    return round(float(gib_text) * GiB)
+    return round(float(gib_text) * GIB)
 
 
 @pytest.mark.parametrize("row", LOGS["error_texts"], ids=lambda row: row["vllm_version"])
@@ -333,7 +332,7 @@ def test_error_templates_reproduce_real_logs(row):
 )
 def test_v1_wordings_by_release(version, start):
     text = vllm_error_text(parse_version(version), "too_long", engine="v1", max_model_len=32768,
-                           needed_bytes=8 * GiB, available_bytes=2 * GiB, estimated_max_model_len=8176)
+                           needed_bytes=8 * GIB, available_bytes=2 * GIB, estimated_max_model_len=8176)
     assert text.startswith(start)
     assert text.endswith("for more details.") == (parse_version(version) >= (0, 13, 0))
 
@@ -355,8 +354,8 @@ def _predict(entry: dict) -> object:
     tp = settings.get("tensor_parallel_size", 1)
     weights_gib = entry["log"].get("model_loading_gib") or entry["log"]["weights_gib"]
     return plan_vllm(VllmInputs(
-        hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GiB), gpu_count=tp,
-        weights_bytes=round(weights_gib * GiB) * tp, vllm_version=entry["vllm_version"], **settings,
+        hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GIB), gpu_count=tp,
+        weights_bytes=round(weights_gib * GIB) * tp, vllm_version=entry["vllm_version"], **settings,
     ))
 
 
@@ -364,7 +363,7 @@ def budget_errors_gib(entries: list[dict] | None = None) -> dict[str, float]:
     """Predicted minus logged "Available KV cache memory" per log, in GiB (positive: the model
     leaves more for the KV cache than vLLM did)."""
     return {
-        e["id"]: _predict(e).available_kv_cache_bytes / GiB - e["log"]["available_kv_cache_gib"]
+        e["id"]: _predict(e).available_kv_cache_bytes / GIB - e["log"]["available_kv_cache_gib"]
         for e in (TUNING if entries is None else entries)
     }
 
@@ -377,7 +376,7 @@ def predicted_weights_gib(entry: dict) -> float:
         config["quantization_config"] = dict(entry["weights_quantization"])
     geometry = geometry_from_hf_config(config)
     total = weight_shape(config, geometry).total_bytes(geometry.num_layers)
-    return total / entry["settings"].get("tensor_parallel_size", 1) / GiB
+    return total / entry["settings"].get("tensor_parallel_size", 1) / GIB
 
 
 def term_errors_gib() -> dict[str, dict[str, float]]:
@@ -390,9 +389,9 @@ def term_errors_gib() -> dict[str, dict[str, float]]:
             terms["weights"][entry["id"]] = predicted_weights_gib(entry) - logged_weights
         breakdown = _predict(entry).breakdown
         if "activation_peak_gib" in log:
-            terms["activation_peak"][entry["id"]] = breakdown.activation_peak_bytes / GiB - log["activation_peak_gib"]
+            terms["activation_peak"][entry["id"]] = breakdown.activation_peak_bytes / GIB - log["activation_peak_gib"]
         if "non_torch_gib" in log:
-            terms["non_torch"][entry["id"]] = breakdown.non_torch_bytes / GiB - log["non_torch_gib"]
+            terms["non_torch"][entry["id"]] = breakdown.non_torch_bytes / GIB - log["non_torch_gib"]
     for entry in LOGS["cudagraph"]:
         if entry.get("split") == "holdout":
             continue
@@ -403,7 +402,7 @@ def term_errors_gib() -> dict[str, dict[str, float]]:
 def _predicted_cudagraph_gib(entry: dict) -> float:
     geometry = geometry_from_hf_config(LOGS["models"][entry["model"]]["config"])
     sizes = cudagraph_capture_sizes(entry["settings"]["max_num_seqs"], entry["settings"].get("max_num_batched_tokens", 8192))
-    return len(sizes) * geometry.num_layers * ASSUMPTIONS.cudagraph_bytes_per_size_per_layer / GiB
+    return len(sizes) * geometry.num_layers * ASSUMPTIONS.cudagraph_bytes_per_size_per_layer / GIB
 
 
 def _entry(entry_id: str) -> dict:
@@ -463,7 +462,7 @@ def test_h100_gap_scales_with_vocab_times_sequences():
         if not entry.get("known_gap", "").startswith("H100 with 1024 dummy sequences") or "activation_peak_gib" not in entry["log"]:
             continue
         vocab = LOGS["models"][entry["model"]]["config"]["vocab_size"]
-        per_logit = entry["log"]["activation_peak_gib"] * GiB / (entry["settings"]["max_num_seqs"] * vocab)
+        per_logit = entry["log"]["activation_peak_gib"] * GIB / (entry["settings"]["max_num_seqs"] * vocab)
         assert 37.0 < per_logit < 40.0, entry["id"]
 
 
@@ -517,7 +516,7 @@ def test_capture_sizes_default_51_up_to_512():
 
 
 def test_cudagraph_term_only_from_020_and_never_eager():
-    base = dict(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, weights_bytes=15 * GiB, max_model_len=8192)
+    base = dict(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, weights_bytes=15 * GIB, max_model_len=8192)
     assert plan_vllm(VllmInputs(**base)).breakdown.cudagraph_bytes > 0
     assert plan_vllm(VllmInputs(**base, enforce_eager=True)).breakdown.cudagraph_bytes == 0
     assert plan_vllm(VllmInputs(**base, vllm_version="0.19.1")).breakdown.cudagraph_bytes == 0
@@ -526,16 +525,16 @@ def test_cudagraph_term_only_from_020_and_never_eager():
 
 
 def test_kv_cache_memory_bytes_skips_the_budget():
-    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, kv_cache_memory_bytes=4 * GiB, max_model_len=8192))
+    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, kv_cache_memory_bytes=4 * GIB, max_model_len=8192))
     assert result.breakdown is None and result.assumptions is None
-    assert result.num_blocks == 4 * GiB // (2 * MiB)
+    assert result.num_blocks == 4 * GIB // (2 * MIB)
 
 
 def test_batch_defaults_by_gpu_memory():
-    small = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=24 * GiB, weights_bytes=15 * GiB, max_model_len=4096))
-    h100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, weights_bytes=15 * GiB, max_model_len=4096))
-    a100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, gpu_name="A100 80GB", weights_bytes=15 * GiB, max_model_len=4096))
-    b200 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=180 * GiB, weights_bytes=15 * GiB, max_model_len=4096))
+    small = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=24 * GIB, weights_bytes=15 * GIB, max_model_len=4096))
+    h100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, weights_bytes=15 * GIB, max_model_len=4096))
+    a100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, gpu_name="A100 80GB", weights_bytes=15 * GIB, max_model_len=4096))
+    b200 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=180 * GIB, weights_bytes=15 * GIB, max_model_len=4096))
     assert (small.max_num_seqs, small.max_num_batched_tokens) == (256, 2048)
     assert (h100.max_num_seqs, h100.max_num_batched_tokens) == (1024, 8192)
     assert (a100.max_num_seqs, a100.max_num_batched_tokens) == (256, 2048)
@@ -543,10 +542,10 @@ def test_batch_defaults_by_gpu_memory():
 
 
 def test_weights_from_parameters_when_checkpoint_unknown():
-    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, max_model_len=8192))
-    assert 14.8 < result.breakdown.weights_bytes / GiB < 15.1  # 8.03 B params x 2 bytes
-    awq = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=80 * GiB, max_model_len=8192))
-    assert 17.0 < awq.breakdown.weights_bytes / GiB < 19.0  # worked example: about 18 GiB
+    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, max_model_len=8192))
+    assert 14.8 < result.breakdown.weights_bytes / GIB < 15.1  # 8.03 B params x 2 bytes
+    awq = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=80 * GIB, max_model_len=8192))
+    assert 17.0 < awq.breakdown.weights_bytes / GIB < 19.0  # worked example: about 18 GiB
 
 
 # --------------------------------------------------------------------------- remediation
@@ -568,8 +567,8 @@ def test_remediation_ranks_levers_deterministically():
 
 
 def test_remediation_smaller_quantization():
-    inputs = VllmInputs(**{**SPEC_7, "weights_bytes": 20 * GiB})
-    levers = vllm_remediation(inputs, alternative_weights={"Q-3bit": (14 * GiB, None), "Q-2bit": (11 * GiB, None)})
+    inputs = VllmInputs(**{**SPEC_7, "weights_bytes": 20 * GIB})
+    levers = vllm_remediation(inputs, alternative_weights={"Q-3bit": (14 * GIB, None), "Q-2bit": (11 * GIB, None)})
     quant = {lever.label: lever for lever in levers if lever.kind == "quantization"}
     assert not quant["Q-3bit"].fits_requested and quant["Q-3bit"].max_model_len_that_fits == (1536 - 1) * 16
     assert quant["Q-2bit"].fits_requested and quant["Q-2bit"].max_model_len_that_fits == 32768
