@@ -66,7 +66,7 @@ ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "sg
 
 # Names the build writes itself, at the top of site/ or inside every folder (index.html and its
 # Markdown twin index.md): a slug may not take one, or a page and a file would claim one path.
-# See generator/publish.py (publish_files) and build.py (static/, pagefind/).
+# See generator/render/site_files.py (publish_files) and build/pipeline.py (static/, pagefind/).
 RESERVED_SLUGS = frozenset({
     "index.html", "index.htm", "index.md", "404.html", "sitemap.xml", "robots.txt", "llms.txt", "favicon.ico",
     "static", "search", "pagefind", "about", "gpus", "models", "oom", "engines",

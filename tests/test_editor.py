@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 from generator.cli import EXIT_CONTENT, EXIT_OK, main
 from generator.errors import ContentError
 from generator.load import load_dataset, parse_yaml

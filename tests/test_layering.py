@@ -24,14 +24,13 @@ ALLOWED = {
     "dates": {"schema", "engine"},
     "launch": {"schema", "engine", "errors"},
     "plan": {"schema", "engine", "launch", "errors", "markdown"},
-    "render": {"plan", "markdown", "errors", "schema", "engine", "launch"},
-    "publish": {"plan", "render", "markdown", "errors", "schema", "engine", "launch", "triage"},  # triage: its rules go into the search index
+    "render": {"plan", "markdown", "errors", "schema", "engine", "launch", "triage"},  # triage: its rules go into the search index
     "write": {"errors", "value_pickle"},  # guard, state, manifest, fingerprints, staging and the swap, the search index
     "parallel": set(),  # forked worker pool: stdlib only
     "triage": set(),  # pure: a pasted text and the records' triage data in, ranked pages out
     "kv": {"errors", "schema", "load", "engine", "launch", "plan"},
-    "check": {"plan", "errors", "engine", "schema", "launch"},  # the page lint
-    "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "publish", "kv", "write",
+    "check": {"plan", "render", "errors", "engine", "schema", "launch"},  # the page lint, the checks of rendered pages
+    "build": {"errors", "schema", "load", "engine", "dates", "launch", "plan", "markdown", "render", "kv", "write",
               "value_pickle", "parallel", "check"},
     "tools": {"errors", "schema", "load", "engine", "build", "dates", "kv"},
     "devserver": {"errors", "build", "load", "write"},  # write: reads back the manifest of its private build

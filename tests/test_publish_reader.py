@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator import publish
-from generator.build import build_site
-from generator.publish import AffiliateRule, _PageFacts, _read_with_htmlparser, _squash, read_page, slim_facts
+from generator.build.pipeline import build_site
+from generator.check.affiliates import AffiliateRule, _squash
+from generator.check.html_reader import _PageFacts, _read_with_htmlparser, read_page, slim_facts
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE
 

@@ -143,7 +143,7 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
     direction = direction_of(error)
     own = gpu_levers(error)
 
-    def problem(what: str, message: str, fix: str = "Fix the planner in generator/pages.py or the builders in generator/commands.py") -> None:
+    def problem(what: str, message: str, fix: str = "Fix the planner in generator/plan/planner.py or the builders in generator/launch/commands.py") -> None:
         issues.append(Issue(f"site{url}", 1, 0, what, message, fix))
 
     for section in view.get("commands", ()):

@@ -9,7 +9,9 @@ import pytest
 from generator.engine.pairs import compute_results
 from generator.errors import RenderError
 from generator.load import load_dataset
-from generator.plan.pages import check_unique_urls, fill, fill_slots, plan_pages
+from generator.plan.planner import plan_pages
+from generator.plan.routes import check_unique_urls
+from generator.plan.views import fill, fill_slots
 
 from ..conftest import FIXTURE_SITE
 
@@ -117,7 +119,7 @@ def _described(plan) -> list[tuple]:
 
 
 def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
-    from generator.plan.pages import PlanMemo
+    from generator.plan.planner import PlanMemo
 
     dataset = load_dataset(FIXTURE_SITE)
     results = compute_results(dataset)
