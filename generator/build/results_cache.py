@@ -65,7 +65,7 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int,
     tasks = pair_tasks(dataset)
     # compute_pair reads the engine package and the schema records, nothing else.
     package = Path(__file__).resolve().parents[1]
-    engine = code_digest(package / "engine", package / "schema.py", package / "units.py")
+    engine = code_digest(package / "engine", package / "schema", package / "units.py")
     gpu_sha = {key: sha(gpu.model_dump_json(exclude=_GPU_WORDS).encode()) for key, gpu in dataset.gpus.items()}
     model_sha = {key: content_sha(model) for key, model in dataset.models.items()}
     keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}".encode()) for t in tasks]

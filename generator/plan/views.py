@@ -337,7 +337,7 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
     except FigureError as exc:
         url = pair_url(error.id, gpu.id, model.id, variant.id)
         raise RenderError([Issue(f"site{url}", 1, 0, "figure", f"a figure of {gpu.id} with {model.id} {variant.id}: {exc}",
-                                 "This is a bug in the engine or a bound missing in generator/schema.py; report it with the records")]) from None
+                                 "This is a bug in the engine or a bound missing in generator/schema/fields.py; report it with the records")]) from None
     return {
         "error": error,
         "engine_name": ENGINE_NAMES[error.engine],

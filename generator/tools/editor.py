@@ -279,7 +279,7 @@ def _error_skeleton(slug: str, ids: KnownIds) -> str:
 # Written by `kvtriage new error {slug}`. Replace every "{FILL_IN}: ..." value; `kvtriage check`
 # lists the ones left. Prose never carries numbers: it names quantities the engine fills in
 # for each GPU and model, like {{{{ gpu.name }}}} or {{{{ vllm.max_len }}}} (all of them: QUANTITY_NAMES in
-# generator/schema.py, e.g. {quantity_examples}). Links may go to https:// addresses only.
+# generator/schema/fields.py, e.g. {quantity_examples}). Links may go to https:// addresses only.
 id: {slug}
 {engine_line}
 scenario: {_fill('one of ' + ', '.join(scenarios))}
