@@ -96,7 +96,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
     )
-    from generator.tools.editor import writable_path
+    from generator.tools.schema_export import writable_path
 
     path = writable_path(root, "data/lastmod.yaml")
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
