@@ -90,7 +90,7 @@ def test_imports_point_one_way(path: Path) -> None:
         assert target in allowed, f"generator/{path.relative_to(PACKAGE)} imports {name}; {top} may import only {sorted(allowed)}"
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "engine").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PACKAGE / "engine").rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE / "engine")))
 def test_engine_is_pure(path: Path) -> None:
     for name in _imports(path):
         assert name.split(".")[0] not in ENGINE_FORBIDDEN, f"engine/{path.name} imports {name}: the engine does no I/O"
