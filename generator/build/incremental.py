@@ -232,6 +232,55 @@ class _UsedEntries(dict):
         super().__setitem__(key, value)
 
 
+def _pages_to_render(job: _RenderJob, known_keys: Mapping[int, tuple[Page, str]], page_keys: list[str | None],
+                     entries: dict[str, Entry]) -> Sequence[int]:
+    """The indexes of the pages to render. A resident builder's pages that it keyed before and that
+    are unchanged need no worker: their keys and entries are filled in here."""
+    pages = job.pages
+    if not known_keys:
+        return range(len(pages))
+    todo = []
+    for i, page in enumerate(pages):
+        known = known_keys.get(id(page))
+        if known is not None and known[0] is page and _unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
+            page_keys[i] = known[1]
+            for suffix in ("html", "md"):
+                entries[page.output_path(suffix)] = job.old[page.output_path(suffix)]
+        else:
+            todo.append(i)
+    return todo
+
+
+def _stage_site_files(sp: SitePlan, job: _RenderJob, store: _FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
+    """The site-level files (sitemap, robots, search page...): staged when they changed, their facts stored."""
+    for rendered in site_files(sp):
+        path = safe_relative(rendered.path)
+        digest = sha(rendered.content)
+        if path.endswith(".html") and digest not in store:
+            store.add(digest, *_pack_facts(rendered.content, job.rules))
+        previous = job.old.get(path)
+        if previous is not None and previous.sha == digest and path not in job.damaged:
+            entries[path] = previous
+        else:
+            job.staging.write(path, rendered.content)
+            entries[path] = Entry(digest, len(rendered.content), 0, None)
+            changed.append(path)
+
+
+def _check_site(sp: SitePlan, rules: Mapping[str, object], entries: Mapping[str, Entry], store: _FactsStore,
+                scope: set[str] | None, jobs: int) -> None:
+    """The whole-site HTML check over the pages in scope (None: every page)."""
+    facts = {page_url(path): _Facts(entry.sha, store) for path, entry in entries.items() if path.endswith(".html")}
+    with _collector_paused():  # unpacking facts allocates much and frees little
+        try:
+            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
+        except RenderError:
+            if scope is None:
+                raise
+            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
+            raise
+
+
 def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
                    pagefind: str | None, inputs: str, manifest: Manifest | None, old: dict[str, Entry],
                    damaged: frozenset[str], state: Path, report: WriteReport,
@@ -256,18 +305,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []
-            facts: dict[str, _Facts] = {}  # page URL -> facts, for the whole-site HTML check
-            todo: Sequence[int] = range(len(pages))
-            if known_keys:  # a resident builder: pages it keyed before and that are unchanged need no worker
-                todo = []
-                for i, page in enumerate(pages):
-                    known = known_keys.get(id(page))
-                    if known is not None and known[0] is page and _unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
-                        page_keys[i] = known[1]
-                        for suffix in ("html", "md"):
-                            entries[page.output_path(suffix)] = old[page.output_path(suffix)]
-                    else:
-                        todo.append(i)
+            todo = _pages_to_render(job, known_keys, page_keys, entries)
             job = dataclasses.replace(job, todo=todo)
             done = len(pages) - len(todo)
             size = max(1, min(_RENDER_CHUNK, len(todo) // (parallel.job_count(jobs) * 4)))
@@ -299,31 +337,9 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                         progress(done, len(pages))
             if problems:
                 raise RenderError(problems)
-            for rendered in site_files(sp):
-                path = safe_relative(rendered.path)
-                digest = sha(rendered.content)
-                if path.endswith(".html") and digest not in store:
-                    store.add(digest, *_pack_facts(rendered.content, rules))
-                previous = old.get(path)
-                if previous is not None and previous.sha == digest and path not in damaged:
-                    entries[path] = previous
-                else:
-                    staging.write(path, rendered.content)
-                    entries[path] = Entry(digest, len(rendered.content), 0, None)
-                    changed.append(path)
-            for path, entry in entries.items():
-                if path.endswith(".html"):
-                    facts[page_url(path)] = _Facts(entry.sha, store)
+            _stage_site_files(sp, job, store, entries, changed)
             deleted = sorted(set(old) - set(entries))
-            scope = _check_scope(old, entries, changed, deleted, store) if manifest is not None else None
-            with _collector_paused():  # unpacking facts allocates much and frees little
-                try:
-                    _check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
-                except RenderError:
-                    if scope is None:
-                        raise
-                    _check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
-                    raise
+            _check_site(sp, rules, entries, store, _check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():

@@ -74,6 +74,55 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts
         raise RenderError(issues)
 
 
+def _target_file(path: str, paths: Collection[str]) -> tuple[str, str]:
+    """(file, page URL) a link's path reaches: a folder's index.html, or the file itself."""
+    if path.endswith("/"):
+        return path.lstrip("/") + "index.html", path
+    if path.lstrip("/") in paths:
+        return path.lstrip("/"), path
+    if path.lstrip("/") + "/index.html" in paths:
+        return path.lstrip("/") + "/index.html", path + "/"
+    return path.lstrip("/"), path
+
+
+class _LinkTargets:
+    """Where the links of one site's pages point: (internal page or file path, fragment), or
+    (None, '') for an external link."""
+
+    def __init__(self, own_host: str) -> None:
+        self.own_host = own_host
+        self.resolved: dict[str, tuple[str | None, str]] = {}
+
+    def target_of(self, url: str, raw: str) -> tuple[str | None, str]:
+        if raw.startswith("#"):  # this page: most links of a big site, and nothing to look up
+            return unquote(url), raw[1:]
+        # A link from the root ("/gpus/x/", "//host/") or with a scheme resolves alike on every page:
+        # work it out once per href, not once per page. Links relative to their page are not kept:
+        # at 100k pages the memo would hold one entry per link of the site.
+        if raw.startswith("/") or ":" in raw.split("/", 1)[0]:
+            found = self.resolved.get(raw)
+            if found is None:
+                if len(self.resolved) >= _MEMO_SIZE:
+                    self.resolved.clear()
+                found = self.resolved[raw] = self.resolve(url, raw)
+            return found
+        return self.resolve(url, raw)
+
+    def resolve(self, url: str, raw: str) -> tuple[str | None, str]:
+        found = _plain_root_link(raw)
+        if found is not None:
+            return found
+        parts = urlsplit(raw)
+        if parts.scheme in ("mailto", "tel", "javascript", "data"):
+            return None, ""
+        if parts.scheme or parts.netloc:
+            if _host(raw) != self.own_host:
+                return None, ""
+            return unquote(parts.path or "/"), parts.fragment
+        resolved = urljoin(url, parts.path) if parts.path else url
+        return unquote(resolved), parts.fragment
+
+
 def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str,
                   affiliates: Mapping[str, AffiliateRule], scope: Collection[str] | None = None, links: bool = True,
                   meta: bool = True) -> list[Issue]:
@@ -86,38 +135,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFac
     def problem(url: str, line: int, what: str, message: str, fix: str = "") -> None:
         issues.append(Issue(f"site{url}", line, 0, what, message, fix))
 
-    resolved: dict[str, tuple[str | None, str]] = {}
-
-    def target_of(url: str, raw: str) -> tuple[str | None, str]:
-        if raw.startswith("#"):  # this page: most links of a big site, and nothing to look up
-            return unquote(url), raw[1:]
-        # A link from the root ("/gpus/x/", "//host/") or with a scheme resolves alike on every page:
-        # work it out once per href, not once per page. Links relative to their page are not kept:
-        # at 100k pages the memo would hold one entry per link of the site.
-        if raw.startswith("/") or ":" in raw.split("/", 1)[0]:
-            found = resolved.get(raw)
-            if found is None:
-                if len(resolved) >= _MEMO_SIZE:
-                    resolved.clear()
-                found = resolved[raw] = resolve(url, raw)
-            return found
-        return resolve(url, raw)
-
-    def resolve(url: str, raw: str) -> tuple[str | None, str]:
-        """(internal page or file path, fragment) for an internal link; (None, '') for an external one."""
-        found = _plain_root_link(raw)
-        if found is not None:
-            return found
-        parts = urlsplit(raw)
-        if parts.scheme in ("mailto", "tel", "javascript", "data"):
-            return None, ""
-        if parts.scheme or parts.netloc:
-            if _host(raw) != own_host:
-                return None, ""
-            return unquote(parts.path or "/"), parts.fragment
-        resolved = urljoin(url, parts.path) if parts.path else url
-        return unquote(resolved), parts.fragment
-
+    target_of = _LinkTargets(own_host).target_of
     hosts: dict[str, tuple[str, str]] = {}  # href -> (host, scheme)
     verified: set[str] = set()  # page-independent hrefs that point at something the build makes
     for url in sorted(pages if scope is None else scope) if links else ():
@@ -153,14 +171,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFac
             path, fragment = target_of(url, link.href)
             if path is None or path.startswith(GENERATED_LATER):
                 continue
-            if path.endswith("/"):
-                target_file, target_url = path.lstrip("/") + "index.html", path
-            elif path.lstrip("/") in paths:
-                target_file, target_url = path.lstrip("/"), path
-            elif path.lstrip("/") + "/index.html" in paths:
-                target_file, target_url = path.lstrip("/") + "/index.html", path + "/"
-            else:
-                target_file, target_url = path.lstrip("/"), path
+            target_file, target_url = _target_file(path, paths)
             if target_file not in paths:
                 problem(url, link.line, "link", f"<{link.tag}> points at {link.href}, which the build does not produce")
                 continue

@@ -131,18 +131,10 @@ VLLM_SHORT = {
 # Checking
 
 
-def _check_flag_argv(
-    argv: Sequence[str],
-    surface: frozenset[str],
-    short: Mapping[str, str],
-    values: Mapping[str, object],
-    takes_value: frozenset[str],
-    *,
-    engine: str,
-) -> list[str]:
-    problems: list[str] = []
+def _flag_tokens(argv: Sequence[str], engine: str) -> tuple[list[str], str | None]:
+    """The flags after the leading program words (`vllm serve <model>` / `llama-server`), or a
+    problem when the program is not the one expected."""
     tokens = list(argv)
-    # Leading program words: `vllm serve <model>` / `llama-server`.
     if engine == "vllm":
         if tokens[:1] == ["vllm"]:
             tokens = tokens[1:]
@@ -154,9 +146,61 @@ def _check_flag_argv(
         if tuple(tokens[:3]) == SGLANG_PROGRAM:
             tokens = tokens[3:]
         elif tokens[:1] and tokens[0].startswith("python"):
-            return [f"expected `{' '.join(SGLANG_PROGRAM)}`, got {' '.join(tokens[:3])!r}"]
+            return tokens, f"expected `{' '.join(SGLANG_PROGRAM)}`, got {' '.join(tokens[:3])!r}"
     elif tokens and tokens[0].endswith("llama-server"):
         tokens = tokens[1:]
+    return tokens, None
+
+
+def _flag_name(token: str, engine: str, short: Mapping[str, str], problems: list[str]) -> tuple[str, str | None, bool]:
+    """(long flag name, value given with it, done): done when the token is fully handled (a problem
+    noted, or a dotted config key that needs no further check)."""
+    value: str | None = None
+    name = token
+    if engine == "sglang":
+        if "=" in token:
+            name, value = token.split("=", 1)
+    elif engine == "vllm":
+        if token.startswith("-O") and not token.startswith("--"):
+            rest = token[2:].lstrip("=")
+            name = "--optimization-level"
+            if rest:
+                value = rest
+        elif token.startswith("-cc."):
+            name, value = "--compilation-config", token.split("=", 1)[1] if "=" in token else None
+            if value is None:
+                problems.append(f"{token}: dotted -cc keys need '=value'")
+            return name, value, True
+        elif "=" in token:
+            name, value = token.split("=", 1)
+        name = short.get(name, name)
+        if name.startswith("--compilation-config."):
+            if "=" not in token:
+                problems.append(f"{token}: dotted --compilation-config keys need '=value'")
+            return name, value, True
+    else:
+        if "=" in token:
+            problems.append(f"{token}: llama-server takes the value as the next argument, not after '='")
+            return name, value, True
+        name = short.get(token, token)
+        if name.startswith("--"):
+            name = name.replace("_", "-")  # common/arg.cpp rewrites '_' to '-' in long args
+    return name, value, False
+
+
+def _check_flag_argv(
+    argv: Sequence[str],
+    surface: frozenset[str],
+    short: Mapping[str, str],
+    values: Mapping[str, object],
+    takes_value: frozenset[str],
+    *,
+    engine: str,
+) -> list[str]:
+    problems: list[str] = []
+    tokens, wrong_program = _flag_tokens(argv, engine)
+    if wrong_program:
+        return [wrong_program]
 
     i = 0
     while i < len(tokens):
@@ -165,36 +209,9 @@ def _check_flag_argv(
         if not token.startswith("-") or _INT.match(token):
             problems.append(f"unexpected argument {token!r}")
             continue
-        value: str | None = None
-        name = token
-        if engine == "sglang":
-            if "=" in token:
-                name, value = token.split("=", 1)
-        elif engine == "vllm":
-            if token.startswith("-O") and not token.startswith("--"):
-                rest = token[2:].lstrip("=")
-                name = "--optimization-level"
-                if rest:
-                    value = rest
-            elif token.startswith("-cc."):
-                name, value = "--compilation-config", token.split("=", 1)[1] if "=" in token else None
-                if value is None:
-                    problems.append(f"{token}: dotted -cc keys need '=value'")
-                continue
-            elif "=" in token:
-                name, value = token.split("=", 1)
-            name = short.get(name, name)
-            if name.startswith("--compilation-config."):
-                if "=" not in token:
-                    problems.append(f"{token}: dotted --compilation-config keys need '=value'")
-                continue
-        else:
-            if "=" in token:
-                problems.append(f"{token}: llama-server takes the value as the next argument, not after '='")
-                continue
-            name = short.get(token, token)
-            if name.startswith("--"):
-                name = name.replace("_", "-")  # common/arg.cpp rewrites '_' to '-' in long args
+        name, value, done = _flag_name(token, engine, short, problems)
+        if done:
+            continue
 
         if engine == "vllm" and name in VLLM_REMOVED:
             problems.append(f"{name}: {VLLM_REMOVED[name]}")

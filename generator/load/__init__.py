@@ -176,6 +176,42 @@ def links_outside(root: Path) -> list[Issue]:
     return issues
 
 
+def _error_records(root: Path, issues: list[Issue], parse_cache: MutableMapping[str, bytes] | None,
+                   ) -> tuple[dict[str, tuple[ErrorSignature, Source]], list[tuple[str, Source]]]:
+    """content/errors/: the first record of each id, and every (id, file) to tell duplicates."""
+    errors: dict[str, tuple[ErrorSignature, Source]] = {}
+    error_sources: list[tuple[str, Source]] = []
+    for record, source in _content_records(root, "content/errors", ErrorSignature, issues, parse_cache):
+        stem = Path(source.path).stem
+        if record.id != stem:
+            issues.append(source.issue(("id",), "id", f"{record.id!r} differs from the file name {stem!r}", f"Rename the file to {record.id}.yaml or set id: {stem}"))
+        error_sources.append((record.id, source))
+        errors.setdefault(record.id, (record, source))
+    return errors, error_sources
+
+
+def _pair_records(root: Path, issues: list[Issue], parse_cache: MutableMapping[str, bytes] | None) -> list[tuple[Pair, Source]]:
+    pairs: list[tuple[Pair, Source]] = []
+    for record, source in _content_records(root, "content/pairs", Pair, issues, parse_cache):
+        expected = f"{record.gpu}--{record.model}-{record.variant}"
+        if Path(source.path).stem != expected:
+            issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
+        pairs.append((record, source))
+    return pairs
+
+
+def _surfaces(root: Path, issues: list[Issue]) -> dict[str, str]:
+    """data/surfaces/: each engine's CLI surface, as text."""
+    surfaces: dict[str, str] = {}
+    for engine, name in SURFACE_FILES.items():
+        path = root / "data" / "surfaces" / name
+        try:
+            surfaces[engine] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", f"Restore it with git checkout data/surfaces/{name}"))
+    return surfaces
+
+
 def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = None) -> Dataset:
     """Read and validate every record under root, or raise ContentError with all problems.
 
@@ -191,33 +227,14 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
     engines = _catalog(root, "data/engines.yaml", EngineCatalog, issues, parse_cache)
     affiliates = _catalog(root, "data/affiliates.yaml", AffiliateCatalog, issues, parse_cache)
 
-    errors: dict[str, tuple[ErrorSignature, Source]] = {}
-    error_sources: list[tuple[str, Source]] = []
-    for record, source in _content_records(root, "content/errors", ErrorSignature, issues, parse_cache):
-        stem = Path(source.path).stem
-        if record.id != stem:
-            issues.append(source.issue(("id",), "id", f"{record.id!r} differs from the file name {stem!r}", f"Rename the file to {record.id}.yaml or set id: {stem}"))
-        error_sources.append((record.id, source))
-        errors.setdefault(record.id, (record, source))
-
-    pairs: list[tuple[Pair, Source]] = []
-    for record, source in _content_records(root, "content/pairs", Pair, issues, parse_cache):
-        expected = f"{record.gpu}--{record.model}-{record.variant}"
-        if Path(source.path).stem != expected:
-            issues.append(source.issue((), "", f"file name should be {expected}.yaml for this pair", f"Rename the file to {expected}.yaml"))
-        pairs.append((record, source))
+    errors, error_sources = _error_records(root, issues, parse_cache)
+    pairs = _pair_records(root, issues, parse_cache)
 
     ledger = None
     if (root / "data/lastmod.yaml").is_file():
         ledger = _catalog(root, "data/lastmod.yaml", DateLedger, issues, parse_cache)
 
-    surfaces: dict[str, str] = {}
-    for engine, name in SURFACE_FILES.items():
-        path = root / "data" / "surfaces" / name
-        try:
-            surfaces[engine] = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            issues.append(Issue(f"data/surfaces/{name}", 1, 0, "", f"cannot read the {engine} CLI surface: {exc}", f"Restore it with git checkout data/surfaces/{name}"))
+    surfaces = _surfaces(root, issues)
 
     if None in (site, gpus, models, engines, affiliates):
         raise ContentError(issues)

@@ -7,7 +7,7 @@ import difflib
 import json
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from generator.errors import ContentError, Issue
 from generator.load import Positions, Source, parse_yaml, validate
@@ -172,30 +172,8 @@ def _gguf_type(file_type: Any) -> str | None:
     return name.removeprefix("MOSTLY_").removeprefix("ALL_")
 
 
-def model_from_gguf(path: Path, model_id: str | None, repo: str | None, source: str | None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """(model record, gguf variant record, notes) from a GGUF header."""
-    kv = _gguf_fields(path)
-    notes: list[str] = []
-    arch = kv.get("general.architecture")
-    if not isinstance(arch, str):
-        raise _problem(str(path), "the GGUF header has no general.architecture", "Is this a model file?")
-
-    def get(suffix: str) -> Any:
-        return kv.get(f"{arch}.{suffix}")
-
-    heads = _per_layer(get("attention.head_count"), "attention.head_count", notes)
-    kv_heads = _per_layer(get("attention.head_count_kv"), "attention.head_count_kv", notes)
-    config: dict[str, Any] = {
-        "model_type": arch,
-        "num_hidden_layers": get("block_count"),
-        "num_attention_heads": heads,
-        "num_key_value_heads": kv_heads if kv_heads is not None else heads,
-        "hidden_size": get("embedding_length"),
-        "intermediate_size": _per_layer(get("feed_forward_length"), "feed_forward_length", notes),
-        "vocab_size": get("vocab_size") or kv.get("tokenizer.ggml.tokens"),
-        "max_position_embeddings": get("context_length"),
-    }
-    notes.append(f"model_type is the GGUF architecture {arch!r}; set the Hugging Face model_type if it differs")
+def _gguf_attention_fields(get: Callable[[str], Any], heads: int | None, config: dict[str, Any], notes: list[str]) -> None:
+    """The head widths, MLA ranks, sliding window and rope scaling of a GGUF header, into config."""
     key_length = get("attention.key_length")
     kv_lora_rank = get("attention.kv_lora_rank")
     if kv_lora_rank:
@@ -230,6 +208,33 @@ def model_from_gguf(path: Path, model_id: str | None, repo: str | None, source: 
         if get("rope.scaling.original_context_length"):
             rope["original_max_position_embeddings"] = get("rope.scaling.original_context_length")
         config["rope_scaling"] = rope
+
+
+def model_from_gguf(path: Path, model_id: str | None, repo: str | None, source: str | None) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(model record, gguf variant record, notes) from a GGUF header."""
+    kv = _gguf_fields(path)
+    notes: list[str] = []
+    arch = kv.get("general.architecture")
+    if not isinstance(arch, str):
+        raise _problem(str(path), "the GGUF header has no general.architecture", "Is this a model file?")
+
+    def get(suffix: str) -> Any:
+        return kv.get(f"{arch}.{suffix}")
+
+    heads = _per_layer(get("attention.head_count"), "attention.head_count", notes)
+    kv_heads = _per_layer(get("attention.head_count_kv"), "attention.head_count_kv", notes)
+    config: dict[str, Any] = {
+        "model_type": arch,
+        "num_hidden_layers": get("block_count"),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads if kv_heads is not None else heads,
+        "hidden_size": get("embedding_length"),
+        "intermediate_size": _per_layer(get("feed_forward_length"), "feed_forward_length", notes),
+        "vocab_size": get("vocab_size") or kv.get("tokenizer.ggml.tokens"),
+        "max_position_embeddings": get("context_length"),
+    }
+    notes.append(f"model_type is the GGUF architecture {arch!r}; set the Hugging Face model_type if it differs")
+    _gguf_attention_fields(get, heads, config, notes)
     file_type = _gguf_type(kv.get("general.file_type"))
     if file_type in ("F16", "BF16", "F32"):
         config["torch_dtype"] = {"F16": "float16", "BF16": "bfloat16", "F32": "float32"}[file_type]
