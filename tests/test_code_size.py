@@ -16,8 +16,6 @@ LONG_FUNCTIONS = {
     "engine/llamacpp/remediation.py:plan_llamacpp_remediation",
     "engine/ollama.py:estimate_ollama",
     "engine/pairs.py:_vllm_numbers",
-    "engine/requests.py:answer_sglang_request",
-    "engine/vllm/plan.py:_size",
 }
 
 

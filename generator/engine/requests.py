@@ -274,6 +274,36 @@ def _weights_bytes(hf_config: Mapping[str, Any]) -> int:
     return weight_shape(hf_config, geometry).total_bytes(geometry.num_layers)
 
 
+def _sglang_started(result: sglang.SglangResult, context_len: int, tp: int, kv_cache_dtype: str, page_size: int,
+                    fraction: float | None, weights_per_rank: float | None) -> dict[str, Any]:
+    """The answer for an SGLang start that succeeds: its pool, log lines and the settings it ran with."""
+    allocated = [line for line in result.log_lines if "KV Cache is allocated" in line]
+    return {
+        "starts": True,
+        "kv_cache_tokens": result.max_total_num_tokens,
+        "kv_bytes_per_token": result.kv_bytes_per_token,
+        "log_line": allocated[0] if allocated else None,
+        "log_lines": list(result.log_lines),
+        "kv_cache_memory_bytes": result.kv_cache_bytes,
+        "budget_estimated": result.budget_estimated,
+        "swa_kv_cache_tokens": result.swa_max_total_num_tokens,
+        "pool_kind": result.kind,
+        "k_size_gb": result.k_size_gb,
+        "v_size_gb": result.v_size_gb,
+        "kv_size_gb": result.kv_size_gb,
+        "context_length": context_len,
+        "max_req_input_len": result.max_req_input_len,
+        "context_fits": result.context_fits,
+        "sglang_version": result.release,
+        "tensor_parallel_size": tp,
+        "kv_cache_dtype": kv_cache_dtype,
+        "page_size": page_size,
+        "mem_fraction_static": fraction,
+        "weights_bytes_per_rank": weights_per_rank,
+        "startup_overhead_gb": sglang.STARTUP_OVERHEAD_GB if result.budget_estimated else None,
+    }
+
+
 def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """SGLang's KV pool for one rank (generator/engine/sglang.py, release 0.5.23 by default).
 
@@ -339,31 +369,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
                 "tensor_parallel_size": tp, "kv_cache_dtype": kv_cache_dtype, "mem_fraction_static": fraction,
                 "context_length": context_len, "weights_bytes_per_rank": weights_per_rank,
                 "budget_estimated": budget is None}
-    allocated = [line for line in result.log_lines if "KV Cache is allocated" in line]
-    return {
-        "starts": True,
-        "kv_cache_tokens": result.max_total_num_tokens,
-        "kv_bytes_per_token": result.kv_bytes_per_token,
-        "log_line": allocated[0] if allocated else None,
-        "log_lines": list(result.log_lines),
-        "kv_cache_memory_bytes": result.kv_cache_bytes,
-        "budget_estimated": result.budget_estimated,
-        "swa_kv_cache_tokens": result.swa_max_total_num_tokens,
-        "pool_kind": result.kind,
-        "k_size_gb": result.k_size_gb,
-        "v_size_gb": result.v_size_gb,
-        "kv_size_gb": result.kv_size_gb,
-        "context_length": context_len,
-        "max_req_input_len": result.max_req_input_len,
-        "context_fits": result.context_fits,
-        "sglang_version": result.release,
-        "tensor_parallel_size": tp,
-        "kv_cache_dtype": kv_cache_dtype,
-        "page_size": page_size,
-        "mem_fraction_static": fraction,
-        "weights_bytes_per_rank": weights_per_rank,
-        "startup_overhead_gb": sglang.STARTUP_OVERHEAD_GB if result.budget_estimated else None,
-    }
+    return _sglang_started(result, context_len, tp, kv_cache_dtype, page_size, fraction, weights_per_rank)
 
 
 def _gguf_engine(answer):

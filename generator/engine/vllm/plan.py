@@ -284,22 +284,12 @@ class _Sizing:
                  "full_len", "max_len", "per_request", "binding", "needed", "error", "num_blocks", "concurrency", "tokens")
 
 
-def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
-    resolved = _resolve(inputs, facts)
-    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
-    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
-    per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
-    page = bs * per_layer
-    groups = facts.groups
-    if uses_v0_engine(version):
-        # V0 had no hybrid allocator: every layer keeps every token in one block table.
-        groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
-    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
-    _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
-
+def _stage_plans(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, resolved: _Resolved,
+                 groups: tuple[KvGroup, ...], page: int) -> list[StagePlan]:
+    """Per PP stage: its layers, the bytes of one block, the bytes it gives the KV cache and its blocks."""
     stages: list[StagePlan] = []
     start = 0
-    for stage, layers in enumerate(pp_layer_split(geometry.num_layers, pp)):
+    for stage, layers in enumerate(pp_layer_split(resolved.geometry.num_layers, inputs.pipeline_parallel_size)):
         # A group's layers are ascending (kv_cache_groups and the V0 group list them in order), so
         # bisect counts those on this stage without walking every layer of every group.
         end = start + layers
@@ -315,6 +305,23 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
             available = breakdown.available_bytes
         num_blocks = max(available, 0) // bytes_per_block
         stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
+    return stages
+
+
+def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
+    resolved = _resolve(inputs, facts)
+    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
+    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
+    per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
+    page = bs * per_layer
+    groups = facts.groups
+    if uses_v0_engine(version):
+        # V0 had no hybrid allocator: every layer keeps every token in one block table.
+        groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
+    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
+    _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+
+    stages = _stage_plans(inputs, assumptions, facts, resolved, groups, page)
 
     null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
     checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
