@@ -14,7 +14,6 @@ MAX_FUNCTION_LINES = 80
 LONG_FUNCTIONS = {
     "check/html_reader.py:read_page",
     "engine/llamacpp/remediation.py:plan_llamacpp_remediation",
-    "engine/pairs.py:_vllm_numbers",
 }
 
 
