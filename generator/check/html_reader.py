@@ -330,9 +330,16 @@ def read_page(html: str) -> _PageFacts:
                 return _read_with_htmlparser(html)
             raw_text.append(m.start(kind))
             pos = closing.end()
-    end = len(html)
     if title_start >= 0:
-        title_regions.append((title_start, end))
+        title_regions.append((title_start, len(html)))
+    _read_texts(facts, html, title_regions, regions, raw_text)
+    return facts
+
+
+def _read_texts(facts: _PageFacts, html: str, title_regions: list[tuple[int, int]], regions: list[list[int]],
+                raw_text: list[int]) -> None:
+    """The title and each section's text, from the regions read_page found (an end of -1: the page's end)."""
+    end = len(html)
     for start, stop in title_regions:
         if html.find("<", start, stop) < 0:
             facts.title += unescape(html[start:stop])
@@ -348,7 +355,6 @@ def read_page(html: str) -> _PageFacts:
         else:
             text = unescape(_MARKUP.sub(" ", html[start:stop]))
         sections.append([text] if text else [])
-    return facts
 
 
 def slim_facts(facts: _PageFacts, affiliates: Mapping[str, AffiliateRule]) -> _PageFacts:
