@@ -60,7 +60,7 @@ COMMAND_LEVERS = frozenset({
 
 
 def _line_of(root: Path | None, path: str, needle: str, start: int = 1) -> int:
-    """Line 1: only load.py reads content files (tests/test_layering.py); the field names the place."""
+    """Line 1: only load/ reads content files (tests/test_layering.py); the field names the place."""
     return 1
 
 

@@ -2,7 +2,7 @@
 models, engines, affiliates, errors, pairs, the date ledger, and the Dataset they load into.
 
 Field-level rules live here; rules that need several files (a pair naming a GPU that
-does not exist, two records with one slug) live in load.py, which knows file and line."""
+does not exist, two records with one slug) live in load/, which knows file and line."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def test_a_url_claimed_twice_names_the_records_and_their_files(fixture_plan) -> 
 
 def test_shipped_catalog_makes_over_a_thousand_distinct_pair_pages() -> None:
     """Issue 5's bar on the real catalog: 1,000+ indexable pair pages, no two pages with one title
-    or description. Broken links are refused by the build itself (publish.check_pages)."""
+    or description. Broken links are refused by the build itself (check/site_checks.py, check_pages)."""
     from ..conftest import REPO
 
     dataset = load_dataset(REPO)
