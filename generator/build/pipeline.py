@@ -25,8 +25,9 @@ from generator.errors import BuildError, Issue, RenderError
 from generator.kv.calculator import CATALOG_PATH, catalog_json
 from generator.launch.commands import parse_surfaces, verify_commands
 from generator.load import load_dataset
+from generator.plan.memo import PlanMemo
 from generator.plan.pages import Plan
-from generator.plan.planner import PlanMemo, plan_pages
+from generator.plan.planner import plan_pages
 from generator.render.site_files import asset_urls, publish_files
 from generator.render.templates import RenderedFile, render_page, template_environment
 from generator.schema import Dataset

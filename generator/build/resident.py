@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator.engine.pairs import PairNumbers
+from generator.plan.memo import PlanMemo
 from generator.plan.pages import Page
-from generator.plan.planner import PlanMemo
 from generator.write.manifest import Published, read_published
 
 

@@ -1,85 +1,20 @@
-"""Which pages exist: `plan_pages(dataset, results)` is the whole of it. The PlanMemo keeps pair
-pages planned earlier in this process so a resident builder re-plans only what an edit reaches."""
+"""Which pages exist: `plan_pages(dataset, results)` is the whole of it. Pair pages come per error,
+the thin-page guard (thin_guard.py) applied among them; a PlanMemo (memo.py) lets a resident
+builder re-plan only what an edit reaches."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from generator.engine.pairs import PairNumbers, Results
 from generator.errors import Issue, RenderError
+from generator.plan.memo import PlanMemo, _PairUnit, _Tables
 from generator.plan.pages import LazyView, Page, Plan
 from generator.plan.routes import check_unique_urls, error_url, pair_url
-from generator.plan.views import _FIGURE_FIELDS, PageMeta, PairInputs, _pair_page_view, gib, gpu_memory_bytes, kib, mib, page_meta_view, pair_view, short_gpu, sponsored_links
+from generator.plan.thin_guard import fingerprint
+from generator.plan.views import PageMeta, PairInputs, _pair_page_view, gib, gpu_memory_bytes, kib, mib, page_meta_view, pair_view, short_gpu, sponsored_links
 from generator.schema import ENGINE_NAMES, Dataset, ErrorSignature, Gpu, Model, ModelVariant
-
-
-@dataclass(eq=False)
-class _PairUnit:
-    """One error's pair pages, what planning them added to the site-wide tallies, and what they were
-    planned from besides the inputs every error shares (see PlanMemo)."""
-
-    error: ErrorSignature
-    pages: list[Page] = field(default_factory=list)
-    index: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))  # gpu -> [(model, variant)]
-    indexable: list[str] = field(default_factory=list)
-    thin: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    keys: frozenset[tuple[str, str, str]] = frozenset()  # every candidate pair, page or not
-    featured: tuple[Any, ...] = ()  # the featured pair records read
-    dates: tuple[tuple[str, str], ...] = ()  # (record key, date) of every date the pages show
-
-
-@dataclass(frozen=True, eq=False)
-class _Tables:
-    """The GPU and model pages and their index pages, and what they read besides the shared inputs:
-    which pair pages exist, under which error labels, and the dates they show."""
-
-    pages: list[Page]
-    pair_index: Mapping[str, Mapping[str, list[tuple[str, str]]]]
-    labels: tuple[tuple[str, str], ...]
-    dates: tuple[tuple[str, str], ...]
-
-
-class PlanMemo:
-    """Pair pages planned earlier in this process, kept per error so a resident builder (`kvtriage
-    serve`) re-plans only the errors an edit reaches.
-
-    An error's pair pages read its record, some featured pairs, some dates, and inputs every error
-    shares: the site record, every GPU, model and affiliate program (through the GPUs that fit and
-    the buy links), and the engine numbers of every pair. Earlier pages are reused when the shared
-    records are equal, the numbers are the very same objects (the resident builder keeps unchanged
-    numbers), and the error's own inputs are equal. Anything else is planned afresh."""
-
-    def __init__(self) -> None:
-        self.units: dict[str, _PairUnit] = {}
-        self.tables: _Tables | None = None
-        self._fingerprints: dict[tuple[str, int], tuple[PairNumbers, bytes]] = {}  # (engine, id(numbers)) -> (numbers, digest)
-        self._shared: tuple[Any, ...] | None = None
-        self._results: Results | None = None
-
-    @staticmethod
-    def _shared_of(dataset: Dataset) -> tuple[Any, ...]:
-        return (dataset.site, dataset.gpus, dataset.models, dataset.affiliates)
-
-    def fingerprint(self, engine: str, numbers: PairNumbers) -> bytes:
-        """_Planner.fingerprint, kept for as long as the numbers are (an edit no engine reads keeps them)."""
-        kept = self._fingerprints.get((engine, id(numbers)))
-        if kept is None or kept[0] is not numbers:
-            kept = self._fingerprints[(engine, id(numbers))] = (numbers, _Planner.fingerprint(engine, numbers))
-        return kept[1]
-
-    def same_shared(self, dataset: Dataset, results: Results) -> bool:
-        old = self._results
-        if old is None or self._shared != self._shared_of(dataset) or len(old) != len(results):
-            return False
-        return all(old.get(key) is numbers for key, numbers in results.items())
-
-    def remember(self, dataset: Dataset, results: Results) -> None:
-        self._shared, self._results = self._shared_of(dataset), results
-        live = {id(numbers) for numbers in results.values()}
-        self._fingerprints = {key: kept for key, kept in self._fingerprints.items() if key[1] in live}
 
 
 class _Planner:
@@ -196,16 +131,6 @@ class _Planner:
         fits.sort(key=lambda item: (item["memory_bytes"], item["gpu"].id))
         return fits[:6]
 
-    # ---- thin-page guard
-
-    @staticmethod
-    def fingerprint(engine: str, numbers: PairNumbers) -> bytes:
-        """The figures a reader compares, without names: equal fingerprints mean a page says nothing
-        its sibling does not. A digest, not the figures: the guard keeps one per page of an error."""
-        engine_numbers = {"vllm": numbers.vllm, "llamacpp": numbers.llamacpp, "ollama": numbers.ollama}[engine]
-        figures = (numbers.model, numbers.variant, _figures(engine_numbers) if engine_numbers is not None else None)
-        return hashlib.blake2b(repr(figures).encode(), digest_size=16).digest()
-
     # ---- the pages
 
     def plan(self) -> Plan:
@@ -285,7 +210,7 @@ class _Planner:
                 continue
             url = pair_url(error.id, gpu.id, model.id, variant.id)
             seen_urls.add(url)
-            fp = self.fingerprint(error.engine, numbers) if self.memo is None else self.memo.fingerprint(error.engine, numbers)
+            fp = fingerprint(error.engine, numbers) if self.memo is None else self.memo.fingerprint(error.engine, numbers)
             indexable = fp not in seen or numbers.key in featured
             if not indexable:
                 unit.thin["same numbers as a sibling GPU"] += 1
@@ -495,33 +420,6 @@ class _Planner:
         self.add(url="/", template="home", title=f"{self.d.site.title}: fix vLLM, llama.cpp and Ollama out-of-memory errors",
                  description="Paste your vLLM, llama.cpp or Ollama memory error and get the exact context, KV cache and flags that start on your GPU and model.",
                  kind="home", view=view, inputs=("*",))
-
-
-_WORDS = frozenset({"label", "note", "flags", "kv_log_lines", "error", "assumptions"})
-_PLAIN = frozenset({int, float, str, bool, type(None)})
-
-
-def _figures(value: Any) -> Any:
-    """A value's figures as nested tuples, without the words (_WORDS) that name things: equal for two
-    pairs whose pages would show the same numbers."""
-    cls = type(value)
-    if cls in _PLAIN:
-        return value
-    if cls is tuple or cls is list:
-        return tuple(v if type(v) in _PLAIN else _figures(v) for v in value)
-    if cls is dict:
-        return tuple((k, _figures(v)) for k, v in sorted(value.items()) if k not in _WORDS)
-    names = _FIGURE_FIELDS.get(cls)
-    if names is None:
-        fields = getattr(cls, "__dataclass_fields__", None)
-        if fields is None:
-            return value
-        names = _FIGURE_FIELDS[cls] = tuple(name for name in sorted(fields) if name not in _WORDS)
-    found = []
-    for name in names:
-        v = getattr(value, name)
-        found.append((name, v if type(v) in _PLAIN else _figures(v)))
-    return tuple(found)
 
 
 def plan_pages(dataset: Dataset, results: Results, dates: Mapping[str, str] | None = None, memo: PlanMemo | None = None) -> Plan:

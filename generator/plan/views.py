@@ -369,7 +369,6 @@ def _pair_page_view(inputs: tuple[PairInputs, PageMeta]) -> dict[str, Any]:
     view["duplicate_of"] = pair.duplicate_of
     view.update(page_meta_view(meta))
     return view
-_FIGURE_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def _assumptions(numbers: PairNumbers) -> list[str]:

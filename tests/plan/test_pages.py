@@ -119,7 +119,7 @@ def _described(plan) -> list[tuple]:
 
 
 def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
-    from generator.plan.planner import PlanMemo
+    from generator.plan.memo import PlanMemo
 
     dataset = load_dataset(FIXTURE_SITE)
     results = compute_results(dataset)
