@@ -276,7 +276,7 @@ def count_pair_pages(root: Path) -> dict[str, int]:
     from generator.dates import record_dates
     from generator.engine.pairs import compute_results
     from generator.load import load_dataset
-    from generator.plan.pages import plan_pages
+    from generator.plan.planner import plan_pages
 
     dataset = load_dataset(root)
     plan = plan_pages(dataset, compute_results(dataset), record_dates(dataset, "2026-01-01"))

@@ -49,7 +49,7 @@ def progress_reporter(quiet: bool = False, stream: TextIO | None = None) -> Call
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from generator.build import check_site
+    from generator.build.pipeline import check_site
 
     summary = check_site(Path(args.root))
     print(summary)
@@ -69,7 +69,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         print(f"nothing changed: {out} is up to date")
         return EXIT_OK
 
-    from generator.build import build_and_write
+    from generator.build.incremental import build_and_write
 
     report = build_and_write(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search,
                              published=published, force=args.force, wait_note=lambda text: print(text, file=sys.stderr))
@@ -81,7 +81,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
     """Write data/lastmod.yaml: each record keeps its date while its content hash holds."""
     import yaml
 
-    from generator.build import today_for_build
+    from generator.build.pipeline import today_for_build
     from generator.dates import current_ledger, stale_keys
     from generator.load import load_dataset
 
@@ -96,7 +96,7 @@ def _cmd_stamp(args: argparse.Namespace) -> int:
         "# Written by `kvtriage stamp`; commit it with the content change.\n"
         + yaml.safe_dump({"records": records}, sort_keys=True, allow_unicode=True)
     )
-    from generator.tools.editor import writable_path
+    from generator.tools.schema_export import writable_path
 
     path = writable_path(root, "data/lastmod.yaml")
     if not path.is_file() or path.read_text(encoding="utf-8") != text:
@@ -114,7 +114,7 @@ def _cmd_kv(args: argparse.Namespace) -> int:
 
 def _cmd_triage(args: argparse.Namespace) -> int:
     from generator.load import load_dataset
-    from generator.plan.pages import error_url
+    from generator.plan.routes import error_url
     from generator.triage import records_from_errors, triage
     from generator.triage.report import result_data, result_text
 

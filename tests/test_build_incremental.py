@@ -9,10 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator import build as build_module
-from generator.build import Resident, build_and_write
+from generator.build import facts as build_facts
+from generator.build import incremental as build_incremental
+from generator.build.incremental import build_and_write
+from generator.build.resident import Resident
+from generator.check.affiliates import AffiliateRule
+from generator.check.html_reader import read_page, slim_facts
+from generator.check.site_checks import check_pages
 from generator.errors import ContentError, Issue, RenderError
-from generator.publish import AffiliateRule, check_pages, pagefind_executable, read_page, slim_facts
+from generator.render.site_files import pagefind_executable
 from generator.write import manifest as manifest_module
 from generator.write.manifest import manifest_path, read_manifest, write_manifest
 from generator.write.staging import Staging
@@ -188,7 +193,7 @@ def test_a_one_record_edit_renders_only_the_pages_that_show_it(root: Path, tmp_p
         scopes.append(scope)
         return check_pages(*args, scope=scope)
 
-    monkeypatch.setattr(build_module, "check_pages", spy)
+    monkeypatch.setattr(build_facts, "check_pages", spy)
     report = build_and_write(root, site, jobs=2, search=False)
     assert "rendered 1 of " in report  # the featured pair's page: the intro shows nowhere else
     assert "0 pairs computed" in report
@@ -275,10 +280,10 @@ def test_the_check_covers_the_whole_site_when_a_file_or_an_id_goes_away() -> Non
 
     old = {"x/index.html": manifest_module.Entry("old", 1, 1, "k"), "y/index.html": manifest_module.Entry("same", 1, 1, "k")}
     kept = {"x/index.html": manifest_module.Entry("same", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
-    assert build_module._check_scope(old, kept, ["x/index.html"], [], Blobs()) == {"/x/"}
-    assert build_module._check_scope(old, kept, ["x/index.html"], ["z/index.md"], Blobs()) is None
+    assert build_facts._check_scope(old, kept, ["x/index.html"], [], Blobs()) == {"/x/"}
+    assert build_facts._check_scope(old, kept, ["x/index.html"], ["z/index.md"], Blobs()) is None
     lost = {"x/index.html": manifest_module.Entry("new", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
-    assert build_module._check_scope(old, lost, ["x/index.html"], [], Blobs()) is None
+    assert build_facts._check_scope(old, lost, ["x/index.html"], [], Blobs()) is None
 
 
 def test_pages_of_a_deleted_record_disappear(root: Path, tmp_path: Path) -> None:
@@ -388,7 +393,7 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
     def broken(*args, **kwargs):
         raise RenderError([Issue("site", 1, 0, "search", "pagefind exited with 1")])
 
-    monkeypatch.setattr(build_module, "index_search", broken)
+    monkeypatch.setattr(build_incremental, "index_search", broken)
     with pytest.raises(RenderError):
         build_and_write(root, site, jobs=2, search=True)
     assert tree(site) == before and mtimes(site) == stamps
@@ -396,7 +401,7 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 
 def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) -> None:
-    from generator.build import _FactsStore, _pack_facts
+    from generator.build.facts import _FactsStore, _pack_facts
 
     rules = {}
     pages = {f"d{i}": _pack_facts(f"<!doctype html><title>Page {i}</title><a id=x{i} href=/p{i}/>x</a>".encode(), rules)
@@ -441,7 +446,7 @@ def test_a_whole_site_check_split_across_workers_reports_as_the_serial_check(roo
     errors = root / "content/errors"
     taken = yaml.safe_load((errors / "llamacpp-kv-cache-alloc-failed.yaml").read_text(encoding="utf-8"))["description"]
     edit_yaml(errors / "ollama-partial-offload.yaml", lambda d: d.update(description=taken))
-    monkeypatch.setattr(build_module, "_PARALLEL_CHECK_PAGES", 0)
+    monkeypatch.setattr(build_facts, "_PARALLEL_CHECK_PAGES", 0)
     found = {}
     for jobs in (1, 2):
         with pytest.raises(RenderError) as failure:

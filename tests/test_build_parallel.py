@@ -9,11 +9,14 @@ import pytest
 import yaml
 
 from generator import parallel
-from generator.build import build_and_write, build_site, cached_results, state_dir
+from generator.build.incremental import build_and_write
+from generator.build.pipeline import build_site
+from generator.build.results_cache import cached_results
 from generator.engine.pairs import compute_results
 from generator.errors import RenderError
 from generator.load import load_dataset
 from generator.write.guard import MARKER_NAME
+from generator.write.state import state_dir
 
 from .conftest import copy_site
 

@@ -60,7 +60,7 @@ def test_progress_is_quiet_in_ci_when_piped_or_asked(monkeypatch: pytest.MonkeyP
 
 
 def test_build_reports_progress_to_the_callback(site_root: Path) -> None:
-    from generator.build import build_site
+    from generator.build.pipeline import build_site
 
     calls: list[tuple[int, int]] = []
     build = build_site(site_root, today="2026-11-29", progress=lambda done, total: calls.append((done, total)))

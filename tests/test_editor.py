@@ -10,25 +10,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 from generator.cli import EXIT_CONTENT, EXIT_OK, main
 from generator.engine.geometry import geometry_from_hf_config
 from generator.errors import ContentError
 from generator.load import load_dataset, parse_yaml
 from generator.schema import HfConfig
-from generator.tools.editor import (
-    hf_config_fields,
-    json_schemas,
-    merge_model,
-    model_from_gguf,
-    modeline_for,
-    modeline_problems,
-    modeline_target,
-    skeleton,
-    write_new,
-    yaml_block,
-    yaml_files,
-)
+from generator.tools.import_model import hf_config_fields, merge_model, model_from_gguf
+from generator.tools.new import skeleton, write_new
+from generator.tools.schema_export import json_schemas, modeline_for, modeline_problems, modeline_target, yaml_files
+from generator.tools.yaml_out import yaml_block
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, REPO
 

@@ -262,7 +262,7 @@ def _normalise(template: str) -> str:
 
 
 def test_vllm_kv_texts_agree_with_the_engine_templates():
-    """content/ and generator/engine/vllm.py transcribe the same spec table; they must agree."""
+    """content/ and generator/engine/vllm/ transcribe the same spec table; they must agree."""
     from generator.engine import vllm
 
     estimated = "Based on the available memory, the estimated maximum model length is {}. "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, TESTS
 

@@ -12,18 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.build import build_and_write, build_site
+from generator.build.incremental import build_and_write
+from generator.build.pipeline import build_site
+from generator.check.affiliates import AffiliateRule
+from generator.check.html_reader import read_page
+from generator.check.site_checks import check_html
 from generator.cli import main
 from generator.errors import RenderError
 from generator.plan.pages import Page
-from generator.publish import (
-    AffiliateRule,
-    check_html,
-    pagefind_executable,
-    read_page,
-    robots_file,
-    sitemap_files,
-)
+from generator.render.site_files import pagefind_executable, robots_file, sitemap_files
 from generator.render.templates import RenderedFile
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
@@ -436,7 +433,7 @@ def test_plain_root_links_resolve_as_urlsplit_and_urljoin_do() -> None:
     import random
     from urllib.parse import unquote, urljoin, urlsplit
 
-    from generator.publish import _plain_root_link
+    from generator.check.site_checks import _plain_root_link
 
     def slow(raw: str) -> tuple[str, str]:
         parts = urlsplit(raw)

@@ -1,4 +1,4 @@
-"""publish.read_page: the regex reader gives the facts HTMLParser (publish._Reader) gives, on every
+"""check/html_reader.read_page: the regex reader gives the facts HTMLParser (html_reader._Reader) gives, on every
 page the fixture site builds, on hand-picked tricky snippets and on generated ones; and it reads our
 own pages itself instead of handing them to _Reader, its fallback.
 
@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator import publish
-from generator.build import build_site
-from generator.publish import AffiliateRule, _PageFacts, _read_with_htmlparser, _squash, read_page, slim_facts
+from generator.build.pipeline import build_site
+from generator.check import html_reader
+from generator.check.affiliates import AffiliateRule, _squash
+from generator.check.html_reader import _PageFacts, _read_with_htmlparser, read_page, slim_facts
 
 from .conftest import FIXED_TODAY, FIXTURE_SITE
 
@@ -40,7 +41,7 @@ def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         handed.append(html)
         return _read_with_htmlparser(html)
 
-    monkeypatch.setattr(publish, "_read_with_htmlparser", counting)
+    monkeypatch.setattr(html_reader, "_read_with_htmlparser", counting)
     return handed
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_and_write
-from generator.publish import pagefind_executable
+from generator.build.incremental import build_and_write
+from generator.render.site_files import pagefind_executable
 
 from .conftest import REPO, copy_site
 from .test_publish import add_gpu_alias

@@ -27,6 +27,7 @@ from typing import Iterable, Mapping
 
 from generator.errors import Issue
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
+from generator.units import GIB
 
 # Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
 # The notes folder outside the repository is spelled in parts, so that this refusal is not itself
@@ -64,7 +65,7 @@ COMMAND_LEVERS = frozenset({
 
 
 def _line_of(root: Path | None, path: str, needle: str, start: int = 1) -> int:
-    """Line 1: only load.py reads content files (tests/test_layering.py); the field names the place."""
+    """Line 1: only load/ reads content files (tests/test_layering.py); the field names the place."""
     return 1
 
 
@@ -139,7 +140,7 @@ def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
                                 f"{error.id}: the worked example {where} does not reach {error.scenario} (the engine says: {found})",
                                 "Pick a pair that fails this way on the release the page names, or give the settings it failed with"))
         v = numbers.vllm
-        if v is not None and ((ex.free_gib is not None and v.free_bytes != round(ex.free_gib * 1024**3))
+        if v is not None and ((ex.free_gib is not None and v.free_bytes != round(ex.free_gib * GIB))
                               or (ex.gpu_memory_utilization is not None and v.utilization != ex.gpu_memory_utilization)):
             issues.append(Issue(path, at, 0, "example",
                                 f"{error.id}: the worked example {where} is computed with other settings (a featured pair or another example fixes them)",
@@ -153,7 +154,7 @@ def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
                                     "Pick a pair that passes the KV cache check on the release the page names"))
             if v.available_bytes < 0 and direction.too_small not in NEGATIVE_BUDGET_OK and direction.too_big not in NEGATIVE_BUDGET_OK:
                 issues.append(Issue(path, at, 0, "example",
-                                    f"{error.id}: the worked example {where} shows a negative KV cache ({v.available_bytes / 1024**3:.2f} GiB), "
+                                    f"{error.id}: the worked example {where} shows a negative KV cache ({v.available_bytes / GIB:.2f} GiB), "
                                     f"so it fails before {QUANTITY_NAMES[direction.too_big]} matters",
                                     "Pick a pair whose weights fit the budget"))
         first = next((f.lever for f in error.fixes if f.memory == "gpu"), None)
@@ -184,7 +185,7 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
     direction = direction_of(error)
     own = gpu_levers(error)
 
-    def problem(what: str, message: str, fix: str = "Fix the planner in generator/pages.py or the builders in generator/commands.py") -> None:
+    def problem(what: str, message: str, fix: str = "Fix the planner in generator/plan/planner.py or the builders in generator/launch/commands.py") -> None:
         issues.append(Issue(f"site{url}", 1, 0, what, message, fix))
 
     sections = view.get("commands", ())
@@ -246,7 +247,7 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
         if lever == "lower-utilization" and v.free_bytes is not None:
             from generator.engine.vllm import requested_bytes
             if any(requested_bytes(v.total_memory_bytes, u) > v.free_bytes for u in utils):
-                problem(f"--gpu-memory-utilization {utils[0]:.2f} requests more than the {v.free_bytes / 1024**3:.2f} GiB free")
+                problem(f"--gpu-memory-utilization {utils[0]:.2f} requests more than the {v.free_bytes / GIB:.2f} GiB free")
         if lever == "clamp-context":
             for value in _flag_values(flags, "--max-model-len"):
                 if direction.too_big == "context":  # the reader asked above the derived limit: clamp to it

@@ -326,7 +326,9 @@ def _builder_main(conn: Any) -> None:
     ("crashed", traceback)."""
     import traceback
 
-    from generator.build import Resident, build_and_write, forget_templates
+    from generator.build.incremental import build_and_write
+    from generator.build.pipeline import forget_templates
+    from generator.build.resident import Resident
 
     os.setpgrp()  # Ctrl-C in the terminal is for the server, which then stops this process between builds
     resident, sent = Resident(), {}

@@ -8,16 +8,15 @@ server/routes.go, server/sched.go, llm/llama_server.go. The KV bytes come from g
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from generator.engine.geometry import GeometryError
 from generator.engine.llamacpp import (
     FIT_TARGET_BYTES,
-    GIB,
-    MIB,
     KvLayout,
     LlamaCppError,
     LlamaCppInputError,
+    LlamaCppResult,
     ServerSettings,
     estimate_llamacpp,
     gpu_use,
@@ -25,6 +24,7 @@ from generator.engine.llamacpp import (
     plan_kv,
 )
 from generator.schema import MAX_GIB, check_int
+from generator.units import GIB, MIB
 
 OLLAMA_VERSION = (0, 33, 0)
 
@@ -328,6 +328,73 @@ class OllamaResult:
         return out
 
 
+def _eviction_log(predicted: int, gpu_free_bytes: int | None) -> str | None:
+    """The scheduler's line about other loaded models, when free memory is known."""
+    if gpu_free_bytes is None:
+        return None
+    if predicted > gpu_free_bytes * 80 // 100:
+        return "llama-server model predicted to exceed available memory, evicting"
+    return "llama-server model fits alongside existing models"
+
+
+def _load_failure(v: tuple[int, int, int], oom_lines: Sequence[str], pinned: bool, num_gpu: int | None) -> tuple[str, tuple[str, ...]]:
+    """(Ollama's error, the llama-server lines it captured) for a load that does not fit."""
+    captured = [line for line in oom_lines if "cudaMalloc failed" in line or line.startswith("llama_init_from_model:")]
+    error_lines = tuple(
+        "cudaMalloc failed: out of memory" if "cudaMalloc failed" in line else line for line in captured
+    )
+    texts = error_texts(v)
+    if "load_oom" in texts:
+        error = texts["load_oom"].format(captured="\n".join(error_lines))
+    elif pinned and "layout_num_gpu" in texts:
+        error = texts["layout_num_gpu"].format(num_gpu=num_gpu)
+    else:
+        error = texts["runner_stopped"]
+    return error, error_lines
+
+
+def _automatic_retry(layout: KvLayout, settings: ServerSettings, num_ctx: int, n_parallel: int, weights_bytes: int,
+                     budget_gpu: int | None, env: OllamaEnv) -> list[str]:
+    """The one retry at a smaller automatic context after a failed load, as Ollama logs it."""
+    smaller = next_automatic_num_ctx(num_ctx)
+    if not smaller:
+        return []
+    again = estimate_llamacpp(
+        layout, replace(settings, ctx_size=smaller * n_parallel), weights_bytes=weights_bytes,
+        gpu_memory_bytes=budget_gpu, headroom_bytes=env.fit_target_bytes,
+    )
+    return [f"llama-server load failed; reducing automatic context and retrying once (old_num_ctx={num_ctx} new_num_ctx={smaller})",
+            f"retry at num_ctx {smaller}: " + ("loads" if again.fits else "fails again")]
+
+
+def _placement(layout: KvLayout, settings: ServerSettings, result: LlamaCppResult, v: tuple[int, int, int], ctx: NumCtx,
+               num_gpu: int | None, n_parallel: int, weights_bytes: int, budget_gpu: int | None, env: OllamaEnv,
+               notes: list[str]) -> tuple[int | None, str | None, str | None, tuple[str, ...], list[str]]:
+    """(layers on the GPU, `ollama ps` processor text, error, captured error lines, retry lines) once
+    llama-server's fit is known; notes gains what the reader should know about it."""
+    gpu_layers = processor = error = None
+    error_lines: tuple[str, ...] = ()
+    retry: list[str] = []
+    if result.fits is None:
+        return gpu_layers, processor, error, error_lines, retry
+    pinned = num_gpu is not None and num_gpu >= 0
+    if result.fits:
+        gpu_layers = layout.n_layer + 1 if not pinned else min(num_gpu, layout.n_layer + 1)
+    elif pinned or not env.fit:
+        # llama-server cannot move layers: the load fails, and an automatic context retries once.
+        error, error_lines = _load_failure(v, result.oom_lines, pinned, num_gpu)
+        if ctx.automatic and v >= (0, 30, 0):
+            retry = _automatic_retry(layout, settings, ctx.value, n_parallel, weights_bytes, budget_gpu, env)
+    else:
+        # Ollama always passes -c, so fit keeps the context and offloads fewer layers.
+        gpu_layers = result.gpu_layers_that_fit
+        notes.append("Ollama passes -c, so llama-server --fit keeps the context and moves layers to the CPU")
+    if gpu_layers is not None:
+        on_gpu = _gpu_bytes_at(layout, settings, weights_bytes, gpu_layers)
+        processor = processor_text(weights_bytes + result.kv_bytes + result.compute_buffer_bytes, on_gpu)
+    return gpu_layers, processor, error, error_lines, retry
+
+
 def estimate_ollama(
     layout: KvLayout,
     *,
@@ -367,31 +434,15 @@ def estimate_ollama(
         )
     args = llama_server_args(ctx.value, n_parallel, kv_type, flash, num_gpu)
     settings = ServerSettings(
-        ctx_size=ctx.value * n_parallel,
-        cache_type_k=kv_type or "f16",
-        cache_type_v=kv_type or "f16",
-        parallel=n_parallel,
-        kv_unified=False,
-        ubatch_size=num_batch,
-        n_gpu_layers=num_gpu if num_gpu is not None and num_gpu >= 0 else None,
-        flash_attn=flash,
-        fit=env.fit,
-        fa_supported=fa_supported,
+        ctx_size=ctx.value * n_parallel, cache_type_k=kv_type or "f16", cache_type_v=kv_type or "f16", parallel=n_parallel,
+        kv_unified=False, ubatch_size=num_batch, n_gpu_layers=num_gpu if num_gpu is not None and num_gpu >= 0 else None,
+        flash_attn=flash, fit=env.fit, fa_supported=fa_supported,
     )
     predicted = predict_server_vram(layout, weights_bytes, ctx.value, n_parallel)
-    eviction = None
-    if gpu_free_bytes is not None:
-        eviction = (
-            "llama-server model predicted to exceed available memory, evicting"
-            if predicted > gpu_free_bytes * 80 // 100
-            else "llama-server model fits alongside existing models"
-        )
+    eviction = _eviction_log(predicted, gpu_free_bytes)
     budget_gpu = gpu_free_bytes if gpu_free_bytes is not None else gpu_total_bytes
     if budget_gpu is not None:
         budget_gpu = max(budget_gpu - env.gpu_overhead_bytes, 0)
-    error = None
-    error_lines: tuple[str, ...] = ()
-    retry: list[str] = []
     try:
         result = estimate_llamacpp(
             layout, settings, weights_bytes=weights_bytes, gpu_memory_bytes=budget_gpu,
@@ -409,69 +460,17 @@ def estimate_ollama(
             error_lines=(captured,), retry=(), notes=tuple(notes), llama_server_log=(),
         )
 
-    gpu_layers = None
-    processor = None
-    if result.fits is not None:
-        pinned = num_gpu is not None and num_gpu >= 0
-        if result.fits:
-            gpu_layers = layout.n_layer + 1 if not pinned else min(num_gpu, layout.n_layer + 1)
-        elif pinned or not env.fit:
-            # llama-server cannot move layers: the load fails, and an automatic context retries once.
-            gpu_layers = None
-            captured = [line for line in result.oom_lines if "cudaMalloc failed" in line or line.startswith("llama_init_from_model:")]
-            error_lines = tuple(
-                "cudaMalloc failed: out of memory" if "cudaMalloc failed" in line else line for line in captured
-            )
-            texts = error_texts(v)
-            if "load_oom" in texts:
-                error = texts["load_oom"].format(captured="\n".join(error_lines))
-            elif pinned and "layout_num_gpu" in texts:
-                error = texts["layout_num_gpu"].format(num_gpu=num_gpu)
-            else:
-                error = texts["runner_stopped"]
-            if ctx.automatic and v >= (0, 30, 0):
-                smaller = next_automatic_num_ctx(ctx.value)
-                if smaller:
-                    retry.append(f"llama-server load failed; reducing automatic context and retrying once (old_num_ctx={ctx.value} new_num_ctx={smaller})")
-                    again = estimate_llamacpp(
-                        layout, replace(settings, ctx_size=smaller * n_parallel), weights_bytes=weights_bytes,
-                        gpu_memory_bytes=budget_gpu, headroom_bytes=env.fit_target_bytes,
-                    )
-                    retry.append(f"retry at num_ctx {smaller}: " + ("loads" if again.fits else "fails again"))
-        else:
-            # Ollama always passes -c, so fit keeps the context and offloads fewer layers.
-            gpu_layers = result.gpu_layers_that_fit
-            notes.append("Ollama passes -c, so llama-server --fit keeps the context and moves layers to the CPU")
-        if gpu_layers is not None:
-            on_gpu = _gpu_bytes_at(layout, settings, weights_bytes, gpu_layers)
-            processor = processor_text(weights_bytes + result.kv_bytes + result.compute_buffer_bytes, on_gpu)
+    gpu_layers, processor, error, error_lines, retry = _placement(
+        layout, settings, result, v, ctx, num_gpu, n_parallel, weights_bytes, budget_gpu, env, notes)
     if kv_type and kv_type not in ("f16", "q8_0", "q4_0"):
         notes.append(f"{kv_type} works (llama-server accepts it) but docs/faq.mdx documents only f16, q8_0 and q4_0")
     return OllamaResult(
-        version=version,
-        num_ctx=ctx.value,
-        num_ctx_source=ctx.source,
-        num_ctx_automatic=ctx.automatic,
-        num_parallel=n_parallel,
-        kv_cache_type=kv_type or "f16",
-        flash_attn=flash,
-        llama_server_args=args,
-        predicted_vram_bytes=predicted,
-        eviction_log=eviction,
-        kv_bytes=result.kv_bytes,
-        kv_cells=result.kv_cells,
-        n_ctx=result.n_ctx,
-        weights_bytes=weights_bytes,
-        compute_buffer_bytes=result.compute_buffer_bytes,
-        gpu_budget_bytes=result.gpu_budget_bytes,
-        fits=result.fits,
-        gpu_layers=gpu_layers,
-        processor=processor,
-        error=error,
-        error_lines=error_lines,
-        retry=tuple(retry),
-        notes=tuple(notes),
-        llama_server_log=result.log_lines,
+        version=version, num_ctx=ctx.value, num_ctx_source=ctx.source, num_ctx_automatic=ctx.automatic,
+        num_parallel=n_parallel, kv_cache_type=kv_type or "f16", flash_attn=flash, llama_server_args=args,
+        predicted_vram_bytes=predicted, eviction_log=eviction, kv_bytes=result.kv_bytes, kv_cells=result.kv_cells,
+        n_ctx=result.n_ctx, weights_bytes=weights_bytes, compute_buffer_bytes=result.compute_buffer_bytes,
+        gpu_budget_bytes=result.gpu_budget_bytes, fits=result.fits, gpu_layers=gpu_layers, processor=processor,
+        error=error, error_lines=error_lines, retry=tuple(retry), notes=tuple(notes), llama_server_log=result.log_lines,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from functools import cached_property
-from typing import Mapping
+from typing import Mapping, Sequence
 
 # Bump when any engine's arithmetic changes: it invalidates incremental builds and moves
 # the pages' dateModified, since their numbers may have changed.
@@ -211,9 +211,8 @@ from generator.engine import llamacpp as llama  # noqa: E402
 from generator.engine import ollama, sglang, vllm  # noqa: E402, I001
 from generator.engine.geometry import GeometryError, geometry_from_hf_config  # noqa: E402
 from generator.schema import Dataset, Gpu, Model, ModelVariant, reader_urls  # noqa: E402
+from generator.units import GIB, MIB  # noqa: E402
 
-MIB = 1024**2
-GIB = 1024**3
 VLLM_VERSION = "0.33.0"
 OLLAMA_VERSION = "0.33.0"
 GRID_UTILIZATIONS = (0.85, 0.90, 0.92, 0.95)
@@ -403,6 +402,95 @@ def utilization_that_fits(free_bytes: int, total_bytes: int) -> float:
     return util
 
 
+def _remediation_outcomes(levers: Sequence[vllm.Lever], result: vllm.VllmResult, facts: vllm.ConfigFacts, gpu: Gpu,
+                          base_flags: tuple[tuple[str, str], ...]) -> list[LeverOutcome]:
+    """vLLM's remediation levers as the page offers them."""
+    outcomes = []
+    for lever in levers:
+        flags = lever.serve_flags(base_flags)
+        note = lever.note or _LEVER_NOTES.get(lever.kind, "")
+        label = lever.label
+        if lever.kind == "tensor_parallel":
+            label = f"{lever.label} (two {gpu.name} cards)"
+        if lever.kind == "clamp_max_model_len" and len(facts.groups) == 1:
+            note = (
+                f"{result.num_blocks:,} blocks of {result.block_size} tokens, less the null block: "
+                f"({result.num_blocks:,} - 1) x {result.block_size} = {lever.max_model_len_that_fits:,}"
+            )
+        outcomes.append(
+            LeverOutcome(
+                lever=_LEVER_IDS[lever.kind],
+                label=label,
+                flags=_argv(flags),
+                max_len=lever.max_model_len_that_fits,
+                fits_full=lever.fits_requested,
+                gpus=2 if lever.kind == "tensor_parallel" else 1,
+                note=note,
+            )
+        )
+    return outcomes
+
+
+def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vllm.ConfigFacts, total: int, free_bytes: int | None,
+                     base_flags: tuple[tuple[str, str], ...]) -> list[LeverOutcome]:
+    """The levers for memory outside vLLM's budget: fewer sequences, room for the sampler warm-up,
+    and the utilization that fits the memory that is free."""
+    geometry = facts.geometry
+    breakdown = result.breakdown
+    outcomes: list[LeverOutcome] = []
+    requested_len = result.max_model_len
+    if result.max_num_seqs > 1:
+        seqs = _fewer_seqs(result.max_num_seqs)
+        lever = vllm._lever("utilization", "", (("--max-num-seqs", str(seqs)),), inputs, {"max_num_seqs": seqs},
+                            requested_len, facts=facts)
+        if lever is not None:
+            outcomes.append(LeverOutcome(
+                lever="fewer-seqs", label=f"--max-num-seqs {seqs}", flags=_argv(lever.serve_flags(base_flags)),
+                max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
+                note=(f"{seqs} sequences instead of {result.max_num_seqs}: the sampler warm-up needs about "
+                      f"{sampler_peak_bytes(seqs, geometry.vocab_size) / GIB:.2f} GiB instead of "
+                      f"{sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size) / GIB:.2f} GiB"),
+            ))
+    peak = sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size)
+    if result.error is None and peak > total - breakdown.requested_bytes + breakdown.activation_peak_bytes:
+        # The sampler warm-up after allocation runs short: the largest utilization that leaves it room.
+        util = round(result.gpu_memory_utilization - 0.01, 2)
+        while util > 0.5 and peak > total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes:
+            util = round(util - 0.01, 2)
+        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
+                            {"gpu_memory_utilization": util}, requested_len, facts=facts)
+        if lever is not None and util > 0.5:
+            outcomes.append(LeverOutcome(
+                lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
+                flags=_argv(lever.serve_flags(base_flags)), max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
+                note=(f"leaves {(total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes) / GIB:.2f} GiB "
+                      f"outside the budget for a warm-up of about {peak / GIB:.2f} GiB"),
+            ))
+    if free_bytes is not None:
+        util = utilization_that_fits(free_bytes, total)
+        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
+                            {"gpu_memory_utilization": util}, requested_len, facts=facts) if util > 0 else None
+        if lever is not None:
+            outcomes.append(LeverOutcome(
+                lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
+                flags=_argv(lever.serve_flags(base_flags)), max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
+                note=(f"{free_bytes / GIB:.2f} of {total / GIB:.2f} GiB free, so at most {util:.2f}: it requests "
+                      f"{vllm.requested_bytes(total, util) / GIB:.2f} GiB and leaves "
+                      f"{max(lever.available_kv_cache_bytes, 0) / GIB:.2f} GiB of KV cache, {lever.num_blocks:,} blocks"),
+            ))
+    return outcomes
+
+
+def _utilization_grid(inputs: vllm.VllmInputs, facts: vllm.ConfigFacts) -> list[GridCell]:
+    """The longest context that fits at each utilization and KV dtype of the page's grid."""
+    grid = []
+    for util in GRID_UTILIZATIONS:
+        for dtype in GRID_DTYPES:
+            auto = vllm.replace_inputs(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1)
+            grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts)))
+    return grid
+
+
 def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings: list[tuple[ModelVariant, int]]) -> VllmNumbers:
     total = gpu_total_bytes(gpu)
     work = _work(model, variant)
@@ -434,76 +522,11 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     base_flags: tuple[tuple[str, str], ...] = ()
     if utilization is not None:
         base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
-    outcomes = []
-    for lever in levers:
-        flags = lever.serve_flags(base_flags)
-        note = lever.note or _LEVER_NOTES.get(lever.kind, "")
-        label = lever.label
-        if lever.kind == "tensor_parallel":
-            label = f"{lever.label} (two {gpu.name} cards)"
-        if lever.kind == "clamp_max_model_len" and len(facts.groups) == 1:
-            note = (
-                f"{result.num_blocks:,} blocks of {result.block_size} tokens, less the null block: "
-                f"({result.num_blocks:,} - 1) x {result.block_size} = {lever.max_model_len_that_fits:,}"
-            )
-        outcomes.append(
-            LeverOutcome(
-                lever=_LEVER_IDS[lever.kind],
-                label=label,
-                flags=_argv(flags),
-                max_len=lever.max_model_len_that_fits,
-                fits_full=lever.fits_requested,
-                gpus=2 if lever.kind == "tensor_parallel" else 1,
-                note=note,
-            )
-        )
-    requested_len = result.max_model_len
-    if result.max_num_seqs > 1:
-        seqs = _fewer_seqs(result.max_num_seqs)
-        lever = vllm._lever("utilization", "", (("--max-num-seqs", str(seqs)),), inputs, {"max_num_seqs": seqs},
-                            requested_len, facts=facts)
-        if lever is not None:
-            outcomes.append(LeverOutcome(
-                lever="fewer-seqs", label=f"--max-num-seqs {seqs}", flags=_argv(lever.serve_flags(base_flags)),
-                max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
-                note=(f"{seqs} sequences instead of {result.max_num_seqs}: the sampler warm-up needs about "
-                      f"{sampler_peak_bytes(seqs, geometry.vocab_size) / GIB:.2f} GiB instead of "
-                      f"{sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size) / GIB:.2f} GiB"),
-            ))
+    outcomes = _remediation_outcomes(levers, result, facts, gpu, base_flags)
     breakdown = result.breakdown
     assert breakdown is not None  # the budget model always runs for catalog pairs
-    peak = sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size)
-    if result.error is None and peak > total - breakdown.requested_bytes + breakdown.activation_peak_bytes:
-        # The sampler warm-up after allocation runs short: the largest utilization that leaves it room.
-        util = round(result.gpu_memory_utilization - 0.01, 2)
-        while util > 0.5 and peak > total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes:
-            util = round(util - 0.01, 2)
-        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
-                            {"gpu_memory_utilization": util}, requested_len, facts=facts)
-        if lever is not None and util > 0.5:
-            outcomes.append(LeverOutcome(
-                lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
-                flags=_argv(lever.serve_flags(base_flags)), max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
-                note=(f"leaves {(total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes) / GIB:.2f} GiB "
-                      f"outside the budget for a warm-up of about {peak / GIB:.2f} GiB"),
-            ))
-    if free_bytes is not None:
-        util = utilization_that_fits(free_bytes, total)
-        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
-                            {"gpu_memory_utilization": util}, requested_len, facts=facts) if util > 0 else None
-        if lever is not None:
-            outcomes.append(LeverOutcome(
-                lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
-                flags=_argv(lever.serve_flags(base_flags)), max_len=lever.max_model_len_that_fits, fits_full=lever.fits_requested,
-                note=(f"{free_bytes / GIB:.2f} of {total / GIB:.2f} GiB free, so at most {util:.2f}: it requests "
-                      f"{vllm.requested_bytes(total, util) / GIB:.2f} GiB and leaves "
-                      f"{max(lever.available_kv_cache_bytes, 0) / GIB:.2f} GiB of KV cache, {lever.num_blocks:,} blocks"),
-            ))
-    grid = []
-    for util in GRID_UTILIZATIONS:
-        for dtype in GRID_DTYPES:
-            auto = vllm.replace_inputs(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1)
-            grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts)))
+    outcomes += _memory_outcomes(inputs, result, facts, total, free_bytes, base_flags)
+    grid = _utilization_grid(inputs, facts)
     per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
     growing_layers = _growing_layers(geometry.layer_kinds)
     assumptions = result.assumptions or vllm.ASSUMPTIONS

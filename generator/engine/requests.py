@@ -24,7 +24,6 @@ from generator.engine.geometry import GeometryError, geometry_from_hf_config
 from generator.engine.llamacpp import answer_llamacpp_request
 from generator.engine.ollama import answer_ollama_request
 from generator.engine.vllm import (
-    GiB,
     VllmInputError,
     VllmInputs,
     VllmResult,
@@ -35,6 +34,7 @@ from generator.engine.vllm import (
     weight_shape,
 )
 from generator.schema import BOUNDS, MAX_GIB, MAX_TOKENS, check_int, check_number
+from generator.units import GIB, MIB
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def _model_and_weights(request: Mapping[str, Any], models: Mapping[str, Any] | N
         raise RequestError("hf_config must be the config.json object")
     weights_gib = _positive_float(request, "weights_gib")
     if weights_gib is not None:
-        weights_bytes = round(weights_gib * GiB)
+        weights_bytes = round(weights_gib * GIB)
     return hf_config, weights_bytes
 
 
@@ -179,7 +179,7 @@ def vllm_inputs_from_request(request: Mapping[str, Any], models: Mapping[str, An
         entry = _entry(gpus, str(request["gpu"]), "gpu")
         total, gpu_name = _field(entry, "total_bytes"), str(_field(entry, "name", "") or request["gpu"])
     elif "gpu_memory_gib" in request:
-        total = round(_positive_float(request, "gpu_memory_gib") * GiB)
+        total = round(_positive_float(request, "gpu_memory_gib") * GIB)
 
     enforce_eager = request.get("enforce_eager", False)
     if not isinstance(enforce_eager, bool):
@@ -266,13 +266,42 @@ SGLANG_KEYS = frozenset({
     "kv_cache_dtype", "page_size", "mem_fraction_static", "kv_cache_memory_bytes", "weights_gib",
     "max_total_tokens", "swa_full_tokens_ratio", "sglang_version", "max_running_requests",
 })
-MiB = 1 << 20
 
 
 def _weights_bytes(hf_config: Mapping[str, Any]) -> int:
     """Parameters x bits from config.json (the same estimate vLLM pages use when no checkpoint size is on record)."""
     geometry = geometry_from_hf_config(hf_config)
     return weight_shape(hf_config, geometry).total_bytes(geometry.num_layers)
+
+
+def _sglang_started(result: sglang.SglangResult, context_len: int, tp: int, kv_cache_dtype: str, page_size: int,
+                    fraction: float | None, weights_per_rank: float | None) -> dict[str, Any]:
+    """The answer for an SGLang start that succeeds: its pool, log lines and the settings it ran with."""
+    allocated = [line for line in result.log_lines if "KV Cache is allocated" in line]
+    return {
+        "starts": True,
+        "kv_cache_tokens": result.max_total_num_tokens,
+        "kv_bytes_per_token": result.kv_bytes_per_token,
+        "log_line": allocated[0] if allocated else None,
+        "log_lines": list(result.log_lines),
+        "kv_cache_memory_bytes": result.kv_cache_bytes,
+        "budget_estimated": result.budget_estimated,
+        "swa_kv_cache_tokens": result.swa_max_total_num_tokens,
+        "pool_kind": result.kind,
+        "k_size_gb": result.k_size_gb,
+        "v_size_gb": result.v_size_gb,
+        "kv_size_gb": result.kv_size_gb,
+        "context_length": context_len,
+        "max_req_input_len": result.max_req_input_len,
+        "context_fits": result.context_fits,
+        "sglang_version": result.release,
+        "tensor_parallel_size": tp,
+        "kv_cache_dtype": kv_cache_dtype,
+        "page_size": page_size,
+        "mem_fraction_static": fraction,
+        "weights_bytes_per_rank": weights_per_rank,
+        "startup_overhead_gb": sglang.STARTUP_OVERHEAD_GB if result.budget_estimated else None,
+    }
 
 
 def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] | None = None, gpus: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -291,7 +320,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
     if "gpu" in request:
         total = _field(_entry(gpus, str(request["gpu"]), "gpu"), "total_bytes")
     elif "gpu_memory_gib" in request:
-        total = round(_positive_float(request, "gpu_memory_gib") * GiB)
+        total = round(_positive_float(request, "gpu_memory_gib") * GIB)
 
     tp = _optional_int(request, "tensor_parallel_size") or 1
     page_size = _optional_int(request, "page_size") or 1
@@ -329,7 +358,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
         weights_per_rank = weights_bytes / tp
         if fraction is None:
             mla = geometry_from_hf_config(hf_config).mla is not None
-            fraction = sglang.default_mem_fraction_static(total / MiB, tp=tp, mla=mla, max_running_requests=max_running_requests).mem_fraction_static
+            fraction = sglang.default_mem_fraction_static(total / MIB, tp=tp, mla=mla, max_running_requests=max_running_requests).mem_fraction_static
         common.update(gpu_total_bytes=total, weights_gb=weights_per_rank / sglang.GB, mem_fraction_static=fraction)
     else:
         common.update(kv_cache_bytes=budget, mem_fraction_static=fraction)
@@ -344,31 +373,7 @@ def answer_sglang_request(request: Mapping[str, Any], models: Mapping[str, Any] 
                 "tensor_parallel_size": tp, "kv_cache_dtype": kv_cache_dtype, "mem_fraction_static": fraction,
                 "context_length": context_len, "weights_bytes_per_rank": weights_per_rank,
                 "budget_estimated": budget is None}
-    allocated = [line for line in result.log_lines if "KV Cache is allocated" in line]
-    return {
-        "starts": True,
-        "kv_cache_tokens": result.max_total_num_tokens,
-        "kv_bytes_per_token": result.kv_bytes_per_token,
-        "log_line": allocated[0] if allocated else None,
-        "log_lines": list(result.log_lines),
-        "kv_cache_memory_bytes": result.kv_cache_bytes,
-        "budget_estimated": result.budget_estimated,
-        "swa_kv_cache_tokens": result.swa_max_total_num_tokens,
-        "pool_kind": result.kind,
-        "k_size_gb": result.k_size_gb,
-        "v_size_gb": result.v_size_gb,
-        "kv_size_gb": result.kv_size_gb,
-        "context_length": context_len,
-        "max_req_input_len": result.max_req_input_len,
-        "context_fits": result.context_fits,
-        "sglang_version": result.release,
-        "tensor_parallel_size": tp,
-        "kv_cache_dtype": kv_cache_dtype,
-        "page_size": page_size,
-        "mem_fraction_static": fraction,
-        "weights_bytes_per_rank": weights_per_rank,
-        "startup_overhead_gb": sglang.STARTUP_OVERHEAD_GB if result.budget_estimated else None,
-    }
+    return _sglang_started(result, context_len, tp, kv_cache_dtype, page_size, fraction, weights_per_rank)
 
 
 def _gguf_engine(answer):

@@ -18,9 +18,9 @@ from generator.engine import vllm_releases as releases
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
 from generator.engine.requests import _REQUEST_KIND
 from generator.schema import BOUNDS, MAX_GIB, Dataset
+from generator.units import GIB
 
 CATALOG_PATH = "static/kvcalc-catalog.json"
-GIB = 1 << 30
 
 # server/routes.go Serve (ollama v0.33.0): default num_ctx by total VRAM, as ollama.vram_tier_num_ctx
 # encodes it. tests/test_calculator.py checks these rows against that function at every boundary.

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Protocol
 
 from generator.engine.requests import answer_request, answer_requests
-from generator.engine.vllm import GiB, format_gib
+from generator.engine.vllm import format_gib
+from generator.units import gib as _gib
 
 EXIT_OK = 0
 EXIT_DOES_NOT_FIT = 1
@@ -132,10 +133,6 @@ def request_from_args(args: argparse.Namespace) -> dict[str, Any]:
         if isinstance(request.get(key), str) and request[key].lstrip("-").isdigit():
             request[key] = int(request[key])
     return request
-
-
-def _gib(num_bytes: int) -> str:
-    return f"{num_bytes / GiB:.2f} GiB"
 
 
 def format_vllm_answer(answer: Mapping[str, Any]) -> str:

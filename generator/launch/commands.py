@@ -28,6 +28,7 @@ from generator.launch.surface import (
     release_key,
 )
 from generator.schema import Model, ModelVariant
+from generator.units import MIB
 
 
 @dataclass(frozen=True)
@@ -256,13 +257,13 @@ def _ollama_smaller_cache(tag: str, numbers: OllamaNumbers) -> list[CommandBlock
     if numbers.kv_bytes_q8_0 >= numbers.kv_bytes:
         return []
     env = (("OLLAMA_KV_CACHE_TYPE", "q8_0"), ("OLLAMA_NUM_PARALLEL", "1"))
-    saved = (numbers.kv_bytes - numbers.kv_bytes_q8_0) / 1024**2
+    saved = (numbers.kv_bytes - numbers.kv_bytes_q8_0) / MIB
     return [
         CommandBlock(
             "ollama",
             f"q8_0 KV cache, one slot: {saved:,.2f} MiB less",
-            f"At num_ctx {numbers.num_ctx:,} the cache takes {numbers.kv_bytes / 1024**2:,.2f} MiB in f16 and "
-            f"{numbers.kv_bytes_q8_0 / 1024**2:,.2f} MiB in q8_0. The model does not fit on this GPU at any context, "
+            f"At num_ctx {numbers.num_ctx:,} the cache takes {numbers.kv_bytes / MIB:,.2f} MiB in f16 and "
+            f"{numbers.kv_bytes_q8_0 / MIB:,.2f} MiB in q8_0. The model does not fit on this GPU at any context, "
             "so this only trims what goes to system RAM; if RAM is short by more, a smaller tag is the fix.",
             " ".join(f"{k}={v}" for k, v in env) + f" ollama serve\n# in another terminal:\nollama run {tag}",
             argv=("ollama", "serve"),

@@ -25,7 +25,7 @@ from generator.engine.llamacpp import (
     plan_kv,
 )
 from generator.engine.vllm import ASSUMPTIONS, GiB, VllmInputError, VllmInputs, parse_version, plan_vllm
-from generator.schema_evidence import Evidence, LlamaLog, SglangEvidence, SglangLog, VllmEvidence, VllmLog
+from generator.schema.evidence import Evidence, LlamaLog, SglangEvidence, SglangLog, VllmEvidence, VllmLog
 
 ACCURACY_URL = "/accuracy/"
 

@@ -7,7 +7,7 @@ free memory at start is. `DIRECTIONS` states this per Scenario; an error record 
 with its optional `direction` field (for an error that shares a scenario's numbers but fails at
 another step, e.g. the sampler warm-up). `LEVER_EFFECTS` says which quantities each lever moves.
 
-The planner (pages.py) offers a lever only when `moves_right(direction, lever)`; `kvtriage check`
+The planner (planner.py) offers a lever only when `moves_right(direction, lever)`; `kvtriage check`
 refuses a record whose fixes move the wrong way (page_lint.record_problems).
 """
 

@@ -16,7 +16,8 @@ from markupsafe import Markup
 
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
-from generator.plan.pages import Page, figure, gb_s, gib, kib, mib, tokens
+from generator.plan.pages import Page
+from generator.plan.views import figure, gb_s, gib, kib, mib, tokens
 from generator.schema import PLACEHOLDER, reader_urls
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from generator.triage.rules import RULES
 
@@ -223,6 +223,46 @@ def _engine_adjustment(record_engine: str, engine: str | None, rules: Mapping[st
     return scores["engine_mismatch"], f"{engine} log, {record_engine} error"
 
 
+def _route_by_step(lines: list[str], facts: list[dict[str, Any]], engine: str | None, rules: Mapping[str, Any],
+                   by_id: Mapping[str, TriageRecord], offer: Callable[[Candidate], None]) -> str | None:
+    """Offer the page of the step a generic out-of-memory line (or a cut traceback) was reached at;
+    returns that step."""
+    scores = rules["scores"]
+    # A generic out-of-memory line names no page; the step the run had reached does. So does the
+    # step of a traceback cut before its exception line.
+    generic_lines = [index for index, fact in enumerate(facts) if fact["generic"]]
+    cut_traceback = (not generic_lines and any(_search(rules["traceback_line"], line) for line in lines)
+                     and not any(_search(rules["exception_line"], line) for line in lines))
+    # A cut traceback is placed by its frames alone: a log line before it says how far the run
+    # had got, not where the exception was raised.
+    if cut_traceback:
+        first_frame = next(i for i, line in enumerate(lines) if _search(rules["traceback_line"], line))
+        if first_frame > 0 and _search(rules["traceback_header"], lines[first_frame - 1]):
+            first_frame -= 1
+        step = detect_step(lines[first_frame:], engine, rules)
+    else:
+        step = detect_step(lines, engine, rules) if generic_lines else None
+    if (generic_lines or cut_traceback) and engine is not None:
+        index = generic_lines[-1] if generic_lines else len(lines) - 1
+        pages = rules["step_pages"].get(engine, {})
+        routed = []
+        if step:
+            base = scores["step_routed"] if generic_lines else scores["step_traceback"]
+            routed.append((pages.get(step), base, f"step {step}" + ("" if generic_lines else " (traceback cut before its error)")))
+        if generic_lines:
+            routed.append((pages.get("default"), scores["step_default"], "out of memory at an unknown step"))
+        for page, base, note in routed:
+            record = by_id.get(page) if page else None
+            if record is None:
+                continue
+            score = base + (scores["failure_line"] if facts[index]["failure"] else 0) + _position(index, len(lines), scores)
+            offer(Candidate(record.id, record.engine, record.title, round(score, 2),
+                            Reason(lines[index], index + 1, "generic out of memory", _wording(record, lines[index]),
+                                   step, (note,))))
+            break
+    return step
+
+
 def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] = RULES) -> TriageResult:
     """Rank the records whose patterns match the paste, best first, each with its reason."""
     records = list(records)
@@ -276,38 +316,7 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                                     Reason(line, index + 1, pattern, _wording(outer, line), None,
                                            (f"{record.engine} failure inside {engine}: {record.id}",))))
 
-    # A generic out-of-memory line names no page; the step the run had reached does. So does the
-    # step of a traceback cut before its exception line.
-    generic_lines = [index for index, fact in enumerate(facts) if fact["generic"]]
-    cut_traceback = (not generic_lines and any(_search(rules["traceback_line"], line) for line in lines)
-                     and not any(_search(rules["exception_line"], line) for line in lines))
-    # A cut traceback is placed by its frames alone: a log line before it says how far the run
-    # had got, not where the exception was raised.
-    if cut_traceback:
-        first_frame = next(i for i, line in enumerate(lines) if _search(rules["traceback_line"], line))
-        if first_frame > 0 and _search(rules["traceback_header"], lines[first_frame - 1]):
-            first_frame -= 1
-        step = detect_step(lines[first_frame:], engine, rules)
-    else:
-        step = detect_step(lines, engine, rules) if generic_lines else None
-    if (generic_lines or cut_traceback) and engine is not None:
-        index = generic_lines[-1] if generic_lines else len(lines) - 1
-        pages = rules["step_pages"].get(engine, {})
-        routed = []
-        if step:
-            base = scores["step_routed"] if generic_lines else scores["step_traceback"]
-            routed.append((pages.get(step), base, f"step {step}" + ("" if generic_lines else " (traceback cut before its error)")))
-        if generic_lines:
-            routed.append((pages.get("default"), scores["step_default"], "out of memory at an unknown step"))
-        for page, base, note in routed:
-            record = by_id.get(page) if page else None
-            if record is None:
-                continue
-            score = base + (scores["failure_line"] if facts[index]["failure"] else 0) + _position(index, len(lines), scores)
-            offer(Candidate(record.id, record.engine, record.title, round(score, 2),
-                            Reason(lines[index], index + 1, "generic out of memory", _wording(record, lines[index]),
-                                   step, (note,))))
-            break
+    step = _route_by_step(lines, facts, engine, rules, by_id, offer)
 
     ranked = sorted((c for c in best.values() if c.score >= scores["minimum"]), key=lambda c: (-c.score, c.id))
     return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules))

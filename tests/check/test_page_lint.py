@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 from generator.errors import RenderError
 from generator.plan.advice import DIRECTIONS, LEVER_EFFECTS, QUANTITIES, moves_right
 from generator.schema import Lever, Quantity, Scenario
@@ -76,7 +76,7 @@ def test_a_command_number_the_engine_did_not_compute_is_refused(site_root: Path)
     from generator.check.page_lint import advice_problems
     from generator.engine.pairs import compute_results
     from generator.load import load_dataset
-    from generator.plan.pages import command_sections
+    from generator.plan.views import command_sections
 
     dataset = load_dataset(site_root)
     numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")]
@@ -98,7 +98,7 @@ def test_a_page_with_commands_only_for_other_engines_is_refused(site_root: Path)
     from generator.engine.pairs import compute_results
     from generator.load import load_dataset
     from generator.plan.advice import offered_sections
-    from generator.plan.pages import command_sections
+    from generator.plan.views import command_sections
 
     dataset = load_dataset(site_root)
     numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")]

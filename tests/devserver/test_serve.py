@@ -198,7 +198,7 @@ def test_a_save_in_several_writes_is_built_once_the_files_settle(site_root: Path
 
 
 def test_a_builder_that_dies_is_replaced_and_the_pages_stay_right(site_root: Path, tmp_path: Path) -> None:
-    from generator.build import build_and_write
+    from generator.build.incremental import build_and_write
     from generator.write.guard import MARKER_NAME
 
     site = DevSite(site_root, log=io.StringIO(), today=FIXED_TODAY)

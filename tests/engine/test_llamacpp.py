@@ -12,8 +12,6 @@ import yaml
 from generator.engine.geometry import geometry_from_hf_config
 from generator.engine.llamacpp import (
     CACHE_TYPES,
-    GIB,
-    MIB,
     KvLayout,
     LayerKv,
     LlamaCppError,
@@ -34,6 +32,7 @@ from generator.engine.llamacpp import (
     resolve_flash_attn,
     row_size,
 )
+from generator.units import GIB, MIB
 
 REAL_LOGS = yaml.safe_load((Path(__file__).resolve().parents[2] / "data" / "evidence" / "llamacpp_real_logs.yaml").read_text())["logs"]
 

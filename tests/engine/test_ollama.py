@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from generator.engine.geometry import geometry_from_hf_config
-from generator.engine.llamacpp import GIB, MIB, kv_layout_from_geometry
+from generator.engine.llamacpp import kv_layout_from_geometry
 from generator.engine.ollama import (
     OllamaEnv,
     answer_ollama_request,
@@ -24,6 +24,7 @@ from generator.engine.ollama import (
     resolve_num_ctx,
     vram_tier_num_ctx,
 )
+from generator.units import GIB, MIB
 
 # Qwen2.5-Coder-32B-Instruct config.json (copy: https://huggingface.co/ai-team-20/qwen3-coder-480b-3/commit/6e6b0cb69a58fc511a4dbfe5ac908e26dbd27580).
 QWEN_CODER_32B = {

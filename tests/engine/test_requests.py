@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 from generator.engine.requests import GpuEntry, ModelEntry, answer_request, answer_requests, parse_human_int
-from generator.engine.vllm import GiB
+from generator.units import GIB
 
 CONFIG = {
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
     "hidden_size": 5120, "intermediate_size": 27648, "vocab_size": 152064, "max_position_embeddings": 32768,
     "torch_dtype": "float16", "rope_theta": 1000000.0,
 }
-MODELS = {"qwen2.5-coder-32b-awq": ModelEntry(hf_config=CONFIG, weights_bytes=18 * GiB)}
+MODELS = {"qwen2.5-coder-32b-awq": ModelEntry(hf_config=CONFIG, weights_bytes=18 * GIB)}
 GPUS = {"rtx-4090": GpuEntry(total_bytes=25_386_352_640, name="GeForce RTX 4090"), "a100-80gb": {"total_bytes": 85_100_068_864, "name": "A100 80GB"}}
 
 REQUIRED = {"fits", "num_blocks", "bytes_per_block", "kv_cache_tokens", "max_concurrency", "estimated_max_model_len",
@@ -23,7 +23,7 @@ def test_vllm_answer_has_the_issue_fields_and_is_json():
     answer = answer_request({"engine": "vllm", "model": "qwen2.5-coder-32b-awq", "gpu": "rtx-4090"}, MODELS, GPUS)
     assert REQUIRED <= set(answer)
     assert set(answer["breakdown"]) == {"requested_bytes", "weights_bytes", "non_torch_bytes", "activation_peak_bytes", "cudagraph_bytes"}
-    assert answer["breakdown"]["weights_bytes"] == 18 * GiB
+    assert answer["breakdown"]["weights_bytes"] == 18 * GIB
     assert answer["fits"] is False and answer["error"].startswith("To serve at least one request")
     assert answer["remediation"] and answer["remediation"][0]["command"].startswith("vllm serve qwen2.5-coder-32b-awq")
     json.dumps(answer)
@@ -31,19 +31,19 @@ def test_vllm_answer_has_the_issue_fields_and_is_json():
 
 def test_kv_cache_memory_bytes_human_and_no_budget():
     answer = answer_request({"engine": "vllm", "hf_config": CONFIG, "kv_cache_memory_bytes": "8G", "max_model_len": "16K"})
-    assert answer["available_kv_cache_bytes"] == 8 * GiB
+    assert answer["available_kv_cache_bytes"] == 8 * GIB
     assert answer["max_model_len"] == 16384 and answer["breakdown"] is None and answer["fits"]
 
 
 def test_available_override_reproduces_spec_7():
-    answer = answer_request({"engine": "vllm", "hf_config": CONFIG, "available_kv_cache_bytes": 2 * GiB + 1})
+    answer = answer_request({"engine": "vllm", "hf_config": CONFIG, "available_kv_cache_bytes": 2 * GIB + 1})
     assert (answer["num_blocks"], answer["estimated_max_model_len"]) == (512, 8176)
 
 
 def test_batch_keeps_order_and_answers_the_good_ones():
     answers = answer_requests([
-        {"engine": "vllm", "hf_config": CONFIG, "kv_cache_memory_bytes": 4 * GiB, "id": "a"},
-        {"engine": "vllm", "hf_config": CONFIG, "kv_cache_dtype": "fp9", "kv_cache_memory_bytes": 4 * GiB, "id": "b"},
+        {"engine": "vllm", "hf_config": CONFIG, "kv_cache_memory_bytes": 4 * GIB, "id": "a"},
+        {"engine": "vllm", "hf_config": CONFIG, "kv_cache_dtype": "fp9", "kv_cache_memory_bytes": 4 * GIB, "id": "b"},
         {"engine": "tensorrt", "id": "c"},
         "not an object",
         {"engine": "vllm", "model": "nope", "gpu": "rtx-4090"},
@@ -108,14 +108,14 @@ def test_sglang_from_one_ranks_pool_reproduces_the_l4_log():
 def test_sglang_log_line_names_the_pool_dtype_at_0_5_23():
     answer = answer_request({"engine": "sglang", "hf_config": QWQ, "tensor_parallel_size": 4, "kv_cache_dtype": "fp8_e4m3",
                              "kv_cache_memory_bytes": "4G"})
-    assert answer["kv_bytes_per_token"] == 32768 and answer["kv_cache_tokens"] == 4 * GiB // 32768
-    assert answer["log_line"].startswith(f"KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: {4 * GiB // 32768}, K size: ")
+    assert answer["kv_bytes_per_token"] == 32768 and answer["kv_cache_tokens"] == 4 * GIB // 32768
+    assert answer["log_line"].startswith(f"KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: {4 * GIB // 32768}, K size: ")
 
 
 def test_sglang_from_a_gpu_is_an_estimate_with_sglangs_default_fraction():
     answer = answer_request({"engine": "sglang", "model": "qwen2.5-coder-32b-awq", "gpu": "a100-80gb"}, MODELS, GPUS)
     assert answer["starts"] and answer["budget_estimated"] is True
-    assert answer["weights_bytes_per_rank"] == 18 * GiB
+    assert answer["weights_bytes_per_rank"] == 18 * GIB
     assert 0.8 < answer["mem_fraction_static"] < 0.9
     assert answer["kv_cache_tokens"] == answer["kv_cache_memory_bytes"] // answer["kv_bytes_per_token"]
     assert answer["context_fits"] is True and answer["max_req_input_len"] == 32768 - 1 - 5

@@ -13,8 +13,6 @@ import yaml
 from generator.engine.geometry import geometry_from_hf_config
 from generator.engine.vllm import (
     ASSUMPTIONS,
-    GiB,
-    MiB,
     VllmInputError,
     VllmInputs,
     blocks_per_request,
@@ -32,6 +30,7 @@ from generator.engine.vllm import (
     weight_shape,
 )
 from generator.engine.vllm_releases import batch_defaults_for, sampler_bytes_per_logit, subtracts_cudagraph_estimate_for
+from generator.units import GIB, MIB
 
 LOGS = yaml.safe_load((Path(__file__).resolve().parents[2] / "data" / "evidence" / "vllm_real_logs.yaml").read_text())
 
@@ -54,8 +53,8 @@ QWEN_CODER_32B_AWQ = {
 
 # The worked example's overhead assumptions, as measured terms: 21.6 - 18.0 - 0.2 - 0.8 - 0.6 = 2.0 GiB.
 SPEC_7 = dict(
-    hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=24 * GiB, gpu_memory_utilization=0.90, weights_bytes=18 * GiB,
-    non_torch_bytes=round(0.2 * GiB), activation_peak_bytes=round(0.8 * GiB), cudagraph_bytes=round(0.6 * GiB),
+    hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=24 * GIB, gpu_memory_utilization=0.90, weights_bytes=18 * GIB,
+    non_torch_bytes=round(0.2 * GIB), activation_peak_bytes=round(0.8 * GIB), cudagraph_bytes=round(0.6 * GIB),
 )
 
 
@@ -115,7 +114,7 @@ def test_spec7_table(changes, available_gib, num_blocks, max_len):
 def test_spec7_default_length_fails_with_exact_text():
     result = spec7()
     assert not result.fits
-    assert result.bytes_per_block == 4 * MiB
+    assert result.bytes_per_block == 4 * MIB
     assert result.kv_bytes_per_token == 256 * 1024
     assert result.error == (
         "To serve at least one request with the model's max seq len (32768), (8.0 GiB KV cache is needed, "
@@ -150,7 +149,7 @@ def test_spec7_requested_bytes_and_auto_fit():
 def test_spec7_tp2_holds_the_whole_context():
     result = spec7(tensor_parallel_size=2, gpu_count=2)
     assert result.kv_bytes_per_token == 128 * 1024
-    assert result.breakdown.weights_bytes == 9 * GiB
+    assert result.breakdown.weights_bytes == 9 * GIB
     assert result.fits and result.estimated_max_model_len == 32768
 
 
@@ -163,20 +162,20 @@ def test_before_029_the_check_has_no_null_block():
 
 
 def test_mla_deepseek_v3_bytes_per_token_per_layer():
-    bf16 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096))
-    fp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096, kv_cache_dtype="fp8"))
+    bf16 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096))
+    fp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096, kv_cache_dtype="fp8"))
     assert bf16.kv_bytes_per_token_per_layer == 1152
     assert fp8.kv_bytes_per_token_per_layer == 576
 
 
 def test_mla_does_not_split_over_tp():
-    tp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096,
+    tp8 = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096,
                                tensor_parallel_size=8, gpu_count=8))
     assert tp8.kv_bytes_per_token_per_layer == 1152
 
 
 def test_fp8_ds_mla_is_656_bytes():
-    result = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GiB, max_model_len=4096,
+    result = plan_vllm(VllmInputs(hf_config=DEEPSEEK_V3, available_kv_cache_bytes=10 * GIB, max_model_len=4096,
                                   kv_cache_dtype="fp8_ds_mla"))
     assert result.kv_bytes_per_token_per_layer == 656
 
@@ -185,7 +184,7 @@ def test_fp8_ds_mla_is_656_bytes():
 def test_tp_divides_kv_heads_until_one_is_left(tp, per_layer):
     # Llama-3.1-8B: 8 KV heads x 128 x 2 (K,V) x 2 bytes = 4096 B per layer at TP 1.
     config = {**LLAMA_8B, "num_attention_heads": 64}
-    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GiB, max_model_len=1024,
+    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GIB, max_model_len=1024,
                                   tensor_parallel_size=tp, gpu_count=tp))
     assert result.kv_bytes_per_token_per_layer == per_layer
 
@@ -219,11 +218,11 @@ def test_pp_split_follows_get_pp_indices(layers, pp, split):
 
 def test_pp_uneven_layers_binding_stage_has_most_layers():
     config = {**LLAMA_8B, "num_hidden_layers": 30}
-    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GiB, max_model_len=4096,
+    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=GIB, max_model_len=4096,
                                   pipeline_parallel_size=4, gpu_count=4, max_num_batched_tokens=2048))
     assert [stage.num_layers for stage in result.stages] == [7, 8, 8, 7]
     assert result.bytes_per_block == 8 * 16 * 4096  # the 8-layer stage
-    assert result.num_blocks == GiB // (8 * 16 * 4096)
+    assert result.num_blocks == GIB // (8 * 16 * 4096)
     assert result.binding_stage == 1
     assert result.in_flight_tokens == 5 * 2048
 
@@ -232,7 +231,7 @@ def test_pp_uneven_layers_binding_stage_has_most_layers():
 
 
 def test_gpt_oss_20b_like_capacity():
-    result = plan_vllm(VllmInputs(hf_config=GPT_OSS_20B_LIKE, available_kv_cache_bytes=10 * GiB, max_num_batched_tokens=2048))
+    result = plan_vllm(VllmInputs(hf_config=GPT_OSS_20B_LIKE, available_kv_cache_bytes=10 * GIB, max_num_batched_tokens=2048))
     assert result.num_kv_cache_groups == 2
     assert result.bytes_per_block == 12 * 32 * 1024
     assert result.blocks_per_request == 8192 + 265
@@ -247,7 +246,7 @@ def test_gemma_3_27b_like_groups_padding_and_estimate():
     groups = kv_cache_groups(geometry)
     assert [(g.kind, len(g.layers)) for g in groups] == [("sliding", 9), ("sliding", 9), ("sliding", 9), ("sliding", 9), ("sliding", 8), ("sliding", 8), ("full", 10)]
     assert groups[0].layers[:3] == (0, 7, 14)  # layers[i::6] of the sliding bucket
-    result = plan_vllm(VllmInputs(hf_config=GEMMA_3_27B_LIKE, available_kv_cache_bytes=10 * GiB, max_num_batched_tokens=2048))
+    result = plan_vllm(VllmInputs(hf_config=GEMMA_3_27B_LIKE, available_kv_cache_bytes=10 * GIB, max_num_batched_tokens=2048))
     assert result.bytes_per_block == 10 * 128 * 1024
     assert result.blocks_per_request == 8192 + 6 * 321
     assert format_gib(result.needed_bytes) == "12.35"
@@ -297,7 +296,7 @@ def test_too_long_max_model_len_raises_vllm_text():
 
 
 def test_no_available_memory_text():
-    result = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, available_kv_cache_bytes=4 * MiB))
+    result = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, available_kv_cache_bytes=4 * MIB))
     assert result.error == (
         "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing "
         "the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
@@ -306,7 +305,7 @@ def test_no_available_memory_text():
 
 
 def _bytes_for(gib_text: str) -> int:
-    return round(float(gib_text) * GiB)
+    return round(float(gib_text) * GIB)
 
 
 @pytest.mark.parametrize("row", LOGS["error_texts"], ids=lambda row: row["vllm_version"])
@@ -336,7 +335,7 @@ def test_error_templates_reproduce_real_logs(row):
 )
 def test_v1_wordings_by_release(version, start):
     text = vllm_error_text(parse_version(version), "too_long", engine="v1", max_model_len=32768,
-                           needed_bytes=8 * GiB, available_bytes=2 * GiB, estimated_max_model_len=8176)
+                           needed_bytes=8 * GIB, available_bytes=2 * GIB, estimated_max_model_len=8176)
     assert text.startswith(start)
     assert text.endswith("for more details.") == (parse_version(version) >= (0, 13, 0))
 
@@ -358,8 +357,8 @@ def _predict(entry: dict) -> object:
     tp = settings.get("tensor_parallel_size", 1)
     weights_gib = entry["log"].get("model_loading_gib") or entry["log"]["weights_gib"]
     return plan_vllm(VllmInputs(
-        hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GiB), gpu_count=tp, gpu_name=entry["gpu"],
-        weights_bytes=round(weights_gib * GiB) * tp, vllm_version=entry["vllm_version"], **settings,
+        hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GIB), gpu_count=tp, gpu_name=entry["gpu"],
+        weights_bytes=round(weights_gib * GIB) * tp, vllm_version=entry["vllm_version"], **settings,
     ))
 
 
@@ -367,7 +366,7 @@ def budget_errors_gib(entries: list[dict] | None = None) -> dict[str, float]:
     """Predicted minus logged "Available KV cache memory" per log, in GiB (positive: the model
     leaves more for the KV cache than vLLM did)."""
     return {
-        e["id"]: _predict(e).available_kv_cache_bytes / GiB - e["log"]["available_kv_cache_gib"]
+        e["id"]: _predict(e).available_kv_cache_bytes / GIB - e["log"]["available_kv_cache_gib"]
         for e in (TUNING if entries is None else entries)
     }
 
@@ -380,7 +379,7 @@ def predicted_weights_gib(entry: dict) -> float:
         config["quantization_config"] = dict(entry["weights_quantization"])
     geometry = geometry_from_hf_config(config)
     total = weight_shape(config, geometry).total_bytes(geometry.num_layers)
-    return total / entry["settings"].get("tensor_parallel_size", 1) / GiB
+    return total / entry["settings"].get("tensor_parallel_size", 1) / GIB
 
 
 def term_errors_gib() -> dict[str, dict[str, float]]:
@@ -393,9 +392,9 @@ def term_errors_gib() -> dict[str, dict[str, float]]:
             terms["weights"][entry["id"]] = predicted_weights_gib(entry) - logged_weights
         breakdown = _predict(entry).breakdown
         if "activation_peak_gib" in log:
-            terms["activation_peak"][entry["id"]] = breakdown.activation_peak_bytes / GiB - log["activation_peak_gib"]
+            terms["activation_peak"][entry["id"]] = breakdown.activation_peak_bytes / GIB - log["activation_peak_gib"]
         if "non_torch_gib" in log:
-            terms["non_torch"][entry["id"]] = breakdown.non_torch_bytes / GiB - log["non_torch_gib"]
+            terms["non_torch"][entry["id"]] = breakdown.non_torch_bytes / GIB - log["non_torch_gib"]
     for entry in LOGS["cudagraph"]:
         if entry.get("split") == "holdout":
             continue
@@ -406,7 +405,7 @@ def term_errors_gib() -> dict[str, dict[str, float]]:
 def _predicted_cudagraph_gib(entry: dict) -> float:
     geometry = geometry_from_hf_config(LOGS["models"][entry["model"]]["config"])
     sizes = cudagraph_capture_sizes(entry["settings"]["max_num_seqs"], entry["settings"].get("max_num_batched_tokens", 8192))
-    return len(sizes) * geometry.num_layers * ASSUMPTIONS.cudagraph_bytes_per_size_per_layer / GiB
+    return len(sizes) * geometry.num_layers * ASSUMPTIONS.cudagraph_bytes_per_size_per_layer / GIB
 
 
 def _entry(entry_id: str) -> dict:
@@ -473,10 +472,10 @@ def test_sampler_peak_follows_the_release_table():
             continue
         settings = entry["settings"]
         vocab = LOGS["models"][entry["model"]]["config"]["vocab_size"]
-        per_logit = entry["log"]["activation_peak_gib"] * GiB / (settings["max_num_seqs"] * vocab)
+        per_logit = entry["log"]["activation_peak_gib"] * GIB / (settings["max_num_seqs"] * vocab)
         assert 37.0 < per_logit < 41.0, entry["id"]
         assert sampler_bytes_per_logit(parse_version(entry["vllm_version"]), settings.get("sampler_backend")) == 40
-        predicted = _predict(entry).breakdown.activation_peak_bytes / GiB
+        predicted = _predict(entry).breakdown.activation_peak_bytes / GIB
         assert abs(predicted / entry["log"]["activation_peak_gib"] - 1) <= 0.05, entry["id"]
         checked += 1
     assert checked >= 6
@@ -532,7 +531,7 @@ def test_capture_sizes_default_51_up_to_512():
 
 
 def test_cudagraph_term_only_from_020_and_never_eager():
-    base = dict(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, weights_bytes=15 * GiB, max_model_len=8192)
+    base = dict(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, weights_bytes=15 * GIB, max_model_len=8192)
     assert plan_vllm(VllmInputs(**base)).breakdown.cudagraph_bytes > 0
     assert plan_vllm(VllmInputs(**base, enforce_eager=True)).breakdown.cudagraph_bytes == 0
     assert plan_vllm(VllmInputs(**base, vllm_version="0.19.1")).breakdown.cudagraph_bytes == 0
@@ -541,16 +540,16 @@ def test_cudagraph_term_only_from_020_and_never_eager():
 
 
 def test_kv_cache_memory_bytes_skips_the_budget():
-    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, kv_cache_memory_bytes=4 * GiB, max_model_len=8192))
+    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, kv_cache_memory_bytes=4 * GIB, max_model_len=8192))
     assert result.breakdown is None and result.assumptions is None
-    assert result.num_blocks == 4 * GiB // (2 * MiB)
+    assert result.num_blocks == 4 * GIB // (2 * MIB)
 
 
 def test_batch_defaults_by_gpu_memory():
-    small = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=24 * GiB, weights_bytes=15 * GiB, max_model_len=4096))
-    h100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, weights_bytes=15 * GiB, max_model_len=4096))
-    a100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, gpu_name="A100 80GB", weights_bytes=15 * GiB, max_model_len=4096))
-    b200 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=180 * GiB, weights_bytes=15 * GiB, max_model_len=4096))
+    small = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=24 * GIB, weights_bytes=15 * GIB, max_model_len=4096))
+    h100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, weights_bytes=15 * GIB, max_model_len=4096))
+    a100 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, gpu_name="A100 80GB", weights_bytes=15 * GIB, max_model_len=4096))
+    b200 = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=180 * GIB, weights_bytes=15 * GIB, max_model_len=4096))
     assert (small.max_num_seqs, small.max_num_batched_tokens) == (256, 2048)
     assert (h100.max_num_seqs, h100.max_num_batched_tokens) == (1024, 8192)
     assert (a100.max_num_seqs, a100.max_num_batched_tokens) == (256, 2048)
@@ -558,10 +557,10 @@ def test_batch_defaults_by_gpu_memory():
 
 
 def test_weights_from_parameters_when_checkpoint_unknown():
-    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, max_model_len=8192))
-    assert 14.8 < result.breakdown.weights_bytes / GiB < 15.1  # 8.03 B params x 2 bytes
-    awq = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=80 * GiB, max_model_len=8192))
-    assert 17.0 < awq.breakdown.weights_bytes / GiB < 19.0  # worked example: about 18 GiB
+    result = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, max_model_len=8192))
+    assert 14.8 < result.breakdown.weights_bytes / GIB < 15.1  # 8.03 B params x 2 bytes
+    awq = plan_vllm(VllmInputs(hf_config=QWEN_CODER_32B_AWQ, gpu_total_bytes=80 * GIB, max_model_len=8192))
+    assert 17.0 < awq.breakdown.weights_bytes / GIB < 19.0  # worked example: about 18 GiB
 
 
 # --------------------------------------------------------------------------- remediation
@@ -583,8 +582,8 @@ def test_remediation_ranks_levers_deterministically():
 
 
 def test_remediation_smaller_quantization():
-    inputs = VllmInputs(**{**SPEC_7, "weights_bytes": 20 * GiB})
-    levers = vllm_remediation(inputs, alternative_weights={"Q-3bit": (14 * GiB, None), "Q-2bit": (11 * GiB, None)})
+    inputs = VllmInputs(**{**SPEC_7, "weights_bytes": 20 * GIB})
+    levers = vllm_remediation(inputs, alternative_weights={"Q-3bit": (14 * GIB, None), "Q-2bit": (11 * GIB, None)})
     quant = {lever.label: lever for lever in levers if lever.kind == "quantization"}
     assert not quant["Q-3bit"].fits_requested and quant["Q-3bit"].max_model_len_that_fits == (1536 - 1) * 16
     assert quant["Q-2bit"].fits_requested and quant["Q-2bit"].max_model_len_that_fits == 32768
@@ -645,7 +644,7 @@ def test_hybrid_kv_cache_size_within_two_percent_of_real_logs():
         settings = {k: v for k, v in entry["settings"].items() if k not in ("gpu_memory_utilization",)}
         tp = settings.get("tensor_parallel_size", 1)
         result = plan_vllm(VllmInputs(hf_config=model["config"], gpu_count=tp, vllm_version=entry["vllm_version"],
-                                      available_kv_cache_bytes=round(entry["log"]["available_kv_cache_gib"] * GiB), **settings))
+                                      available_kv_cache_bytes=round(entry["log"]["available_kv_cache_gib"] * GIB), **settings))
         printed = int(entry["log"]["gpu_kv_cache_size"].split(":")[1].split("tokens")[0].replace(",", ""))
         assert abs(result.kv_cache_tokens / printed - 1) <= 0.02, entry["id"]
         if "block_size" in entry["log"]:
@@ -695,8 +694,8 @@ def test_log_table_covers_releases_gpus_tp_and_model_kinds():
 
 
 def test_release_table_batch_defaults():
-    h100, a100, b200 = 80 * GiB, 80 * GiB, 180 * GiB
-    assert batch_defaults_for((0, 8, 0), 24 * GiB, "RTX 4090") == (1024, 2048)
+    h100, a100, b200 = 80 * GIB, 80 * GIB, 180 * GIB
+    assert batch_defaults_for((0, 8, 0), 24 * GIB, "RTX 4090") == (1024, 2048)
     assert batch_defaults_for((0, 8, 0), h100, "NVIDIA H100 80GB HBM3") == (1024, 8192)
     assert batch_defaults_for((0, 8, 4), h100, "A100-SXM4-80GB") == (256, 2048)
     assert batch_defaults_for((0, 8, 5), a100, "A100-SXM4-80GB") == (1024, 8192)
@@ -704,9 +703,9 @@ def test_release_table_batch_defaults():
     assert batch_defaults_for((0, 27, 0), b200, "B200") == (1024, 8192)
     assert batch_defaults_for((0, 28, 0), b200, "B200") == (1024, 16384)
     # V0 without chunked prefill profiles max(max_model_len, 2048); above 32K it chunks.
-    assert batch_defaults_for((0, 6, 4), 24 * GiB, max_model_len=20000) == (256, 20000)
-    assert batch_defaults_for((0, 6, 4), 24 * GiB, max_model_len=65536) == (256, 512)
-    assert batch_defaults_for((0, 7, 3), 24 * GiB, max_model_len=131072) == (256, 2048)
+    assert batch_defaults_for((0, 6, 4), 24 * GIB, max_model_len=20000) == (256, 20000)
+    assert batch_defaults_for((0, 6, 4), 24 * GIB, max_model_len=65536) == (256, 512)
+    assert batch_defaults_for((0, 7, 3), 24 * GIB, max_model_len=131072) == (256, 2048)
 
 
 def test_release_table_cudagraph_estimate():
@@ -725,7 +724,7 @@ def test_release_table_sampler_path():
     assert sampler_bytes_per_logit((0, 17, 1), None) == 8
     assert sampler_bytes_per_logit((0, 33, 0), None) == 8
     with pytest.raises(VllmInputError):
-        plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GiB, sampler_backend="magic"))
+        plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, sampler_backend="magic"))
 
 
 # Granite-4.0-H-Small's KV keys (ibm-granite/granite-4.0-h-small config.json as quoted in exact-text search
@@ -743,7 +742,7 @@ GRANITE_4_H_SMALL = {
 def test_granite_4_h_attention_block_is_528_tokens():
     # vllm-project/vllm-gaudi PR #1453: "528 is required for Granite 4.0-H (granitemoehybrid) without prefix
     # caching (16-token FA alignment)".
-    result = plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=20 * GiB, max_model_len=32768,
+    result = plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=20 * GIB, max_model_len=32768,
                                   max_num_batched_tokens=8192, max_num_seqs=16, vllm_version="0.11.0"))
     assert result.block_size == 528
     assert result.num_kv_cache_groups == 1 + 9  # 4 attention layers in one group, 36 Mamba layers in groups of 4
@@ -757,7 +756,7 @@ def cdiv_(a: int, b: int) -> int:
 def test_nemotron_h_pattern_marks_mlp_layers_cache_free():
     config = {**GRANITE_4_H_SMALL, "model_type": "nemotron_h", "num_hidden_layers": 8, "hybrid_override_pattern": "M-M*M-E-"}
     config.pop("layer_types")
-    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=8 * GiB, max_model_len=4096,
+    result = plan_vllm(VllmInputs(hf_config=config, available_kv_cache_bytes=8 * GIB, max_model_len=4096,
                                   max_num_batched_tokens=2048, max_num_seqs=8, vllm_version="0.20.0"))
     # Groups of the smallest kind's size (one layer): one attention group, three Mamba groups; no MLP layer.
     assert result.num_kv_cache_groups == 4
@@ -765,7 +764,7 @@ def test_nemotron_h_pattern_marks_mlp_layers_cache_free():
 
 def test_hybrid_models_before_010_are_refused():
     with pytest.raises(VllmInputError, match="outside the KV cache"):
-        plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=8 * GiB, max_model_len=4096, vllm_version="0.9.2"))
+        plan_vllm(VllmInputs(hf_config=GRANITE_4_H_SMALL, available_kv_cache_bytes=8 * GIB, max_model_len=4096, vllm_version="0.9.2"))
 
 
 def test_mla_block_size_follows_the_backend_of_the_gpu():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 from generator.engine import ollama, vllm
 from generator.engine.pairs import gpu_total_bytes, variant_config, variant_weights
 from generator.kv.calculator import CATALOG_PATH, OLLAMA_VRAM_TIERS, calculator_catalog, catalog_json

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from generator.build import build_site, write_site
+from generator.build.pipeline import build_site, write_site
 from generator.engine.vllm import format_gib, serve_command
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset

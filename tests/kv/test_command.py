@@ -6,8 +6,8 @@ import argparse
 import json
 
 from generator.engine.requests import GpuEntry, ModelEntry
-from generator.engine.vllm import GiB
 from generator.kv.command import EXIT_DOES_NOT_FIT, EXIT_OK, EXIT_USAGE, add_kv_parser, run_kv
+from generator.units import GIB
 
 CONFIG = {
     "model_type": "qwen2", "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8,
@@ -18,7 +18,7 @@ CONFIG = {
 
 class FakeCatalog:
     def model(self, model_id):
-        return ModelEntry(hf_config=CONFIG, weights_bytes=18 * GiB) if model_id == "qwen-awq" else None
+        return ModelEntry(hf_config=CONFIG, weights_bytes=18 * GIB) if model_id == "qwen-awq" else None
 
     def gpu(self, gpu_id):
         return {"rtx-4090": GpuEntry(total_bytes=25_386_352_640, name="GeForce RTX 4090")}.get(gpu_id)
@@ -91,7 +91,7 @@ def test_sglang_json_from_hf_config(capsys, tmp_path):
                          "--kv-cache-dtype", "fp8_e4m3", "--json"]), FakeCatalog())
     answer = json.loads(capsys.readouterr().out)
     assert code == EXIT_OK and answer["engine"] == "sglang"
-    assert answer["kv_bytes_per_token"] == 4 * 128 * 2 * 64 and answer["kv_cache_tokens"] == 8 * GiB // (4 * 128 * 2 * 64)
+    assert answer["kv_bytes_per_token"] == 4 * 128 * 2 * 64 and answer["kv_cache_tokens"] == 8 * GIB // (4 * 128 * 2 * 64)
 
 
 def test_sglang_does_not_start(capsys):

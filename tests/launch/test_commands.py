@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 from generator.engine.pairs import compute_pair
 from generator.launch.commands import CommandBlock, command_problems, parse_surfaces, verify_commands
 from generator.launch.surface import check_command, parse_llama_server_flags, parse_ollama_env, parse_sglang_args, parse_vllm_flags

@@ -9,7 +9,6 @@ import pytest
 
 from generator.engine.llamacpp import CACHE_TYPES as ENGINE_CACHE_TYPES
 from generator.launch.surface import (
-    CACHE_TYPES,
     LLAMA_SERVER_SHORT,
     VLLM_SHORT,
     check_command,
@@ -22,6 +21,7 @@ from generator.launch.surface import (
     parse_vllm_flags,
     release_key,
 )
+from generator.launch.surface_values import CACHE_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
 SURFACES = REPO / "data" / "surfaces"
@@ -210,7 +210,7 @@ def test_unknown_engine():
 
 def test_sglang_surface_and_dtypes_agree_with_the_engine():
     from generator.engine.sglang import KV_CACHE_DTYPES
-    from generator.launch.surface import SGLANG_KV_CACHE_DTYPES
+    from generator.launch.surface_values import SGLANG_KV_CACHE_DTYPES
 
     assert len(SGLANG) == 547  # the file header says 547 long flags
     assert SGLANG_KV_CACHE_DTYPES == KV_CACHE_DTYPES

@@ -8,7 +8,7 @@ from generator.engine.pairs import compute_results
 from generator.engine.vllm import GiB, VllmInputs, plan_vllm
 from generator.load import load_dataset
 from generator.plan.accuracy import ACCURACY_URL, accuracy_view
-from generator.plan.pages import plan_pages
+from generator.plan.planner import plan_pages
 
 from ..conftest import FIXTURE_SITE, REPO
 

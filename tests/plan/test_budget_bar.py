@@ -9,7 +9,7 @@ import pytest
 from generator.engine.pairs import compute_results
 from generator.load import load_dataset
 from generator.plan.budget_bar import BAR_WIDTH, LLAMA_SEGMENTS, VLLM_SEGMENTS, llama_bar, vllm_bar, vllm_release_span
-from generator.plan.pages import gpu_memory_bytes
+from generator.plan.views import gpu_memory_bytes
 
 from ..conftest import FIXTURE_SITE, REPO
 

@@ -9,7 +9,9 @@ import pytest
 from generator.engine.pairs import compute_results
 from generator.errors import RenderError
 from generator.load import load_dataset
-from generator.plan.pages import check_unique_urls, fill, fill_slots, plan_pages
+from generator.plan.planner import plan_pages
+from generator.plan.routes import check_unique_urls
+from generator.plan.views import fill, fill_slots
 
 from ..conftest import FIXTURE_SITE
 
@@ -98,7 +100,7 @@ def test_a_url_claimed_twice_names_the_records_and_their_files(fixture_plan) -> 
 
 def test_shipped_catalog_makes_over_a_thousand_distinct_pair_pages() -> None:
     """Issue 5's bar on the real catalog: 1,000+ indexable pair pages, no two pages with one title
-    or description. Broken links are refused by the build itself (publish.check_pages)."""
+    or description. Broken links are refused by the build itself (check/site_checks.py, check_pages)."""
     from ..conftest import REPO
 
     dataset = load_dataset(REPO)
@@ -117,7 +119,7 @@ def _described(plan) -> list[tuple]:
 
 
 def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
-    from generator.plan.pages import PlanMemo
+    from generator.plan.memo import PlanMemo
 
     dataset = load_dataset(FIXTURE_SITE)
     results = compute_results(dataset)

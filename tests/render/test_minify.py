@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_site
+from generator.build.pipeline import build_site
 from generator.render.minify import published_static
 
 from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO

@@ -69,7 +69,7 @@ def _prose_fields(error) -> list[tuple[str, bool]]:
 def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
     from generator.load import load_dataset
     from generator.markdown import markdown_inline_html, markdown_to_html
-    from generator.plan.pages import fill
+    from generator.plan.views import fill
     from generator.render.templates import md_block, md_inline
     from generator.schema import PLACEHOLDER
 
@@ -106,7 +106,7 @@ def test_prose_with_figures_renders_as_the_filled_text_would(figures) -> None:
                                     ("kvtriagefigure1x", "kvtriagefigure0x")])
 def test_figures_in_markdown_positions_render_as_the_filled_text_would(template: str, values: tuple[str, str]) -> None:
     from generator.markdown import markdown_to_html
-    from generator.plan.pages import fill
+    from generator.plan.views import fill
     from generator.render.templates import md_block
 
     filled = fill(template, dict(zip(("a", "b"), values)))
@@ -122,7 +122,7 @@ def test_figures_in_markdown_positions_render_as_the_filled_text_would(template:
      ("gib", float("nan")), ("kib", -1024), ("mib", float("-inf")), ("percent", float("nan")), ("tokens", "12")],
 )
 def test_formatters_refuse_figures_no_page_may_print(formatter: str, value) -> None:
-    from generator.plan.pages import FigureError
+    from generator.plan.views import FigureError
     from generator.render.templates import FILTERS
 
     with pytest.raises(FigureError):

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from generator.publish import search_index_file
+from generator.render.site_files import search_index_file
 from generator.triage import record_from_error, triage
 from generator.triage.report import result_data
 

@@ -22,11 +22,11 @@ from urllib.parse import quote
 
 import pytest
 
-from generator.build import build_site, write_site
+from generator.build.pipeline import build_site, write_site
 from generator.engine.from_log import match_model, recompute_vllm
 from generator.kv.calculator import catalog_json
 from generator.load import load_dataset
-from generator.publish import search_index_file
+from generator.render.site_files import search_index_file
 from generator.triage import record_from_error, triage
 from generator.triage.report import result_data
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from generator.publish import search_index_file
+from generator.render.site_files import search_index_file
 
 from .test_corpus import ROOT, _errors
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.build import build_and_write
+from generator.build.incremental import build_and_write
 from generator.write.guard import MARKER_NAME
 from generator.write.manifest import manifest_path
 from generator.write.state import state_dir

@@ -1,0 +1,454 @@
+"""Runs the stages into a site folder: load, compute, plan, render and check, then write/ stages the
+whole new tree (unchanged files hard-linked from the published one) and swaps it in by one rename.
+Pages render in worker processes; only pages whose key changed render again.
+
+A build that fails at any stage, or is interrupted or killed, leaves the published site byte for
+byte as it was. build_site() (pipeline.py) is the same pipeline in memory."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator, Mapping, Sequence
+
+import jinja2
+
+import generator.parallel as parallel
+from generator.build.facts import CacheDamaged, _check_built, _check_scope, _Facts, _FactsStore, _pack_facts
+from generator.build.pipeline import SitePlan, _collector_paused, _Interrupts, _summary, plan_site, safe_relative, site_files
+from generator.build.resident import Resident, _published_now
+from generator.build.results_cache import cached_results
+from generator.check.affiliates import affiliate_rules
+from generator.check.page_lint import advice_problems, rendered_problems
+from generator.check.site_checks import page_url
+from generator.engine.pairs import Results
+from generator.errors import BuildError, Issue, RenderError
+from generator.launch.commands import dataset_surfaces, verify_commands
+from generator.plan.pages import Page
+from generator.render.site_files import pagefind_executable, search_stub, site_pages
+from generator.render.templates import render_page
+from generator.schema import Dataset
+from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
+from generator.write.guard import MARKER_NAME, check_out, files_on_disk
+from generator.write.manifest import Entry, Manifest, Published, stat_entry, up_to_date, write_manifest
+from generator.write.search_index import index_search
+from generator.write.staging import Staging, publish
+from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
+
+# --------------------------------------------------------------------------- writing: parallel and incremental
+#
+# `kvtriage build` does not hold the site in memory. Pages render in chunks in forked worker
+# processes, which write straight into a staging directory and send back only hashes and the
+# facts the HTML check needs. A manifest in the site remembers, for every output, its hash and
+# the key of what it was rendered from (the page and its view, the templates, the code), so the
+# next build renders only pages whose key changed and writes only files whose bytes changed.
+# Engine results are cached next to the site by the hash of the records they were computed from.
+
+_RENDER_CHUNK = 64  # pages per task: small enough to stream, large enough to amortize the round trip
+
+
+@dataclass(frozen=True)
+class _RenderJob:
+    """What render workers share (read through fork, never pickled)."""
+
+    pages: tuple[Page, ...]
+    env: jinja2.Environment
+    site: Mapping[str, object]
+    render_key: str
+    old: Mapping[str, Entry]
+    damaged: frozenset[str]
+    facts: Mapping[str, bytes]  # HTML content hash -> packed facts read from it in an earlier build
+    staging: Staging
+    rules: Mapping[str, object]  # affiliate rules, for slim_facts
+    digest: ValueDigest  # one per build; each worker's copy remembers the hashes of the records it saw
+    surfaces: object  # the CLI surfaces every command block is checked against
+    known_keys: Mapping[int, tuple[Page, str]]  # id(page) -> (page, key): pages a resident builder keyed before
+    todo: Sequence[int] = ()  # indexes of the pages the chunks visit
+
+
+def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
+    if key is None:
+        return False
+    for path in paths:
+        entry = job.old.get(path)
+        if entry is None or entry.key != key or path in job.damaged:
+            return False
+        if path.endswith(".html") and entry.sha not in job.facts:
+            return False
+    return True
+
+
+def _page_key(job: _RenderJob, page: Page) -> str | None:
+    """Hash of everything the templates see of a page: its fields and its view, plus templates, code,
+    CLI surfaces and site context. A view built on demand is hashed by the inputs it would be built
+    from, so an unchanged page is known without building its view."""
+    fields = [(f.name, getattr(page, f.name)) for f in _PAGE_FIELDS]
+    inputs = getattr(page.view, "inputs", None)
+    return job.digest(job.render_key, fields, inputs if inputs is not None else dict(page.view))
+
+
+_PAGE_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name != "view")
+
+
+def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]], list[Issue]]:
+    """Render the pages in span whose key changed, checking their commands, and write the files whose
+    bytes changed to staging. Returns, per page, (index, key, [(path, sha, size, written)] or None
+    when unchanged, {sha: packed facts} of new HTML), and the command problems found. An unchanged
+    page's commands were checked by the build that rendered it, against the same surfaces (they are
+    part of every key)."""
+    out, problems = [], []
+    for j in span:
+        i = job.todo[j]
+        page = job.pages[i]
+        known = job.known_keys.get(id(page))
+        key = known[1] if known is not None and known[0] is page else _page_key(job, page)
+        if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
+            out.append((i, key, None, {}))
+        else:
+            blocks = [block for section in page.view.get("commands", ()) for block in section["blocks"]]
+            problems.extend(verify_commands([(page.url, blocks)], job.surfaces))
+            if page.kind in ("error", "pair"):
+                problems.extend(advice_problems(page.url, page.view))
+            entries, facts = [], {}
+            for rendered in render_page(job.env, page, job.site):
+                problems.extend(rendered_problems((rendered,)))
+                path = safe_relative(rendered.path)
+                digest = sha(rendered.content)
+                old = job.old.get(path)
+                written = old is None or old.sha != digest or path in job.damaged
+                if written:
+                    job.staging.write(path, rendered.content)
+                if path.endswith(".html") and digest not in job.facts:
+                    facts[digest] = _pack_facts(rendered.content, job.rules)
+                entries.append((path, digest, len(rendered.content), written))
+            out.append((i, key, entries, facts))
+        release = getattr(page.view, "release", None)  # a view built on demand is dropped once used
+        if release is not None:
+            release()
+    return out, problems
+
+
+def _render_key(sp: SitePlan, root: Path) -> str:
+    """What every page's key includes besides the page itself: templates, code, libraries, the CLI
+    surfaces commands are checked against, the site record and context."""
+    return sha(
+        "|".join(
+            (
+                fingerprint_files(Path(root), ["templates"]),
+                code_digest(Path(__file__).resolve().parents[1]),
+                library_versions(),
+                json.dumps(sorted(sp.dataset.surfaces.items()), default=str),
+                sp.dataset.site.model_dump_json(),
+                json.dumps(sp.site, sort_keys=True, default=str),
+            )
+        ).encode()
+    )
+
+
+@dataclass
+class WriteReport:
+    pages: int = 0
+    rendered: int = 0
+    written: int = 0
+    deleted: int = 0
+    files: int = 0
+    computed: int = 0
+    fresh: bool = False
+
+    def line(self, out: Path) -> str:
+        how = "fresh tree" if self.fresh else "incremental"
+        return (f"wrote {self.written} files to {out} ({how}: rendered {self.rendered} of {self.pages} pages, "
+                f"{self.deleted} deleted, {self.computed} pairs computed)")
+
+
+def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None,
+                      pagefind: str | None = None, inputs: str = "", today: str | None = None,
+                      published: Published | None = None, resident: Resident | None = None) -> tuple[SitePlan, WriteReport]:
+    """Build root into out, rendering and writing only what changed since the manifest in out
+    (published: out as the caller already read it; resident: what this process kept from its last
+    build into out, used instead of the caches on disk).
+
+    A first build (no manifest we can trust) writes a fresh tree and swaps it in whole; later builds
+    apply their changes as one transaction. Either way a failure leaves out as it was."""
+    root, out = Path(root), Path(out).resolve()
+    if published is None:
+        published = _published_now(out, resident)
+    manifest, damaged = published.manifest, published.damaged
+    old = dict(manifest.files) if manifest is not None else {}
+    state = state_dir(out)
+    report = WriteReport(fresh=manifest is None)
+
+    numbers_keys: dict[tuple[str, str, str], str] = {}
+
+    def compute(dataset: Dataset) -> Results:
+        results, report.computed, keys = cached_results(
+            dataset, None if resident is not None else state / "results.pickle", jobs, resident.numbers if resident is not None else None)
+        numbers_keys.update(keys)
+        return results
+
+    # Parses are kept by file bytes, under this code's version (the parser is part of it).
+    parse_version = code_digest(Path(__file__).resolve().parents[1])
+    if resident is not None:
+        parse_cache = _UsedEntries(resident.parsed)
+    else:
+        stored = load_cache(state / "parsed.pickle")
+        parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
+    with _collector_paused():
+        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache,
+                       memo=resident.plans if resident is not None else None)
+        # The dataset, results and plan live until the end: the collector need not scan them again
+        # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
+        gc.freeze()
+    if resident is not None:
+        resident.parsed = {k: parse_cache[k] for k in parse_cache.used}
+    elif parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
+        save_cache(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
+    try:
+        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
+                              numbers_keys, resident)
+    finally:
+        gc.unfreeze()
+
+
+class _UsedEntries(dict):
+    """A cache that notes which entries a build read or wrote, so the saved copy keeps only those."""
+
+    def __init__(self, entries: Mapping[str, bytes]):
+        super().__init__(entries)
+        self.used: set[str] = set()
+        self.added = False
+
+    def get(self, key, default=None):
+        if key in self:
+            self.used.add(key)
+        return super().get(key, default)
+
+    def __setitem__(self, key, value) -> None:
+        self.used.add(key)
+        self.added = True
+        super().__setitem__(key, value)
+
+
+def _pages_to_render(job: _RenderJob, known_keys: Mapping[int, tuple[Page, str]], page_keys: list[str | None],
+                     entries: dict[str, Entry]) -> Sequence[int]:
+    """The indexes of the pages to render. A resident builder's pages that it keyed before and that
+    are unchanged need no worker: their keys and entries are filled in here."""
+    pages = job.pages
+    if not known_keys:
+        return range(len(pages))
+    todo = []
+    for i, page in enumerate(pages):
+        known = known_keys.get(id(page))
+        if known is not None and known[0] is page and _unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
+            page_keys[i] = known[1]
+            for suffix in ("html", "md"):
+                entries[page.output_path(suffix)] = job.old[page.output_path(suffix)]
+        else:
+            todo.append(i)
+    return todo
+
+
+def _stage_site_files(sp: SitePlan, job: _RenderJob, store: _FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
+    """The site-level files (sitemap, robots, search page...): staged when they changed, their facts stored."""
+    for rendered in site_files(sp):
+        path = safe_relative(rendered.path)
+        digest = sha(rendered.content)
+        if path.endswith(".html") and digest not in store:
+            store.add(digest, *_pack_facts(rendered.content, job.rules))
+        previous = job.old.get(path)
+        if previous is not None and previous.sha == digest and path not in job.damaged:
+            entries[path] = previous
+        else:
+            job.staging.write(path, rendered.content)
+            entries[path] = Entry(digest, len(rendered.content), 0, None)
+            changed.append(path)
+
+
+def _check_site(sp: SitePlan, rules: Mapping[str, object], entries: Mapping[str, Entry], store: _FactsStore,
+                scope: set[str] | None, jobs: int) -> None:
+    """The whole-site HTML check over the pages in scope (None: every page)."""
+    facts = {page_url(path): _Facts(entry.sha, store) for path, entry in entries.items() if path.endswith(".html")}
+    with _collector_paused():  # unpacking facts allocates much and frees little
+        try:
+            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
+        except RenderError:
+            if scope is None:
+                raise
+            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
+            raise
+
+
+def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
+                   pagefind: str | None, inputs: str, manifest: Manifest | None, old: dict[str, Entry],
+                   damaged: frozenset[str], state: Path, report: WriteReport,
+                   numbers_keys: Mapping[tuple[str, str, str], str], resident: Resident | None = None) -> tuple[SitePlan, WriteReport]:
+    pages = sp.plan.pages
+    report.pages = len(pages)
+    rules = affiliate_rules(sp.dataset)
+    # Facts are read by this code under these affiliate rules; another version of either starts over.
+    facts_version = sha(f"{code_digest(Path(__file__).resolve().parents[1])}|{sorted(rules.items())!r}".encode())
+    store = _FactsStore(state, facts_version, reuse=manifest is not None)
+    staging = Staging(state)
+    interrupts = _Interrupts()
+    try:
+        with interrupts.installed():
+            digest = ValueDigest()
+            for pair, key in numbers_keys.items():  # numbers stand in by what they were computed from: no need to hash them
+                digest.remember(sp.results[pair], f"numbers:{key}")
+            render_key = _render_key(sp, root)
+            known_keys = resident.page_keys if resident is not None and resident.render_key == render_key else {}
+            job = _RenderJob(pages, sp.env, sp.site, render_key, old, damaged, store.index, staging, rules, digest,
+                             dataset_surfaces(sp.dataset), known_keys)
+            page_keys: list[str | None] = [None] * len(pages)
+            entries: dict[str, Entry] = {}
+            changed: list[str] = []
+            todo = _pages_to_render(job, known_keys, page_keys, entries)
+            job = dataclasses.replace(job, todo=todo)
+            done = len(pages) - len(todo)
+            size = max(1, min(_RENDER_CHUNK, len(todo) // (parallel.job_count(jobs) * 4)))
+            problems: list[Issue] = []
+            # A few pages render faster here than workers start (a resident builder's usual edit).
+            parallel_from = _RENDER_CHUNK if known_keys else 2
+            with parallel.workers(job, jobs if len(todo) >= parallel_from else 1) as pool:
+                for part, found in pool.map(_render_chunk, parallel.chunks(len(todo), size)):
+                    problems.extend(found)
+                    for i, key, rendered, page_facts in part:
+                        page_keys[i] = key
+                        for fact_digest, (summary, blob) in page_facts.items():
+                            store.add(fact_digest, summary, blob)
+                        page = pages[i]
+                        if rendered is None:
+                            for suffix in ("html", "md"):
+                                entries[page.output_path(suffix)] = old[page.output_path(suffix)]
+                            continue
+                        report.rendered += 1
+                        for path, digest, length, written in rendered:
+                            if written:
+                                entries[path] = Entry(digest, length, 0, key)
+                                changed.append(path)
+                            else:  # same bytes under a new key: the file stays as it is
+                                previous = old[path]
+                                entries[path] = Entry(previous.sha, previous.size, previous.mtime_ns, key)
+                    done += len(part)
+                    if progress is not None:
+                        progress(done, len(pages))
+            if problems:
+                raise RenderError(problems)
+            _stage_site_files(sp, job, store, entries, changed)
+            deleted = sorted(set(old) - set(entries))
+            _check_site(sp, rules, entries, store, _check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
+            report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
+            html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
+            with interrupts.deferred():
+                indexed = [*pages, *site_pages(sp.dataset, sp.plan, str(sp.site["base_url"]))]
+                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed)
+    except BaseException:
+        staging.discard()
+        store.close()
+        raise
+    staging.discard()
+    store.save({e.sha for p, e in entries.items() if p.endswith(".html")})
+    store.close()
+    if resident is not None:
+        resident.published = Published(written, frozenset())
+        resident.render_key = render_key
+        resident.page_keys = {id(page): (page, key) for page, key in zip(pages, page_keys) if key is not None}
+    return sp, report
+
+
+def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
+            pagefind: str | None, html_changed: bool, pages: Sequence[Page]) -> Manifest:
+    """Complete the staged tree (unchanged files linked from out, the search index, the marker),
+    publish it and record what it holds."""
+    placed = set(changed)
+    for path in entries:
+        if path not in placed:
+            staging.link(path, out / path)
+    index = out / "pagefind"
+    if pagefind is not None:
+        if html_changed or not index.is_dir() or index.is_symlink():
+            index_search(staging.dir, pagefind, _search_sources(pages))
+        else:
+            staging.link_tree("pagefind", index)
+    staging.mark(out)
+    final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
+    manifest = Manifest(inputs, final, render_key)
+    publish(staging, out)
+    write_manifest(out, manifest)
+    return manifest
+
+
+def _search_sources(pages: Sequence[Page]) -> Iterator[tuple[str, bytes | None]]:
+    """What the search index reads: indexable pages whole, pair pages as their stubs."""
+    for page in pages:
+        if not page.indexable:
+            continue
+        if page.kind == "pair":
+            yield page.output_path("html"), search_stub(page)
+        elif page.view.get("pagefind", True):
+            yield page.output_path("html"), None
+
+
+def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
+                    today: str | None = None, published: Published | None = None, resident: Resident | None = None,
+                    force: bool = False, wait_note: Callable[[str], None] | None = None) -> str:
+    """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
+    inputs are as the manifest recorded them, else only the pages and files that changed. today dates
+    records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date); published
+    is out as the caller already read it; resident is what a long-running builder kept from its last
+    build into out (see Resident).
+
+    out must be a folder the build may replace (write.guard; force: one kvtriage did not write). Builds
+    of one folder take turns (wait_note hears when this one waits)."""
+    root = Path(root)
+    out = check_out(root, out, force=force)
+    pagefind = pagefind_executable() if search is not False else None
+    if search and pagefind is None:
+        raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
+    inputs = input_fingerprint(root, search=pagefind is not None, today=today)
+    note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
+    with build_lock(out, wait_note) as state:
+        remove_leftovers(out, state)
+        if published is None or not _owned_state(published, resident):
+            published = _published_now(out, resident)
+        if up_to_date(out, inputs, search=pagefind is not None, published=published):
+            return f"nothing changed: {out} is up to date\n{note}"
+        if resident is None:
+            published = _with_disk_check(out, published, force)
+        try:
+            sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                           published=published, resident=resident)
+        except CacheDamaged:
+            discard_caches(state)
+            sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                           published=Published(None, frozenset()), resident=resident)
+    return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note
+
+
+def _owned_state(published: Published, resident: Resident | None) -> bool:
+    """A caller's reading of out is only trusted when it was made under the lock, which a resident builder's is."""
+    return resident is not None and resident.published is published
+
+
+def _with_disk_check(out: Path, published: Published, force: bool) -> Published:
+    """published, with every recorded output that is not a plain file under out any more (a link, or
+    under a linked folder) counted as damaged. Files under out that no build recorded are not the
+    build's to replace: refused unless force."""
+    manifest = published.manifest
+    if manifest is None or not out.is_dir():
+        return published
+    files, links = files_on_disk(out)
+    foreign = sorted(path for path in (files | links) - manifest.files.keys() if not _build_owned(path))
+    if foreign and not force:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise BuildError([Issue(str(out), 0, 0, "--out", f"holds files no kvtriage build wrote ({shown}); a build replaces the folder whole",
+                                "move them out of the site folder, or pass --force to drop them")])
+    missing = {path for path in manifest.files if path not in files}
+    return Published(manifest, published.damaged | missing) if missing - published.damaged else published
+
+
+def _build_owned(path: str) -> bool:
+    return path == MARKER_NAME or path.startswith("pagefind/")

@@ -1,0 +1,253 @@
+"""The stages in order, in memory: load, compute, plan, render, check. build_site() returns the
+files; write_site() writes them to a folder (tests and the calculator's parity check), and
+build_and_write (incremental.py) is the same pipeline into a published site."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import jinja2
+from markupsafe import Markup
+
+from generator.check.affiliates import affiliate_rules
+from generator.check.page_lint import advice_problems, record_problems, rendered_problems
+from generator.check.site_checks import check_html
+from generator.dates import record_dates
+from generator.engine.pairs import Results, compute_results
+from generator.errors import BuildError, Issue, RenderError
+from generator.kv.calculator import CATALOG_PATH, catalog_json
+from generator.launch.commands import dataset_surfaces, verify_commands
+from generator.load import load_dataset
+from generator.plan.memo import PlanMemo
+from generator.plan.pages import Plan
+from generator.plan.planner import plan_pages
+from generator.render.minify import published_static
+from generator.render.site_files import asset_urls, publish_files
+from generator.render.templates import RenderedFile, render_page, template_environment
+from generator.schema import Dataset
+from generator.write.guard import check_out
+from generator.write.staging import Staging, publish
+from generator.write.state import build_lock, remove_leftovers
+
+
+def safe_relative(path: str) -> str:
+    """Refuse any output path that could land outside the site directory."""
+    parts = path.split("/")
+    if (
+        not path
+        or path.startswith("/")
+        or "\\" in path
+        or "\x00" in path
+        or "%" in path
+        or any(part in ("", ".", "..") for part in parts)
+    ):
+        raise BuildError([Issue("site", 1, 0, "path", f"refusing to write {path!r} outside the site directory")])
+    return path
+
+
+class _Interrupts:
+    """While a build writes, SIGINT and SIGTERM both become KeyboardInterrupt, so one cleanup path
+    serves both. Inside the swap they wait: site/ is never caught between the old tree and the new."""
+
+    def __init__(self) -> None:
+        self.deferring = False
+        self.pending: int | None = None
+
+    def _handle(self, signum, frame):  # noqa: ARG002
+        if self.deferring:
+            self.pending = signum
+            return
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {}
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                previous[signum] = signal.signal(signum, self._handle)
+            except ValueError:  # not the main thread: signals go to the main thread anyway
+                pass
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+        if self.pending is not None:
+            raise KeyboardInterrupt(f"signal {self.pending} (after the new site was in place)")
+
+
+def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[Path], None] | None = None) -> int:
+    """Write files as the whole site in out (absent, empty, or a site kvtriage wrote): staged, then
+    swapped in. Returns the file count. before_swap runs on the complete staged tree (the search
+    indexer), so a site is never published half-indexed."""
+    out = check_out(None, out)
+    count = 0
+    with build_lock(out) as state:
+        remove_leftovers(out, state)
+        staging = Staging(state)
+        interrupts = _Interrupts()
+        try:
+            with interrupts.installed():
+                for rendered in files:
+                    staging.write(safe_relative(rendered.path), rendered.content)
+                    count += 1
+                staging.mark()
+                if before_swap is not None:
+                    before_swap(staging.dir)
+                with interrupts.deferred():
+                    publish(staging, out)
+        finally:
+            staging.discard()
+    return count
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+@dataclass(frozen=True)
+class SiteBuild:
+    files: tuple[RenderedFile, ...]
+    plan: Plan
+
+
+def today_for_build() -> str:
+    """Date for records the ledger has not seen; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return datetime.fromtimestamp(int(epoch), tz=UTC).date().isoformat()
+    return datetime.now(tz=UTC).date().isoformat()
+
+
+def site_context(dataset: Dataset, assets: dict[str, str] | None = None, css: str = "") -> dict[str, object]:
+    return {
+        "title": dataset.site.title,
+        "tagline": dataset.site.tagline,
+        "language": dataset.site.language,
+        "base_url": str(dataset.site.base_url).rstrip("/"),
+        # static file name -> /static/name?v=<content hash>, so /static/* can be cached for a year
+        "assets": assets or {},
+        # The stylesheet, small enough to sit in every page's <head>: no request blocks the first paint.
+        "css": Markup(css),
+    }
+
+
+def static_files(root: Path) -> list[RenderedFile]:
+    """templates/static/ as published files (load.links_outside has refused links that leave the root)."""
+    static = root / "templates" / "static"
+    if not static.is_dir():
+        return []
+    return [
+        RenderedFile(f"static/{path.relative_to(static).as_posix()}", published_static(path.name, path.read_bytes()))
+        for path in sorted(static.rglob("*"))
+        if path.is_file()
+    ]
+
+
+def forget_templates() -> None:
+    """Drop cached Jinja environments, so a long-running `serve` sees edited templates."""
+    template_environment.cache_clear()
+
+
+@dataclass(frozen=True)
+class SitePlan:
+    """Everything a build knows before a page renders: records, numbers, pages, templates, site-wide files."""
+
+    dataset: Dataset
+    results: Results
+    plan: Plan
+    env: jinja2.Environment
+    site: dict[str, object]
+    static: tuple[RenderedFile, ...]
+
+
+def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results,
+              verify: bool = True, parse_cache: dict[str, bytes] | None = None, memo: PlanMemo | None = None) -> SitePlan:
+    """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and
+    check every command block (unless verify is False: a writing build checks them as pages render).
+    memo: pair pages an earlier plan in this process made (a resident builder's)."""
+    root = Path(root)
+    dataset = load_dataset(root, parse_cache)
+    results = compute(dataset)
+    dates = record_dates(dataset, today or today_for_build())
+    plan = plan_pages(dataset, results, dates, memo)
+    problems = record_problems(dataset, results, root)
+    if verify:
+        problems += verify_commands(
+            ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
+            dataset_surfaces(dataset),
+        )
+        problems += [issue for page in plan.pages if page.kind in ("error", "pair") for issue in advice_problems(page.url, page.view)]
+    if problems:
+        raise RenderError(problems)
+    env = template_environment(str((root / "templates").resolve()))
+    static = (*static_files(root), RenderedFile(CATALOG_PATH, catalog_json(dataset)))  # the in-page calculator's data
+    css = next((f.content.decode("utf-8") for f in static if f.path == "static/site.css"), "")
+    site = site_context(dataset, asset_urls(static), css)
+    return SitePlan(dataset=dataset, results=results, plan=plan, env=env, site=site, static=static)
+
+
+def site_files(sp: SitePlan) -> list[RenderedFile]:
+    """Every file besides the planned pages: static assets and what publishing derives from the whole plan."""
+    return [*sp.static, *publish_files(sp.dataset, sp.plan, sp.env, sp.site)]
+
+
+def build_site(root: Path, today: str | None = None, progress: Callable[[int, int], None] | None = None) -> SiteBuild:
+    """Everything a build writes, in memory: load, compute, plan, render.
+
+    progress(done, total) is called after each page renders (the CLI's progress line)."""
+    with _collector_paused():
+        sp = plan_site(root, today)
+    files: list[RenderedFile] = []
+    for done, page in enumerate(sp.plan.pages, 1):
+        files.extend(render_page(sp.env, page, sp.site))
+        if progress is not None:
+            progress(done, len(sp.plan.pages))
+    files.extend(site_files(sp))
+    files.sort(key=lambda f: f.path)
+    problems = rendered_problems(files)
+    if problems:
+        raise RenderError(problems)
+    check_html(files, sp.site["base_url"], affiliate_rules(sp.dataset))
+    return SiteBuild(files=tuple(files), plan=sp.plan)
+
+
+def _summary(plan: Plan, file_count: int) -> str:
+    pages = plan.pages
+    indexable = sum(1 for p in pages if p.indexable)
+    pairs = sum(1 for p in pages if p.kind == "pair" and p.indexable)
+    lines = [f"{len(pages)} pages ({indexable} indexable, {pairs} indexable pair pages), {file_count} files"]
+    for rule, count in plan.thin_report.items():
+        lines.append(f"  thin-page guard: {count} candidate pages {'not generated' if rule.startswith('pair does not') else 'marked noindex'} ({rule})")
+    return "\n".join(lines)
+
+
+def check_site(root: Path) -> str:
+    build = build_site(root)
+    return "ok: " + _summary(build.plan, len(build.files))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Planning allocates millions of objects that all live on; collecting while it grows only re-scans them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

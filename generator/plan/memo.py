@@ -1,0 +1,79 @@
+"""What a resident builder (`kvtriage serve`) keeps of earlier plans: each error's pair pages and
+what they were planned from, the GPU and model tables, and the pages' fingerprints."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from generator.engine.pairs import PairNumbers, Results
+from generator.plan.pages import Page
+from generator.plan.thin_guard import fingerprint
+from generator.schema import Dataset, ErrorSignature
+
+
+@dataclass(eq=False)
+class _PairUnit:
+    """One error's pair pages, what planning them added to the site-wide tallies, and what they were
+    planned from besides the inputs every error shares (see PlanMemo)."""
+
+    error: ErrorSignature
+    pages: list[Page] = field(default_factory=list)
+    index: dict[str, list[tuple[str, str]]] = field(default_factory=lambda: defaultdict(list))  # gpu -> [(model, variant)]
+    indexable: list[str] = field(default_factory=list)
+    thin: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    keys: frozenset[tuple[str, str, str]] = frozenset()  # every candidate pair, page or not
+    featured: tuple[Any, ...] = ()  # the featured pair records read
+    dates: tuple[tuple[str, str], ...] = ()  # (record key, date) of every date the pages show
+
+
+@dataclass(frozen=True, eq=False)
+class _Tables:
+    """The GPU and model pages and their index pages, and what they read besides the shared inputs:
+    which pair pages exist, under which error labels, and the dates they show."""
+
+    pages: list[Page]
+    pair_index: Mapping[str, Mapping[str, list[tuple[str, str]]]]
+    labels: tuple[tuple[str, str], ...]
+    dates: tuple[tuple[str, str], ...]
+
+
+class PlanMemo:
+    """Pair pages planned earlier in this process, kept per error so a resident builder (`kvtriage
+    serve`) re-plans only the errors an edit reaches.
+
+    An error's pair pages read its record, some featured pairs, some dates, and inputs every error
+    shares: the site record, every GPU, model and affiliate program (through the GPUs that fit and
+    the buy links), and the engine numbers of every pair. Earlier pages are reused when the shared
+    records are equal, the numbers are the very same objects (the resident builder keeps unchanged
+    numbers), and the error's own inputs are equal. Anything else is planned afresh."""
+
+    def __init__(self) -> None:
+        self.units: dict[str, _PairUnit] = {}
+        self.tables: _Tables | None = None
+        self._fingerprints: dict[tuple[str, int], tuple[PairNumbers, bytes]] = {}  # (engine, id(numbers)) -> (numbers, digest)
+        self._shared: tuple[Any, ...] | None = None
+        self._results: Results | None = None
+
+    @staticmethod
+    def _shared_of(dataset: Dataset) -> tuple[Any, ...]:
+        return (dataset.site, dataset.gpus, dataset.models, dataset.affiliates)
+
+    def fingerprint(self, engine: str, numbers: PairNumbers) -> bytes:
+        """_Planner.fingerprint, kept for as long as the numbers are (an edit no engine reads keeps them)."""
+        kept = self._fingerprints.get((engine, id(numbers)))
+        if kept is None or kept[0] is not numbers:
+            kept = self._fingerprints[(engine, id(numbers))] = (numbers, fingerprint(engine, numbers))
+        return kept[1]
+
+    def same_shared(self, dataset: Dataset, results: Results) -> bool:
+        old = self._results
+        if old is None or self._shared != self._shared_of(dataset) or len(old) != len(results):
+            return False
+        return all(old.get(key) is numbers for key, numbers in results.items())
+
+    def remember(self, dataset: Dataset, results: Results) -> None:
+        self._shared, self._results = self._shared_of(dataset), results
+        live = {id(numbers) for numbers in results.values()}
+        self._fingerprints = {key: kept for key, kept in self._fingerprints.items() if key[1] in live}
