@@ -38,6 +38,7 @@ FORBIDDEN_PHRASES: tuple[str, ...] = (
     f"../{_NOTES}",
     "tests/data",
     "tests/fixtures",
+    "generator/",
     "exact-text search",
     "find_string",
     "read_file",

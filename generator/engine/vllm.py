@@ -506,7 +506,7 @@ class BudgetAssumptions:
     sampler_bytes_per_logit: int = 8
     sampler_source: str = (
         "The sampler warm-up sorts max_num_seqs x vocab logits; its bytes per logit depend on the "
-        "release's top-k/top-p path (generator/engine/vllm_releases.py): about 40 B on the PyTorch sort "
+        "release's top-k/top-p path (vllm/v1/sample/ops/topk_topp_sampler.py at each tag): about 40 B on the PyTorch sort "
         "path (default 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
         "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
     )

@@ -28,7 +28,8 @@ function budgetBar(id, title, total, segments, sizes) {
   const overText = over > 0 ? `${text(over)} more than the GPU holds` : "";
   const svg = svgEl("svg", { role: "img", "aria-labelledby": id + "-title", viewBox: "0 0 1000 28", preserveAspectRatio: "none", width: "100%", height: "28", focusable: "false" });
   const name = svgEl("title", { id: id + "-title" });
-  name.textContent = `${title}: ${parts.map(([, label, n]) => `${label} ${text(n)}`).join(", ")}${over > 0 ? "; " + overText : ""}`;
+  const figures = parts.map(([, label, n]) => label + " " + text(n)).join(", ");
+  name.textContent = `${title}: ${figures}${over > 0 ? "; " + overText : ""}`;
   svg.append(name);
   let x = 0;
   for (const [key, , n] of parts) {
@@ -216,10 +217,11 @@ async function start(root) {
     if (a.error_input) return problem(a);
     const repo = (entry && entry.repo) || "MODEL", b = a.breakdown, longest = a.check_bytes > 0 ? Math.min(a.estimated_max_model_len, a.derived_max_model_len) : 0;
     const total = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
+    const stage = pp > 1 ? ", pipeline stage " + a.binding_stage : "";
     const nodes = [
       a.fits ? $("p", { class: "kc-verdict", "data-out": "verdict" }, `vLLM ${a.vllm_version} starts: ${K.tokens(a.kv_cache_tokens)} tokens of KV cache, ${K.fixed(a.max_concurrency, 2)}x concurrency at ${K.tokens(a.max_model_len)} tokens.`)
         : $("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `vLLM ${a.vllm_version} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
-      table(`vLLM ${a.vllm_version}, ${tp * pp} GPU${tp * pp > 1 ? "s" : ""}${pp > 1 ? `, pipeline stage ${a.binding_stage}` : ""}`, [
+      table(`vLLM ${a.vllm_version}, ${tp * pp} GPU${tp * pp > 1 ? "s" : ""}${stage}`, [
         b && ["GPU memory (as CUDA reports it)", K.gib(r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB)), "total"],
         b && [`× --gpu-memory-utilization ${K.fixed(a.gpu_memory_utilization, 2)} = requested`, K.gib(b.requested_bytes), "requested"],
         b && ["− weights (per GPU)", K.gib(b.weights_bytes), "weights"],

@@ -80,3 +80,69 @@ def test_the_fingerprint_follows_the_published_bytes(site_files: dict[str, bytes
     version = re.search(r'data-engine-src="/static/kvcalc\.js\?v=([0-9a-f]{10})"', html).group(1)
     assert hashlib.sha256(site_files["static/kvcalc.js"]).hexdigest()[:10] == version
     assert site_files["static/kvcalc.js"] == published_static("kvcalc.js", (STATIC / "kvcalc.js").read_bytes())
+
+
+def _template_literals(source: str) -> list[tuple[int, str, bool]]:
+    """Each template literal in a JavaScript source: (line, text between its backticks, nested in
+    another's ${...}). A scanner, not a parser: enough for the calculator's own files."""
+    found: list[tuple[int, str, bool]] = []
+    stack: list[list] = []  # ["T", start] inside a template, ["E", depth] inside its ${...}
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        top = stack[-1] if stack else None
+        if top is not None and top[0] == "T":
+            if c == "\\":
+                i += 2
+                continue
+            if c == "`":
+                stack.pop()
+                found.append((source.count("\n", 0, top[1]) + 1, source[top[1] + 1:i], any(s[0] == "E" for s in stack)))
+            elif source.startswith("${", i):
+                stack.append(["E", 0])
+                i += 1
+            i += 1
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and source[j] not in (c, "\n"):
+                j += 2 if source[j] == "\\" else 1
+            i = j + 1
+            continue
+        if source.startswith("//", i) and (i == 0 or source[i - 1] in " \n\t;{}()"):
+            i = source.find("\n", i) if "\n" in source[i:] else n
+            continue
+        if source.startswith("/*", i):
+            i = source.find("*/", i) + 2
+            continue
+        if c == "/" and source[:i].rstrip()[-1:] in tuple("(,=:[!&|?{};"):
+            j, in_class = i + 1, False  # a regular expression literal
+            while j < n and (in_class or source[j] != "/"):
+                in_class = (in_class or source[j] == "[") and source[j] != "]"
+                j += 2 if source[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "`":
+            stack.append(["T", i])
+        elif top is not None and top[0] == "E" and c == "{":
+            top[1] += 1
+        elif top is not None and top[0] == "E" and c == "}":
+            if top[1] == 0:
+                stack.pop()
+            else:
+                top[1] -= 1
+        i += 1
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(STATIC.glob("*.js")), ids=lambda p: p.name)
+def test_minifying_keeps_every_template_literal(path: Path) -> None:
+    """rjsmin treats a template literal inside another's ${...} as code and drops its spaces
+    (`${a} ${b}` became `${a}${b}` in the memory bar's title), so the sources nest none, and the
+    text of every template literal must survive minification unchanged."""
+    source = path.read_text(encoding="utf-8")
+    literals = _template_literals(source)
+    assert not [line for line, _, nested in literals if nested], f"{path.name}: nested template literals at lines {[line for line, _, nested in literals if nested]}"
+    minified = published_static(path.name, source.encode()).decode()
+    for line, text, _ in literals:
+        assert f"`{text}`" in minified, f"{path.name}:{line}: template literal changed by minification"

@@ -1,199 +1,22 @@
-// The search page: match a pasted error against every error signature's pattern and jump to its
-// page; otherwise list the matches and run Pagefind's full-text search. No framework, no server:
-// the page lists every error without this file.
-(function () {
-  "use strict";
-  var box = document.getElementById("pagefind");
-  var out = document.getElementById("matches");
-  var field = document.getElementById("q");
-  if (!box || !out || !field) return;
-  var query = new URLSearchParams(window.location.search).get("q") || "";
-  field.value = query;
-
-  function matching(text, rows) {
-    var flat = text.replace(/\s+/g, " ");
-    var found = [];
-    rows.forEach(function (row) {
-      var exact, loose;
-      try {
-        exact = new RegExp(row.pattern);
-        loose = new RegExp(row.pattern, "i");
-      } catch (err) {
-        return;
-      }
-      if (exact.test(text) || exact.test(flat)) found.push({ row: row, rank: 0 });
-      else if (loose.test(flat)) found.push({ row: row, rank: 1 });
-    });
-    var best = Math.min.apply(null, found.map(function (f) { return f.rank; }));
-    return found.filter(function (f) { return f.rank === best; }).map(function (f) { return f.row; });
-  }
-
-  // Ranked by static/triage.js (the rules of generator/triage): pages best first, each with the
-  // line that matched. null when the triage is not loaded or the index has no rules.
-  function triaged(text, data) {
-    var rules = data.triage_rules;
-    if (!window.kvTriage || !rules) return null;
-    var records = (data.errors || []).filter(function (row) { return row.triage; }).map(function (row) {
-      return {
-        id: row.id, title: row.title, url: row.url, engineName: row.engine, engine: row.triage.engine,
-        patterns: row.triage.patterns, weight: row.triage.weight, wordings: row.triage.wordings
-      };
-    });
-    var result = window.kvTriage.triage(text, records, rules);
-    var byId = {};
-    records.forEach(function (record) { byId[record.id] = record; });
-    var rows = result.candidates.map(function (c) {
-      return { url: c.url, title: c.title, engine: byId[c.id].engineName, score: c.score, reason: c.reason };
-    });
-    rows.numbers = result.numbers;
-    rows.telling = window.kvTriage.tellingLine ? window.kvTriage.tellingLine(text, rules) : "";
-    return rows;
-  }
-
-  // The reader's own figures (static/recompute.js over the in-page engine), when the paste prints
-  // vLLM's KV cache memory. Resolves to whether a panel was shown.
-  function diagnose(numbers) {
-    var panel = document.getElementById("diagnosis");
-    var llama = numbers && numbers.available_kv_cache_gib === undefined && numbers.kv_buffer_mib !== undefined &&
-      numbers.n_ctx !== undefined && numbers.device_free_mib !== undefined && numbers.second_device === undefined;
-    if (!panel || !numbers || (numbers.available_kv_cache_gib === undefined && !llama)) return Promise.resolve(false);
-    var d = panel.dataset;
-    return Promise.all([import(d.engineSrc), import(d.recomputeSrc), fetch(d.catalog).then(function (r) { return r.json(); })])
-      .then(function (loaded) {
-        var K = loaded[0], R = loaded[1], raw = loaded[2];
-        if (llama) {
-          var fit = R.recomputeLlamacpp(numbers, raw.llamacpp.ctx_pad);
-          if (!fit || fit.fitting_ctx === null) return false;
-          renderLlama(panel, fit);
-          return true;
-        }
-        var model = R.matchModel(numbers.model, R.catalogModels(raw));
-        var figures = R.recomputeVllm(numbers, model, K, raw.vllm);
-        if (!figures) return false;
-        render(panel, figures);
-        return true;
-      })
-      .catch(function () { return false; });
-  }
-
-  function renderLlama(panel, f) {
-    var h = document.createElement("h2");
-    h.textContent = "Your numbers, recomputed";
-    panel.appendChild(h);
-    var p = document.createElement("p");
-    p.textContent = "Your log's KV cache is " + f.kv_mib.toFixed(2) + " MiB for " + f.n_ctx.toLocaleString("en-US") + " tokens (" +
-      f.mib_per_1k.toFixed(2) + " MiB per 1024 tokens). The largest -c whose cache fits the device's free memory beside the weights and the compute buffer: " +
-      f.fitting_ctx.toLocaleString("en-US") + ". llama.cpp prints MiB with two decimals, so each figure is known to 0.005 MiB.";
-    panel.appendChild(p);
-    var code = document.createElement("pre");
-    code.textContent = f.command;
-    panel.appendChild(code);
-    [["from-log", "From your log: " + f.from_log.join("; ") + "."], ["modelled", "Modelled: " + f.modelled.join("; ") + "."]].forEach(function (pair) {
-      var el = document.createElement("p");
-      el.className = pair[0];
-      el.textContent = pair[1];
-      panel.appendChild(el);
-    });
-    panel.hidden = false;
-  }
-
-  function render(panel, f) {
-    function para(text, tag) {
-      var el = document.createElement(tag || "p");
-      el.textContent = text;
-      panel.appendChild(el);
-      return el;
-    }
-    function span(s, digits) {
-      var fmt = function (v) { return digits ? v.toFixed(digits) : Math.trunc(v).toLocaleString("en-US"); };
-      return fmt(s.low) === fmt(s.high) ? fmt(s.low) : fmt(s.low) + " to " + fmt(s.high);
-    }
-    para("Your numbers, recomputed", "h2");
-    para("Your log prints " + f.source_line + ": " + f.available_gib.toFixed(2) + " GiB. vLLM rounds that to two decimals, so the memory was " +
-      (f.available_gib - 0.005).toFixed(3) + " to " + (f.available_gib + 0.005).toFixed(3) + " GiB; each figure below holds for both ends.");
-    var ul = document.createElement("ul");
-    function item(text) { var li = document.createElement("li"); li.textContent = text; ul.appendChild(li); }
-    item("Longest --max-model-len that starts: " + span(f.longest) + " tokens" + (f.model ? " (" + f.model + ")" : ""));
-    if (f.longest_fp8) item("With --kv-cache-dtype fp8: " + span(f.longest_fp8) + " tokens");
-    if (f.concurrency && f.max_model_len) item("Requests of " + f.max_model_len.toLocaleString("en-US") + " tokens held at once: " + span(f.concurrency, 2) + "x");
-    panel.appendChild(ul);
-    var code = document.createElement("pre");
-    code.textContent = f.command;
-    panel.appendChild(code);
-    para("From your log: " + f.from_log.join("; ") + ".", "p").className = "from-log";
-    para("Modelled: " + f.modelled.join("; ") + ".", "p").className = "modelled";
-    panel.hidden = false;
-  }
-
-  function clearLead(rows, margin) {
-    return rows.length === 1 || (rows.length > 1 && rows[0].score - rows[1].score >= margin);
-  }
-
-  function show(rows) {
-    var p = document.createElement("p");
-    if (!rows.length) {
-      p.textContent = "No error signature matches that text. The full-text results below may still find it.";
-      out.appendChild(p);
-      return;
-    }
-    p.textContent = rows.length + " error signatures match what you pasted, best first:";
-    var ul = document.createElement("ul");
-    rows.forEach(function (row) {
-      var li = document.createElement("li");
-      var a = document.createElement("a");
-      a.href = row.url;
-      a.textContent = row.title;
-      li.appendChild(a);
-      li.appendChild(document.createTextNode(" (" + row.engine + ")"));
-      if (row.reason) {
-        var why = document.createElement("small");
-        var line = row.reason.line.length > 160 ? row.reason.line.slice(0, 157) + "..." : row.reason.line;
-        why.textContent = " matched line " + row.reason.line_number + ": " + line +
-          (row.reason.step ? " (step: " + row.reason.step.replace(/_/g, " ") + ")" : "");
-        li.appendChild(why);
-      }
-      ul.appendChild(li);
-    });
-    out.appendChild(p);
-    out.appendChild(ul);
-  }
-
-  function fullText(text) {
-    var css = document.createElement("link");
-    css.rel = "stylesheet";
-    css.href = "/pagefind/pagefind-ui.css";
-    document.head.appendChild(css);
-    var script = document.createElement("script");
-    script.src = "/pagefind/pagefind-ui.js";
-    script.onload = function () {
-      if (typeof window.PagefindUI !== "function") return;
-      var ui = new window.PagefindUI({ element: "#pagefind", showSubResults: true, showImages: false });
-      if (text) ui.triggerSearch(text.slice(0, 200));
-    };
-    document.body.appendChild(script);
-  }
-
-  if (!query.trim()) {
-    fullText("");
-    return;
-  }
-  fetch(box.getAttribute("data-index"))
-    .then(function (response) { return response.json(); })
-    .then(function (data) {
-      var rows = triaged(query, data);
-      var margin = rows ? data.triage_rules.scores.navigate_margin : 0;
-      var numbers = rows ? rows.numbers : null;
-      var telling = rows && rows.telling ? rows.telling : query;
-      if (!rows || !rows.length) rows = matching(query, data.errors || []);
-      return diagnose(numbers).then(function (shown) {
-        // A paste that prints the reader's own numbers stays here, with them, above the ranked pages.
-        if (!shown && clearLead(rows, margin)) {
-          window.location.replace(rows[0].url);
-          return;
-        }
-        show(rows);
-        fullText(rows.length ? "" : telling);
-      });
-    })
-    .catch(function () { fullText(query); });
-})();
+(function(){"use strict";var box=document.getElementById("pagefind");var out=document.getElementById("matches");var field=document.getElementById("q");if(!box||!out||!field)return;var query=new URLSearchParams(window.location.search).get("q")||"";field.value=query;function matching(text,rows){var flat=text.replace(/\s+/g," ");var found=[];rows.forEach(function(row){var exact,loose;try{exact=new RegExp(row.pattern);loose=new RegExp(row.pattern,"i");}catch(err){return;}
+if(exact.test(text)||exact.test(flat))found.push({row:row,rank:0});else if(loose.test(flat))found.push({row:row,rank:1});});var best=Math.min.apply(null,found.map(function(f){return f.rank;}));return found.filter(function(f){return f.rank===best;}).map(function(f){return f.row;});}
+function triaged(text,data){var rules=data.triage_rules;if(!window.kvTriage||!rules)return null;var records=(data.errors||[]).filter(function(row){return row.triage;}).map(function(row){return{id:row.id,title:row.title,url:row.url,engineName:row.engine,engine:row.triage.engine,patterns:row.triage.patterns,weight:row.triage.weight,wordings:row.triage.wordings};});var result=window.kvTriage.triage(text,records,rules);var byId={};records.forEach(function(record){byId[record.id]=record;});var rows=result.candidates.map(function(c){return{url:c.url,title:c.title,engine:byId[c.id].engineName,score:c.score,reason:c.reason};});rows.numbers=result.numbers;rows.telling=window.kvTriage.tellingLine?window.kvTriage.tellingLine(text,rules):"";return rows;}
+function diagnose(numbers){var panel=document.getElementById("diagnosis");var llama=numbers&&numbers.available_kv_cache_gib===undefined&&numbers.kv_buffer_mib!==undefined&&numbers.n_ctx!==undefined&&numbers.device_free_mib!==undefined&&numbers.second_device===undefined;if(!panel||!numbers||(numbers.available_kv_cache_gib===undefined&&!llama))return Promise.resolve(false);var d=panel.dataset;return Promise.all([import(d.engineSrc),import(d.recomputeSrc),fetch(d.catalog).then(function(r){return r.json();})]).then(function(loaded){var K=loaded[0],R=loaded[1],raw=loaded[2];if(llama){var fit=R.recomputeLlamacpp(numbers,raw.llamacpp.ctx_pad);if(!fit||fit.fitting_ctx===null)return false;renderLlama(panel,fit);return true;}
+var model=R.matchModel(numbers.model,R.catalogModels(raw));var figures=R.recomputeVllm(numbers,model,K,raw.vllm);if(!figures)return false;render(panel,figures);return true;}).catch(function(){return false;});}
+function renderLlama(panel,f){var h=document.createElement("h2");h.textContent="Your numbers, recomputed";panel.appendChild(h);var p=document.createElement("p");p.textContent="Your log's KV cache is "+f.kv_mib.toFixed(2)+" MiB for "+f.n_ctx.toLocaleString("en-US")+" tokens ("+
+f.mib_per_1k.toFixed(2)+" MiB per 1024 tokens). The largest -c whose cache fits the device's free memory beside the weights and the compute buffer: "+
+f.fitting_ctx.toLocaleString("en-US")+". llama.cpp prints MiB with two decimals, so each figure is known to 0.005 MiB.";panel.appendChild(p);var code=document.createElement("pre");code.textContent=f.command;panel.appendChild(code);[["from-log","From your log: "+f.from_log.join("; ")+"."],["modelled","Modelled: "+f.modelled.join("; ")+"."]].forEach(function(pair){var el=document.createElement("p");el.className=pair[0];el.textContent=pair[1];panel.appendChild(el);});panel.hidden=false;}
+function render(panel,f){function para(text,tag){var el=document.createElement(tag||"p");el.textContent=text;panel.appendChild(el);return el;}
+function span(s,digits){var fmt=function(v){return digits?v.toFixed(digits):Math.trunc(v).toLocaleString("en-US");};return fmt(s.low)===fmt(s.high)?fmt(s.low):fmt(s.low)+" to "+fmt(s.high);}
+para("Your numbers, recomputed","h2");para("Your log prints "+f.source_line+": "+f.available_gib.toFixed(2)+" GiB. vLLM rounds that to two decimals, so the memory was "+
+(f.available_gib-0.005).toFixed(3)+" to "+(f.available_gib+0.005).toFixed(3)+" GiB; each figure below holds for both ends.");var ul=document.createElement("ul");function item(text){var li=document.createElement("li");li.textContent=text;ul.appendChild(li);}
+item("Longest --max-model-len that starts: "+span(f.longest)+" tokens"+(f.model?" ("+f.model+")":""));if(f.longest_fp8)item("With --kv-cache-dtype fp8: "+span(f.longest_fp8)+" tokens");if(f.concurrency&&f.max_model_len)item("Requests of "+f.max_model_len.toLocaleString("en-US")+" tokens held at once: "+span(f.concurrency,2)+"x");panel.appendChild(ul);var code=document.createElement("pre");code.textContent=f.command;panel.appendChild(code);para("From your log: "+f.from_log.join("; ")+".","p").className="from-log";para("Modelled: "+f.modelled.join("; ")+".","p").className="modelled";panel.hidden=false;}
+function clearLead(rows,margin){return rows.length===1||(rows.length>1&&rows[0].score-rows[1].score>=margin);}
+function show(rows){var p=document.createElement("p");if(!rows.length){p.textContent="No error signature matches that text. The full-text results below may still find it.";out.appendChild(p);return;}
+p.textContent=rows.length+" error signatures match what you pasted, best first:";var ul=document.createElement("ul");rows.forEach(function(row){var li=document.createElement("li");var a=document.createElement("a");a.href=row.url;a.textContent=row.title;li.appendChild(a);li.appendChild(document.createTextNode(" ("+row.engine+")"));if(row.reason){var why=document.createElement("small");var line=row.reason.line.length>160?row.reason.line.slice(0,157)+"...":row.reason.line;why.textContent=" matched line "+row.reason.line_number+": "+line+
+(row.reason.step?" (step: "+row.reason.step.replace(/_/g," ")+")":"");li.appendChild(why);}
+ul.appendChild(li);});out.appendChild(p);out.appendChild(ul);}
+function fullText(text){var css=document.createElement("link");css.rel="stylesheet";css.href="/pagefind/pagefind-ui.css";document.head.appendChild(css);var script=document.createElement("script");script.src="/pagefind/pagefind-ui.js";script.onload=function(){if(typeof window.PagefindUI!=="function")return;var ui=new window.PagefindUI({element:"#pagefind",showSubResults:true,showImages:false});if(text)ui.triggerSearch(text.slice(0,200));};document.body.appendChild(script);}
+if(!query.trim()){fullText("");return;}
+fetch(box.getAttribute("data-index")).then(function(response){return response.json();}).then(function(data){var rows=triaged(query,data);var margin=rows?data.triage_rules.scores.navigate_margin:0;var numbers=rows?rows.numbers:null;var telling=rows&&rows.telling?rows.telling:query;if(!rows||!rows.length)rows=matching(query,data.errors||[]);return diagnose(numbers).then(function(shown){if(!shown&&clearLead(rows,margin)){window.location.replace(rows[0].url);return;}
+show(rows);fullText(rows.length?"":telling);});}).catch(function(){fullText(query);});})();
