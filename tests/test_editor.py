@@ -427,3 +427,11 @@ def test_import_model_refuses_an_integer_python_cannot_read(site_root: Path, tmp
     config.write_text(json.dumps(TINY_CONFIG).replace('"num_hidden_layers": 32', '"num_hidden_layers": 1' + "0" * 5000))
     assert main(["import-model", "--hf-config", str(config), "--root", str(site_root)]) == EXIT_CONTENT
     assert "cannot read config.json" in capsys.readouterr().err
+
+
+def test_hf_config_keeps_an_explicit_null_window_and_drops_other_nulls() -> None:
+    config = {**TINY_CONFIG, "sliding_window": None, "head_dim": None}
+    fields, _ = hf_config_fields(config)
+    assert "sliding_window" in fields and fields["sliding_window"] is None  # null: no window, unlike a missing key
+    assert "head_dim" not in fields
+    assert "sliding_window" not in hf_config_fields(TINY_CONFIG)[0]

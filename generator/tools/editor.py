@@ -553,6 +553,9 @@ def _problem(path: str, message: str, fix: str = "") -> ImportProblem:
 
 
 # Keys that change KV memory but that HfConfig does not model yet: worth a warning when dropped.
+# An explicit null here differs from a missing key: `sliding_window: null` (Mistral, Qwen2.5)
+# means no window, while a missing key lets the engine apply the model type's default window.
+_NULL_IS_A_FACT = ("sliding_window",)
 _KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "num_kv_shared_layers", "attention_type", "full_attention_interval")
 
 
@@ -576,6 +579,8 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
         if key == "torch_dtype" and value is None:
             value = cfg.get("dtype")  # transformers 4.56+ writes `dtype`
         if value is None:
+            if key in _NULL_IS_A_FACT and key in cfg:
+                out[key] = None
             continue
         out[key] = value
     if "num_key_value_heads" not in out and "num_attention_heads" in out:
