@@ -583,6 +583,14 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
                 out[key] = None
             continue
         out[key] = value
+    if "num_hidden_layers" not in out:
+        # Remote-code configs (EXAONE 3, ChatGLM) name the layer count their own way; transformers
+        # maps it to num_hidden_layers through the config's attribute_map.
+        for other in ("num_layers", "n_layer", "n_layers"):
+            if isinstance(cfg.get(other), int):
+                out["num_hidden_layers"] = cfg[other]
+                notes.append(f"num_hidden_layers read from {other}={cfg[other]} (this config's name for it)")
+                break
     if "num_key_value_heads" not in out and "num_attention_heads" in out:
         out["num_key_value_heads"] = out["num_attention_heads"]
         notes.append("config.json has no num_key_value_heads: every head keeps its own KV (transformers' default), so it equals num_attention_heads")
