@@ -18,6 +18,8 @@ from generator.schema import Model
 _URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?", re.I)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
+# The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf).
+_QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,10 @@ class HfIdIndex:
             found = self.files.get(_key(leaf)) or self.files.get(_key(_SHARD.sub("", leaf)))
             if found is not None:
                 return found
+            # A file this catalog does not list: its name without the quantization may still be the model's.
+            stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
+            if stem and (found := self.names.get(_key(stem))) is not None:
+                return Resolved(found.model_id, None)
             text = text.rsplit("/", 1)[0] if "/" in text else ""
             leaf = text.rsplit("/", 1)[-1]
         if not text:

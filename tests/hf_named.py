@@ -10,7 +10,8 @@ CORPORA = ("vllm_real_logs.yaml", "sglang_real_logs.yaml", "llamacpp_real_logs.y
 HF_OWNERS = ("Qwen", "meta-llama", "google", "deepseek-ai", "openai", "RedHatAI", "neuralmagic", "nvidia", "mistralai",
              "microsoft", "moonshotai", "zai-org", "THUDM", "ibm-granite", "ibm-ai-platform", "hugging-quants", "TheBloke",
              "unsloth", "bartowski", "Intel", "swiss-ai", "CohereForAI", "CohereLabs")
-_HF_ID = re.compile(r"(?<![\w./-])((?:%s)/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9])" % "|".join(map(re.escape, HF_OWNERS)))
+_OWNERS = "|".join(map(re.escape, HF_OWNERS))
+_HF_ID = re.compile(rf"(?<![\w./-])((?:{_OWNERS})/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9])")
 _LAUNCH = re.compile(r"(?:vllm serve|ollama (?:run|pull)|--model(?:-path)?[ =]|\bmodel=')\s*'?([^\s',\"`)]+)")
 _GGUF = re.compile(r"[A-Za-z0-9_.:-]+\.gguf\b")
 
