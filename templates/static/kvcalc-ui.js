@@ -117,6 +117,15 @@ async function start(root) {
     }
   });
 
+  // A config.json pasted on the search page with the error (static/search.js) arrives once, here.
+  let carried = null;
+  try { carried = sessionStorage.getItem("kvtriage:config"); sessionStorage.removeItem("kvtriage:config"); } catch (e) { carried = null; }
+  if (carried && !query.has("m")) {
+    set("m", "custom");
+    pasteBox.value = carried;
+    pasteBox.dispatchEvent(new Event("input"));
+  }
+
   const form = $("form", { class: "kc-form", "aria-describedby": "kc-help" },
     $("p", { id: "kc-help" }, "Change any setting; the figures, verdict and commands below update, and the address bar keeps the settings for sharing."),
     $("fieldset", {}, $("legend", {}, "GPU and model"), field("e", "Engine", controls.e[0]), field("g", "GPU", controls.g[0]), field("mem", "GPU memory (GiB, as CUDA reports it)", controls.mem[0]),

@@ -384,3 +384,21 @@ def test_a_pasted_config_drives_the_calculator(page, site_url) -> None:
     assert {k: shown[k] for k in expected} == expected
     page.fill("#kc-cfg", "{not json")
     assert page.inner_text("#kc-cfg-hint").startswith("Not read:")
+
+
+def test_a_config_pasted_with_the_error_reaches_the_calculator(page, site_url) -> None:
+    from urllib.parse import quote
+
+    log = ("The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648). "
+           "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    paste = log + "\nmy config.json:\n" + json.dumps(PASTED_CONFIGS[2], indent=2) + "\n"
+    page.goto(site_url + "/search/?q=" + quote(paste))
+    page.wait_for_url("**/oom/vllm-max-model-len-error/**", timeout=10_000)
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    assert page.input_value("#kc-m") == "custom"
+    assert page.input_value("#kc-L") == "32" and page.input_value("#kc-KV") == "32"
+    assert "exaone" in page.inner_text("#kc-cfg-hint")
+    # It is used once: opening the page again shows the page's own model.
+    page.reload()
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    assert page.input_value("#kc-cfg") == ""
