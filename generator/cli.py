@@ -125,13 +125,43 @@ def _cmd_triage(args: argparse.Namespace) -> int:
     errors = load_dataset(Path(args.root)).errors
     result = triage(text, records_from_errors(errors.values()))
     urls = {error_id: error_url(error_id) for error_id in errors}
+    model = _triage_model(text, result.numbers.get("model"), Path(args.root))
     if args.json:
         import json
 
-        print(json.dumps(result_data(result, urls), indent=2, ensure_ascii=False))
+        print(json.dumps(result_data(result, urls) | model, indent=2, ensure_ascii=False))
     else:
         print(result_text(result, urls, limit=args.limit))
+        for key, value in model.items():
+            print(f"{key}: {value if not isinstance(value, dict) else ', '.join(f'{k} {v}' for k, v in value.items())}")
     return EXIT_OK
+
+
+def _triage_model(text: str, named: object, root: Path) -> dict[str, object]:
+    """The model behind a paste: the catalog record its log names, and a pasted config.json's KV cost."""
+    from generator.engine.geometry import geometry_from_hf_config, kv_bytes_per_token
+    from generator.kv.catalog import catalog_key_for_hf_id
+    from generator.load import load_dataset
+    from generator.tools.editor import hf_config_fields
+    from generator.triage.pasted import config_in_paste
+
+    out: dict[str, object] = {}
+    if isinstance(named, str) and named:
+        key = catalog_key_for_hf_id(load_dataset(root), named)
+        if key is not None:
+            out["catalog_model"] = key
+    pasted = config_in_paste(text)
+    if pasted is not None:
+        try:
+            fields, _ = hf_config_fields(pasted)
+            geometry = geometry_from_hf_config(fields)
+        except (ValueError, KeyError, TypeError) as exc:
+            out["pasted_config"] = {"not read": str(exc)[:120]}
+        else:
+            out["pasted_config"] = {"model_type": fields.get("model_type"), "layers": fields.get("num_hidden_layers"),
+                                    "kv_heads": fields.get("num_key_value_heads"),
+                                    "kv_bytes_per_token_bf16": kv_bytes_per_token(geometry, 2)}
+    return out
 
 
 def build_parser(only_build: bool = False) -> argparse.ArgumentParser:

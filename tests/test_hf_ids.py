@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.hf_ids import HfIdIndex, Resolved, hf_id_index
+from generator.kv.hf_ids import HfIdIndex, Resolved, hf_id_index
 from generator.load import load_dataset
 from tests.hf_named import named_model_ids
 

@@ -13,7 +13,7 @@ from typing import Mapping
 
 from generator.engine.pairs import gpu_total_bytes, variant_config
 from generator.engine.requests import GpuEntry, ModelEntry
-from generator.hf_ids import hf_id_index
+from generator.kv.hf_ids import hf_id_index
 from generator.load import load_dataset
 from generator.schema import Dataset
 
