@@ -122,38 +122,75 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         text = sys.stdin.read()
     else:
         text = Path(args.file).read_text(encoding="utf-8", errors="replace")
-    from generator.engine.from_log import match_model, recompute_llamacpp, recompute_vllm
+    from generator.engine.from_log import recompute_llamacpp, recompute_vllm
     from generator.engine.llamacpp import CTX_PAD
 
     dataset = load_dataset(Path(args.root))
     errors = dataset.errors
     result = triage(text, records_from_errors(errors.values()))
     urls = {error_id: error_url(error_id) for error_id in errors}
+    model_facts = _triage_model(text, result.numbers.get("model"), dataset)
     recompute = None
     if result.engine in ("vllm", None):
-        model = match_model(result.numbers.get("model"), _catalog_models(dataset))
+        model = _resolved_model(dataset, result.numbers.get("model"))
         recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
     if result.engine in ("llamacpp", "ollama") and recompute is None:
         recompute = recompute_llamacpp(result.numbers, CTX_PAD)
     if args.json:
         import json
 
-        print(json.dumps(result_data(result, urls, recompute), indent=2, ensure_ascii=False))
+        print(json.dumps(result_data(result, urls, recompute) | model_facts, indent=2, ensure_ascii=False))
     else:
         print(result_text(result, urls, limit=args.limit, recompute=recompute))
+        for key, value in model_facts.items():
+            print(f"{key}: {value if not isinstance(value, dict) else ', '.join(f'{k} {v}' for k, v in value.items())}")
     return EXIT_OK
 
 
-def _catalog_models(dataset):
-    """Every vLLM-loadable build of the catalog, by the repository `vllm serve` is given."""
+def _resolved_model(dataset, named: object):
+    """The catalog build a log's model id names (generator/kv/hf_ids.py), as the recompute takes it;
+    None when the catalog has no exact match or that build does not run on vLLM."""
     from generator.engine.from_log import ModelConfig
     from generator.engine.pairs import variant_config
+    from generator.kv.hf_ids import hf_id_index
 
-    for model in dataset.models.values():
-        for variant in model.variants:
-            repo = variant.hf_repo or model.hf_repo
-            if repo and "vllm" in variant.engines:
-                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
+    if not isinstance(named, str) or not named:
+        return None
+    found = hf_id_index(dataset.models).resolve(named)
+    if found is None:
+        return None
+    model = dataset.models[found.model_id]
+    # No variant named: the model's own repository, which its first variant loads from.
+    variant = next((v for v in model.variants if v.id == found.variant_id), model.variants[0])
+    if "vllm" not in variant.engines:
+        return None
+    return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
+
+
+def _triage_model(text: str, named: object, dataset) -> dict[str, object]:
+    """The model behind a paste: the catalog record its log names, and a pasted config.json's KV cost."""
+    from generator.engine.geometry import geometry_from_hf_config, kv_bytes_per_token
+    from generator.kv.catalog import catalog_key_for_hf_id
+    from generator.tools.import_model import hf_config_fields
+    from generator.triage.pasted import config_in_paste
+
+    out: dict[str, object] = {}
+    if isinstance(named, str) and named:
+        key = catalog_key_for_hf_id(dataset, named)
+        if key is not None:
+            out["catalog_model"] = key
+    pasted = config_in_paste(text)
+    if pasted is not None:
+        try:
+            fields, _ = hf_config_fields(pasted)
+            geometry = geometry_from_hf_config(fields)
+        except (ValueError, KeyError, TypeError) as exc:
+            out["pasted_config"] = {"not read": str(exc)[:120]}
+        else:
+            out["pasted_config"] = {"model_type": fields.get("model_type"), "layers": fields.get("num_hidden_layers"),
+                                    "kv_heads": fields.get("num_key_value_heads"),
+                                    "kv_bytes_per_token_bf16": kv_bytes_per_token(geometry, 2)}
+    return out
 
 
 def build_parser(only_build: bool = False) -> argparse.ArgumentParser:

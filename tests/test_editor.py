@@ -440,3 +440,17 @@ def test_hf_config_keeps_hybrid_state_keys_and_the_engine_reads_them() -> None:
     assert geometry.state is not None and geometry.state.family == "gdn"
     assert geometry.layer_kinds.count("full") == 8 and geometry.layer_kinds.count("state") == 24
     assert not any("full_attention_interval" in n for n in notes)
+
+
+def test_hf_config_keeps_an_explicit_null_window_and_drops_other_nulls() -> None:
+    config = {**TINY_CONFIG, "sliding_window": None, "head_dim": None}
+    fields, _ = hf_config_fields(config)
+    assert "sliding_window" in fields and fields["sliding_window"] is None  # null: no window, unlike a missing key
+    assert "head_dim" not in fields
+    assert "sliding_window" not in hf_config_fields(TINY_CONFIG)[0]
+
+
+def test_hf_config_reads_the_layer_count_under_its_remote_code_name() -> None:
+    config = {k: v for k, v in TINY_CONFIG.items() if k != "num_hidden_layers"} | {"num_layers": 7}
+    fields, notes = hf_config_fields(config)
+    assert fields["num_hidden_layers"] == 7 and any("num_layers" in n for n in notes)

@@ -7,12 +7,13 @@ works after `pip install` from any folder."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
 from generator.engine.pairs import gpu_total_bytes, variant_config
 from generator.engine.requests import GpuEntry, ModelEntry
+from generator.kv.hf_ids import hf_id_index
 from generator.load import load_dataset
 from generator.schema import Dataset
 
@@ -36,13 +37,22 @@ class CatalogLookup:
             for variant in model.variants:
                 if model_id in (f"{model.id}-{variant.id}", model.id):
                     return ModelEntry(hf_config=model.config.as_config_json(), weights_bytes=variant.checkpoint_bytes, name=f"{model.name} {variant.name}")
-        return None
+        key = catalog_key_for_hf_id(self.dataset, model_id)
+        return self.model(key) if key is not None and key != model_id else None
 
     def gpu(self, gpu_id: str) -> GpuEntry | None:
         gpu = self.dataset.gpus.get(gpu_id)
         if gpu is None:
             return None
         return GpuEntry(total_bytes=gpu_total_bytes(gpu), name=gpu.name)
+
+
+def catalog_key_for_hf_id(dataset: Dataset, named: str) -> str | None:
+    """The `MODEL` or `MODEL-VARIANT` key a Hugging Face id (or a GGUF file, an Ollama tag) names."""
+    found = hf_id_index(dataset.models).resolve(named)
+    if found is None:
+        return None
+    return f"{found.model_id}-{found.variant_id}" if found.variant_id else found.model_id
 
 
 SHIPPED_CATALOG = Path(__file__).with_name("catalog.json")
@@ -53,9 +63,13 @@ SHIPPED_CATALOG_PATH = "generator/kv/catalog.json"  # where `kvtriage schema` wr
 class ShippedLookup:
     models: Mapping[str, ModelEntry]
     gpus: Mapping[str, GpuEntry]
+    hf_ids: Mapping[str, str] = field(default_factory=dict)  # lower-case Hugging Face id -> key in models
 
     def model(self, model_id: str) -> ModelEntry | None:
-        return self.models.get(model_id)
+        found = self.models.get(model_id)
+        if found is None and (key := self.hf_ids.get(model_id.strip().lower())) is not None:
+            found = self.models.get(key)
+        return found
 
     def gpu(self, gpu_id: str) -> GpuEntry | None:
         return self.gpus.get(gpu_id)
@@ -75,7 +89,13 @@ def shipped_catalog_bytes(dataset: Dataset) -> bytes:
         found = lookup.gpu(gpu_id)
         if found is not None:
             gpus[gpu_id] = {"total_bytes": found.total_bytes, "name": found.name}
-    return json.dumps({"models": models, "gpus": gpus}, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    index = hf_id_index(dataset.models)
+    hf_ids = {}
+    for repo, found in index.repos.items():
+        key = f"{found.model_id}-{found.variant_id}" if found.variant_id else found.model_id
+        if key in models:
+            hf_ids[repo] = key
+    return json.dumps({"models": models, "gpus": gpus, "hf_ids": hf_ids}, sort_keys=True, separators=(",", ":")).encode() + b"\n"
 
 
 def shipped_lookup(path: Path = SHIPPED_CATALOG) -> ShippedLookup:
@@ -83,6 +103,7 @@ def shipped_lookup(path: Path = SHIPPED_CATALOG) -> ShippedLookup:
     return ShippedLookup(
         models={key: ModelEntry(**entry) for key, entry in data["models"].items()},
         gpus={key: GpuEntry(**entry) for key, entry in data["gpus"].items()},
+        hf_ids=data.get("hf_ids", {}),
     )
 
 

@@ -216,6 +216,9 @@ class Model(Record):
     long_context: LongContext | None = None
     variants: tuple[ModelVariant, ...] = Field(min_length=1)
     aliases: tuple[Slug, ...] = ()
+    hf_aliases: tuple[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")], ...] = Field(
+        (), description="Other Hugging Face ids of the same checkpoint (an earlier name, an official re-upload); logs naming them resolve to this model."
+    )
     notes: tuple[NonEmpty, ...] = ()
 
     @model_validator(mode="after")

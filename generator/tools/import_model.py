@@ -31,6 +31,9 @@ def _problem(path: str, message: str, fix: str = "") -> ImportProblem:
 
 
 # Keys that change KV memory but that HfConfig does not model yet: worth a warning when dropped.
+# An explicit null here differs from a missing key: `sliding_window: null` (Mistral, Qwen2.5)
+# means no window, while a missing key lets the engine apply the model type's default window.
+_NULL_IS_A_FACT = ("sliding_window",)
 _KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "num_kv_shared_layers", "attention_type")
 
 
@@ -54,8 +57,11 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
         if key == "torch_dtype" and value is None:
             value = cfg.get("dtype")  # transformers 4.56+ writes `dtype`
         if value is None:
+            if key in _NULL_IS_A_FACT and key in cfg:
+                out[key] = None
             continue
         out[key] = value
+    _layer_count_by_another_name(cfg, out, notes)
     if "num_key_value_heads" not in out and "num_attention_heads" in out:
         out["num_key_value_heads"] = out["num_attention_heads"]
         notes.append("config.json has no num_key_value_heads: every head keeps its own KV (transformers' default), so it equals num_attention_heads")
@@ -73,6 +79,18 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
             notes.append(f"left out {key}={json.dumps(cfg[key])[:60]}: the model record has no field for it yet")
     ordered = {key: out[key] for key in HfConfig.model_fields if key in out}
     return ordered, notes
+
+
+def _layer_count_by_another_name(cfg: Mapping[str, Any], out: dict[str, Any], notes: list[str]) -> None:
+    """Remote-code configs (EXAONE 3, ChatGLM) name the layer count their own way; transformers
+    maps it to num_hidden_layers through the config's attribute_map."""
+    if "num_hidden_layers" in out:
+        return
+    for other in ("num_layers", "n_layer", "n_layers"):
+        if isinstance(cfg.get(other), int):
+            out["num_hidden_layers"] = cfg[other]
+            notes.append(f"num_hidden_layers read from {other}={cfg[other]} (this config's name for it)")
+            return
 
 
 def _slugify(text: str) -> str:

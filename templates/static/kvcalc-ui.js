@@ -43,6 +43,34 @@ function budgetBar(id, title, total, segments, sizes) {
     $("figcaption", {}, `${title}${over > 0 ? ": " + overText + " (the line marks its memory)" : ""}.`));
 }
 
+// The config.json keys the engine reads (generator/schema.py HfConfig, which geometry.py consumes);
+// a pasted config.json keeps these and drops the rest, as `kvtriage import-model` does.
+const HF_KEYS = ["model_type", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+  "intermediate_size", "vocab_size", "torch_dtype", "max_position_embeddings", "rope_scaling", "sliding_window", "use_sliding_window",
+  "sliding_window_pattern", "layer_types", "attention_chunk_size", "no_rope_layers", "kv_lora_rank", "qk_rope_head_dim", "q_lora_rank",
+  "qk_nope_head_dim", "v_head_dim", "tie_word_embeddings", "num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts",
+  "moe_intermediate_size", "first_k_dense_replace", "num_experts_per_tok", "quantization_config"];
+
+/** The engine's keys of a pasted config.json (its text_config for multimodal checkpoints); throws on text that is not one. */
+export function pastedConfig(text) {
+  const raw = JSON.parse(text);
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new Error("config.json must be a JSON object");
+  const inner = raw.text_config && typeof raw.text_config === "object" && raw.text_config.num_hidden_layers ? raw.text_config : null;
+  const c = inner ? { ...inner, model_type: inner.model_type || raw.model_type, torch_dtype: inner.torch_dtype || inner.dtype || raw.torch_dtype || raw.dtype,
+    quantization_config: inner.quantization_config || raw.quantization_config } : { ...raw, torch_dtype: raw.torch_dtype || raw.dtype };
+  // Remote-code configs name the layer count their own way (EXAONE: num_layers).
+  if (c.num_hidden_layers === undefined) c.num_hidden_layers = c.num_layers ?? c.n_layer ?? c.n_layers;
+  if (c.num_key_value_heads === undefined || c.num_key_value_heads === null) c.num_key_value_heads = c.num_attention_heads;
+  const out = {};
+  for (const k of HF_KEYS) if (c[k] !== undefined && (c[k] !== null || k === "sliding_window")) out[k] = c[k];
+  for (const k of ["num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size", "max_position_embeddings"]) {
+    if (!(Number.isInteger(out[k]) && out[k] > 0)) throw new Error(`config.json has no usable ${k}`);
+  }
+  if (!out.model_type) out.model_type = "custom";
+  if (!["bfloat16", "float16", "float32"].includes(out.torch_dtype)) out.torch_dtype = "bfloat16";
+  return out;
+}
+
 function field(name, label, control, hint) {
   control.id = "kc-" + name;
   control.name = name;
@@ -103,11 +131,42 @@ async function start(root) {
   for (const [k, [, dflt]] of Object.entries(controls)) set(k, query.has(k) ? query.get(k) : dflt);
   if (![...controls.e[0].options].some((o) => o.value === get("e"))) set("e", "vllm");
 
+  // A model the catalog lacks: its config.json pasted here fills the numbers below, and its other
+  // keys (sliding window, MLA ranks, MoE, quantization) go to the engine with them.
+  let pasted = null;
+  const pasteBox = $("textarea", { rows: "4", spellcheck: "false", placeholder: '{"model_type": "...", "num_hidden_layers": ...}' });
+  const pasteNote = $("small", { id: "kc-cfg-hint", "aria-live": "polite" }, "Paste the model's config.json to fill the numbers below.");
+  pasteBox.id = "kc-cfg";
+  pasteBox.setAttribute("aria-describedby", "kc-cfg-hint");
+  const pasteField = $("div", { class: "kc-field kc-paste", "data-for": "cfg" }, $("label", { for: "kc-cfg" }, "Paste config.json"), pasteBox, pasteNote);
+  pasteBox.addEventListener("input", () => {
+    const text = pasteBox.value.trim();
+    if (!text) { pasted = null; pasteNote.textContent = "Paste the model's config.json to fill the numbers below."; return; }
+    try {
+      pasted = pastedConfig(text);
+      for (const [k, , key] of RAW) set(k, rawValue(pasted, key));
+      set("c", String(pasted.max_position_embeddings));
+      pasteNote.textContent = `Read ${pasted.model_type}: ${pasted.num_hidden_layers} layers, ${pasted.num_key_value_heads} KV heads.`;
+    } catch (e) {
+      pasted = null;
+      pasteNote.textContent = `Not read: ${e.message}`;
+    }
+  });
+
+  // A config.json pasted on the search page with the error (static/search.js) arrives once, here.
+  let carried = null;
+  try { carried = sessionStorage.getItem("kvtriage:config"); sessionStorage.removeItem("kvtriage:config"); } catch (e) { carried = null; }
+  if (carried && !query.has("m")) {
+    set("m", "custom");
+    pasteBox.value = carried;
+    pasteBox.dispatchEvent(new Event("input"));
+  }
+
   const form = $("form", { class: "kc-form", "aria-describedby": "kc-help" },
     $("p", { id: "kc-help" }, "Change any setting; the figures, verdict and commands below update, and the address bar keeps the settings for sharing."),
     $("fieldset", {}, $("legend", {}, "GPU and model"), field("e", "Engine", controls.e[0]), field("g", "GPU", controls.g[0]), field("mem", "GPU memory (GiB, as CUDA reports it)", controls.mem[0]),
       field("m", "Model", controls.m[0]), field("w", "Weights (GiB)", controls.w[0])),
-    $("fieldset", { "data-group": "raw" }, $("legend", {}, "Model numbers (config.json)"), ...RAW.map(([k, label]) => field(k, label, controls[k][0]))),
+    $("fieldset", { "data-group": "raw" }, $("legend", {}, "Model numbers (config.json)"), pasteField, ...RAW.map(([k, label]) => field(k, label, controls[k][0]))),
     $("fieldset", { "data-group": "vllm" }, $("legend", {}, "vLLM settings"), field("u", "--gpu-memory-utilization", controls.u[0]), field("kv", "--kv-cache-dtype", controls.kv[0]),
       field("len", "--max-model-len", controls.len[0], "blank: the model's maximum; auto: the longest that fits"), field("tp", "--tensor-parallel-size", controls.tp[0]),
       field("pp", "--pipeline-parallel-size", controls.pp[0]), field("eager", "--enforce-eager", controls.eager[0])),
@@ -167,8 +226,8 @@ async function start(root) {
     const r = { engine };
     if (entry) r.model = get("m");
     else {
-      const c = { model_type: "custom", torch_dtype: "bfloat16" };
-      for (const [k, , key] of RAW) { const v = parseInt(get(k), 10); if (v > 0) c[key] = v; }
+      const c = pasted ? { ...pasted } : { model_type: "custom", torch_dtype: "bfloat16" };
+      for (const [k, , key] of RAW) { const v = parseInt(get(k), 10); if (v > 0 && !(key === "head_dim" && pasted && pasted.head_dim === undefined && v === parseInt(rawValue(pasted, key), 10))) c[key] = v; }
       r.hf_config = c;
     }
     if (gpuCustom) r.gpu_memory_gib = parseFloat(get("mem")) || 0;

@@ -125,6 +125,21 @@
     panel.hidden = false;
   }
 
+  // A config.json pasted with the error (for a model the catalog lacks) goes with the reader: the
+  // calculator on the page the paste leads to reads it into its "Paste config.json" field.
+  function pastedConfigText(text) {
+    var ends = [];
+    for (var e = text.lastIndexOf("}"); e !== -1 && ends.length < 20; e = text.lastIndexOf("}", e - 1)) ends.push(e);
+    for (var i = text.indexOf("{"), tries = 0; i !== -1 && tries < 20; i = text.indexOf("{", i + 1), tries++) {
+      for (var k = 0; k < ends.length && ends[k] > i; k++) {
+        var body = text.slice(i, ends[k] + 1), obj;
+        try { obj = JSON.parse(body); } catch (err) { continue; }
+        if (obj && typeof obj === "object" && !Array.isArray(obj) && (obj.num_hidden_layers || obj.num_layers || obj.text_config)) return body;
+      }
+    }
+    return null;
+  }
+
   function clearLead(rows, margin) {
     return rows.length === 1 || (rows.length > 1 && rows[0].score - rows[1].score >= margin);
   }
@@ -177,6 +192,10 @@
     fullText("");
     return;
   }
+  var config = pastedConfigText(query);
+  if (config) {
+    try { window.sessionStorage.setItem("kvtriage:config", config); } catch (err) { config = null; }
+  }
   fetch(box.getAttribute("data-index"))
     .then(function (response) { return response.json(); })
     .then(function (data) {
@@ -192,6 +211,11 @@
           return;
         }
         show(rows);
+        if (config) {
+          var note = document.createElement("p");
+          note.textContent = "Your config.json was read: the calculator on the error page you open computes from it.";
+          out.appendChild(note);
+        }
         fullText(rows.length ? "" : telling);
       });
     })

@@ -353,3 +353,87 @@ def test_pair_page_calculator_offers_sglang(page, site_url) -> None:
     assert "e=sglang" in page.url and "skv=fp8_e4m3" in page.url
     ARTIFACTS.mkdir(exist_ok=True)
     page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-sglang.png"))
+
+
+# --------------------------------------------------------------------------- a pasted config.json
+
+PASTED_CONFIGS = [
+    # Mistral-style: sliding_window null is kept (no window), the other nulls and unread keys go.
+    {"architectures": ["MistralForCausalLM"], "model_type": "mistral", "num_hidden_layers": 40, "num_attention_heads": 32,
+     "num_key_value_heads": 8, "head_dim": 128, "hidden_size": 5120, "intermediate_size": 32768, "vocab_size": 131072,
+     "max_position_embeddings": 32768, "sliding_window": None, "rope_theta": 100000000.0, "torch_dtype": "bfloat16", "rope_scaling": None},
+    # A multimodal checkpoint: the language model is in text_config, dtype under transformers 4.56+'s name.
+    {"model_type": "gemma3", "dtype": "bfloat16", "vision_config": {"hidden_size": 1152},
+     "text_config": {"model_type": "gemma3_text", "num_hidden_layers": 34, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+                     "hidden_size": 2560, "intermediate_size": 10240, "vocab_size": 262208, "max_position_embeddings": 131072,
+                     "sliding_window": 1024, "layer_types": ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 5 + ["full_attention"]
+                     + ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 5
+                     + ["full_attention"] + ["sliding_attention"] * 4}},
+    # Remote code: the layer count under its own name, and no num_key_value_heads (every head keeps its own KV).
+    {"model_type": "exaone", "num_layers": 32, "num_attention_heads": 32, "hidden_size": 4096, "intermediate_size": 14336,
+     "vocab_size": 102400, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"},
+    # MLA keys reach the engine.
+    {"model_type": "deepseek_v2", "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "hidden_size": 2048,
+     "intermediate_size": 10944, "vocab_size": 102400, "max_position_embeddings": 163840, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
+     "q_lora_rank": None, "qk_nope_head_dim": 128, "v_head_dim": 128, "torch_dtype": "bfloat16", "n_routed_experts": 64,
+     "n_shared_experts": 2, "moe_intermediate_size": 1408, "first_k_dense_replace": 1, "num_experts_per_tok": 6},
+]
+
+
+def test_a_pasted_config_keeps_the_keys_import_model_keeps(page, site_url) -> None:
+    from generator.tools.editor import hf_config_fields
+
+    if not page.url.startswith(site_url):
+        page.goto(site_url + "/")
+    texts = [json.dumps(c) for c in PASTED_CONFIGS]
+    js = json.loads(page.evaluate("async (texts) => { const U = await import('/static/kvcalc-ui.js');"
+                                  " return JSON.stringify(texts.map((t) => U.pastedConfig(t))); }", texts))
+    for config, read in zip(PASTED_CONFIGS, js, strict=True):
+        assert read == hf_config_fields(config)[0]
+    refused = page.evaluate("async () => { const U = await import('/static/kvcalc-ui.js');"
+                            " return ['[1, 2]', '{\"model_type\": \"x\"}', 'not json'].map((t) => { try { U.pastedConfig(t); return 'read'; } catch (e) { return 'refused'; } }); }")
+    assert refused == ["refused"] * 3
+
+
+def test_a_pasted_config_drives_the_calculator(page, site_url) -> None:
+    dataset = load_dataset(FIXTURE_SITE)
+    models, gpus = python_catalog(dataset)
+    page.goto(site_url + PAIR_URL)
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    page.select_option("#kc-m", "custom")
+    config = PASTED_CONFIGS[1]
+    page.fill("#kc-cfg", json.dumps(config))
+    assert page.input_value("#kc-L") == "34" and page.input_value("#kc-KV") == "4" and page.input_value("#kc-D") == "256"
+    assert "gemma3_text" in page.inner_text("#kc-cfg-hint")
+    from generator.tools.editor import hf_config_fields
+
+    weights = float(page.input_value("#kc-w"))
+    request = {"engine": "vllm", "hf_config": hf_config_fields(config)[0], "gpu": "rtx-4090", "gpu_count": 2,
+               "gpu_memory_utilization": 0.9, "weights_gib": weights}
+    answer = python_answer(request, models, gpus)
+    _wait_for(page, serve_command("MODEL", (("--gpu-memory-utilization", "0.9"),)))
+    page.wait_for_function("(want) => { const e = document.querySelector('#calculator [data-out=per_token]'); return e && e.textContent === want; }",
+                           arg=kib(answer["kv_bytes_per_token"]), timeout=10_000)
+    shown = _shown(page)
+    expected = _expected_figures(answer, gpus["rtx-4090"].total_bytes)
+    assert {k: shown[k] for k in expected} == expected
+    page.fill("#kc-cfg", "{not json")
+    assert page.inner_text("#kc-cfg-hint").startswith("Not read:")
+
+
+def test_a_config_pasted_with_the_error_reaches_the_calculator(page, site_url) -> None:
+    from urllib.parse import quote
+
+    log = ("The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache (23648). "
+           "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    paste = log + "\nmy config.json:\n" + json.dumps(PASTED_CONFIGS[2], indent=2) + "\n"
+    page.goto(site_url + "/search/?q=" + quote(paste))
+    page.wait_for_url("**/oom/vllm-max-model-len-error/**", timeout=10_000)
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    assert page.input_value("#kc-m") == "custom"
+    assert page.input_value("#kc-L") == "32" and page.input_value("#kc-KV") == "32"
+    assert "exaone" in page.inner_text("#kc-cfg-hint")
+    # It is used once: opening the page again shows the page's own model.
+    page.reload()
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    assert page.input_value("#kc-cfg") == ""
