@@ -17,6 +17,12 @@ from generator.schema import (
 )
 
 
+def _engines_running(variant) -> set[str]:
+    """The engines whose pages may show this build: those it names, and SGLang beside vLLM (it loads
+    the same checkpoints; generator/plan/sglang_pages.py decides per pair whether it has figures)."""
+    return set(variant.engines) | ({"sglang"} if "vllm" in variant.engines else set())
+
+
 def _url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:
     """Pair pages end in <model>-<variant>/, so model 'a-b' variant 'c' and model 'a' variant
     'b-c' would claim one URL; catch it here, where both records have a line."""
@@ -114,7 +120,7 @@ def _cross_references(gpus, models, programs, errors, pairs, broken_errors: froz
         for i, error_id in enumerate(pair.errors):
             if error_id not in errors and error_id not in broken_errors:
                 issues.append(source.issue(("errors", i), f"errors[{i}]", f"error {error_id!r} does not exist", _did_you_mean(error_id, errors)))
-            elif error_id in errors and variant is not None and errors[error_id][0].engine not in variant.engines:
+            elif error_id in errors and variant is not None and errors[error_id][0].engine not in _engines_running(variant):
                 # No page could show the pair with this error: the engine cannot load the build.
                 engine = ENGINE_NAMES[errors[error_id][0].engine]
                 runs_on = " and ".join(ENGINE_NAMES[e] for e in variant.engines)
