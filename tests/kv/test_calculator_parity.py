@@ -386,11 +386,11 @@ def test_a_pasted_config_keeps_the_keys_import_model_keeps(page, site_url) -> No
     if not page.url.startswith(site_url):
         page.goto(site_url + "/")
     texts = [json.dumps(c) for c in PASTED_CONFIGS]
-    js = json.loads(page.evaluate("async (texts) => { const U = await import('/static/kvcalc-ui.js');"
+    js = json.loads(page.evaluate("async (texts) => { const U = await import('/static/kvcalc-paste.js');"
                                   " return JSON.stringify(texts.map((t) => U.pastedConfig(t))); }", texts))
     for config, read in zip(PASTED_CONFIGS, js, strict=True):
         assert read == hf_config_fields(config)[0]
-    refused = page.evaluate("async () => { const U = await import('/static/kvcalc-ui.js');"
+    refused = page.evaluate("async () => { const U = await import('/static/kvcalc-paste.js');"
                             " return ['[1, 2]', '{\"model_type\": \"x\"}', 'not json'].map((t) => { try { U.pastedConfig(t); return 'read'; } catch (e) { return 'refused'; } }); }")
     assert refused == ["refused"] * 3
 
