@@ -355,6 +355,27 @@ def test_pair_page_calculator_offers_sglang(page, site_url) -> None:
     page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-sglang.png"))
 
 
+def test_other_engines_and_the_config_field_load_only_when_the_reader_needs_them(page, site_url) -> None:
+    """A vLLM pair page fetches neither the other engines' code nor the config.json field at first view;
+    a shared address that names another engine's settings still opens with them."""
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url.split("?")[0].rsplit("/", 1)[-1]))
+    page.goto(site_url + PAIR_URL + "?skv=fp8_e4m3")
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    on_demand = {"kvcalc-llama.js", "kvcalc-sglang.js", "kvcalc-ui-engines.js", "kvcalc-paste.js"}
+    assert "kvcalc.js" in fetched and not on_demand & set(fetched)
+    assert "skv=fp8_e4m3" in page.url  # kept for when the reader picks SGLang
+    page.select_option("#kc-e", "sglang")
+    page.wait_for_selector("#kc-skv:visible")
+    assert page.input_value("#kc-skv") == "fp8_e4m3" and "e=sglang" in page.url and "skv=fp8_e4m3" in page.url
+    assert "kvcalc-paste.js" not in fetched
+    page.select_option("#kc-m", "custom")
+    page.wait_for_selector("#kc-cfg:visible")
+    page.goto(site_url + PAIR_URL + "?e=llamacpp&m=custom&ctk=q4_0")
+    page.wait_for_selector("#kc-cfg:visible")
+    assert page.input_value("#kc-ctk") == "q4_0" and page.input_value("#kc-e") == "llamacpp"
+
+
 # --------------------------------------------------------------------------- a pasted config.json
 
 PASTED_CONFIGS = [
@@ -381,16 +402,16 @@ PASTED_CONFIGS = [
 
 
 def test_a_pasted_config_keeps_the_keys_import_model_keeps(page, site_url) -> None:
-    from generator.tools.editor import hf_config_fields
+    from generator.tools.import_model import hf_config_fields
 
     if not page.url.startswith(site_url):
         page.goto(site_url + "/")
     texts = [json.dumps(c) for c in PASTED_CONFIGS]
-    js = json.loads(page.evaluate("async (texts) => { const U = await import('/static/kvcalc-ui.js');"
+    js = json.loads(page.evaluate("async (texts) => { const U = await import('/static/kvcalc-paste.js');"
                                   " return JSON.stringify(texts.map((t) => U.pastedConfig(t))); }", texts))
     for config, read in zip(PASTED_CONFIGS, js, strict=True):
         assert read == hf_config_fields(config)[0]
-    refused = page.evaluate("async () => { const U = await import('/static/kvcalc-ui.js');"
+    refused = page.evaluate("async () => { const U = await import('/static/kvcalc-paste.js');"
                             " return ['[1, 2]', '{\"model_type\": \"x\"}', 'not json'].map((t) => { try { U.pastedConfig(t); return 'read'; } catch (e) { return 'refused'; } }); }")
     assert refused == ["refused"] * 3
 
@@ -405,7 +426,7 @@ def test_a_pasted_config_drives_the_calculator(page, site_url) -> None:
     page.fill("#kc-cfg", json.dumps(config))
     assert page.input_value("#kc-L") == "34" and page.input_value("#kc-KV") == "4" and page.input_value("#kc-D") == "256"
     assert "gemma3_text" in page.inner_text("#kc-cfg-hint")
-    from generator.tools.editor import hf_config_fields
+    from generator.tools.import_model import hf_config_fields
 
     weights = float(page.input_value("#kc-w"))
     request = {"engine": "vllm", "hf_config": hf_config_fields(config)[0], "gpu": "rtx-4090", "gpu_count": 2,

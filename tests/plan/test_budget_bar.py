@@ -50,9 +50,9 @@ def test_bars_that_do_not_fit_run_past_the_gpu_and_say_by_how_much(fixture_numbe
 
 
 def test_the_calculator_draws_the_same_segments_in_the_same_order() -> None:
-    script = (REPO / "templates" / "static" / "kvcalc-ui.js").read_text()
-    for name, segments in (("VLLM_BAR", VLLM_SEGMENTS), ("LLAMA_BAR", LLAMA_SEGMENTS)):
-        found = re.search(rf"const {name} = (\[.*?\]\]);", script).group(1)
+    static = REPO / "templates" / "static"
+    for script, name, segments in (("kvcalc-ui.js", "VLLM_BAR", VLLM_SEGMENTS), ("kvcalc-ui-engines.js", "LLAMA_BAR", LLAMA_SEGMENTS)):
+        found = re.search(rf"const {name} = (\[.*?\]\]);", (static / script).read_text()).group(1)
         assert re.findall(r'\["([a-z_]+)", "([^"]+)"\]', found) == list(segments)
 
 
