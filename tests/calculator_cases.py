@@ -307,7 +307,7 @@ def random_sglang(rng: random.Random, calc: dict[str, Any]) -> dict[str, Any]:
         config = r["hf_config"]
         if rng.random() < 0.4:
             config["architectures"] = [rng.choice(SGLANG_HYBRID_ARCHS)]
-        if config.get("kv_lora_rank") and rng.random() < 0.3:
+        if config.get("kv_lora_rank") and rng.random() < 0.6:
             config["index_head_dim"] = rng.choice([64, 128])
         if rng.random() < 0.1:
             config["v_head_dim"] = rng.choice([64, 128, 256])
