@@ -402,9 +402,11 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) -> None:
     from generator.build.facts import _FactsStore, _pack_facts
+    from generator.check.plan_meta import PageMeta
 
     rules = {}
-    pages = {f"d{i}": _pack_facts(f"<!doctype html><title>Page {i}</title><a id=x{i} href=/p{i}/>x</a>".encode(), rules)
+    pages = {f"d{i}": _pack_facts(f"<!doctype html><title>Page {i}</title><a id=x{i} href=/p{i}/>x</a>".encode(), rules,
+                                  PageMeta(f"Page {i}", None, False, None, False, ()))
              for i in range(10)}
     store = _FactsStore(tmp_path, "v1", reuse=False)
     for digest, (summary, blob) in pages.items():

@@ -11,6 +11,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from generator.check.affiliates import AffiliateRule, _host, _squash, affiliate_rule
 from generator.check.html_reader import _PageFacts, read_page
+from generator.check.plan_meta import PageMeta, page_url, with_meta
 from generator.errors import Issue, RenderError
 from generator.render.site_files import NOT_FOUND_URL
 from generator.render.templates import RenderedFile
@@ -21,24 +22,19 @@ DESCRIPTION_MAX = 160
 GENERATED_LATER = ("/pagefind/",)
 
 
-def _page_url(path: str) -> str:
-    if path == "index.html":
-        return "/"
-    if path.endswith("/index.html"):
-        return "/" + path.removesuffix("index.html")
-    return "/" + path
+def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule],
+               meta: Mapping[str, PageMeta]) -> None:
+    """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on.
 
-
-def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule]) -> None:
-    """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on."""
+    meta: each page's head by page_url, from the plan (plan_meta.site_meta); links, ids and
+    sections come from the rendered files."""
     files = list(files)
-    pages = {_page_url(f.path): read_page(f.content.decode("utf-8")) for f in files if f.path.endswith(".html")}
+    pages = {}
+    for f in files:
+        if f.path.endswith(".html"):
+            url = page_url(f.path)
+            pages[url] = with_meta(read_page(f.content.decode("utf-8")), meta.get(url))
     check_pages({f.path for f in files}, pages, base_url, affiliates)
-
-
-def page_url(path: str) -> str:
-    """The URL an output path is served at: what check_pages keys its pages by."""
-    return _page_url(path)
 
 
 # Entries each of check_pages' memos (href -> resolved target, href -> host, hrefs verified) keeps
