@@ -15,7 +15,6 @@ import yaml
 from generator.build.incremental import build_and_write
 from generator.build.pipeline import build_site
 from generator.check.affiliates import AffiliateRule
-from generator.check.html_reader import read_page
 from generator.check.plan_meta import PageMeta, page_url
 from generator.check.site_checks import check_html
 from generator.cli import main
@@ -24,6 +23,7 @@ from generator.plan.pages import Page
 from generator.render.site_files import pagefind_executable, robots_file, sitemap_files
 from generator.render.templates import RenderedFile
 
+from .check.html_oracle import read_page
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
 
 BASE = "https://kvtriage.dev"

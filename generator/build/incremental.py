@@ -122,7 +122,7 @@ def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | N
                 if written:
                     job.staging.write(path, rendered.content)
                 if path.endswith(".html") and digest not in job.facts:
-                    facts[digest] = _pack_facts(rendered.content, job.rules, page_meta(page))
+                    facts[digest] = _pack_facts(rendered.content, job.rules, page_meta(page), page.url)
                 entries.append((path, digest, len(rendered.content), written))
             out.append((i, key, entries, facts))
         release = getattr(page.view, "release", None)  # a view built on demand is dropped once used
@@ -258,7 +258,7 @@ def _stage_site_files(sp: SitePlan, job: _RenderJob, store: _FactsStore, entries
         path = safe_relative(rendered.path)
         digest = sha(rendered.content)
         if path.endswith(".html") and digest not in store:
-            store.add(digest, *_pack_facts(rendered.content, job.rules, meta.get(page_url(path))))
+            store.add(digest, *_pack_facts(rendered.content, job.rules, meta.get(page_url(path)), page_url(path)))
         previous = job.old.get(path)
         if previous is not None and previous.sha == digest and path not in job.damaged:
             entries[path] = previous

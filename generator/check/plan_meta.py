@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from generator.check.html_reader import _PageFacts
 from generator.plan.pages import Page, Plan
+from generator.render.page_links import PageFacts
 from generator.render.site_files import Redirect, alias_redirects, site_pages
 from generator.render.templates import json_script
 from generator.schema import Dataset
@@ -81,7 +81,7 @@ def site_meta(dataset: Dataset, plan: Plan, site: Mapping[str, Any]) -> dict[str
 NO_META = PageMeta(title="", description=None, noindex=False, canonical=None, refresh=False, json_ld=())
 
 
-def with_meta(facts: _PageFacts, meta: PageMeta | None) -> _PageFacts:
+def with_meta(facts: PageFacts, meta: PageMeta | None) -> PageFacts:
     """A page's facts with its head taken from the plan."""
     meta = meta or NO_META
     return replace(facts, title=meta.title, description=meta.description, noindex=meta.noindex,

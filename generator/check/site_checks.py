@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Collection, Iterable, Mapping
 from urllib.parse import unquote, urljoin, urlsplit
 
 from generator.check.affiliates import AffiliateRule, _host, _squash, affiliate_rule
-from generator.check.html_reader import _PageFacts, read_page
 from generator.check.plan_meta import PageMeta, page_url, with_meta
 from generator.errors import Issue, RenderError
+from generator.render.page_links import PageFacts, page_links
 from generator.render.site_files import NOT_FOUND_URL
 from generator.render.templates import RenderedFile
 
@@ -27,13 +28,13 @@ def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping
     """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on.
 
     meta: each page's head by page_url, from the plan (plan_meta.site_meta); links, ids and
-    sections come from the rendered files."""
+    sections are recorded from the rendered files (render/page_links.py)."""
     files = list(files)
     pages = {}
     for f in files:
         if f.path.endswith(".html"):
             url = page_url(f.path)
-            pages[url] = with_meta(read_page(f.content.decode("utf-8")), meta.get(url))
+            pages[url] = with_meta(page_links(f.content.decode("utf-8"), url), meta.get(url))
     check_pages({f.path for f in files}, pages, base_url, affiliates)
 
 
@@ -57,7 +58,7 @@ def _plain_root_link(raw: str) -> tuple[str, str] | None:
     return unquote(path), fragment
 
 
-def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
+def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
                 scope: Collection[str] | None = None) -> None:
     """check_html over facts already read (read_page per HTML file, keyed by page_url), so a build can
     read pages where it renders them (in parallel, or only the changed ones) and check the whole site once.
@@ -119,7 +120,7 @@ class _LinkTargets:
         return unquote(resolved), parts.fragment
 
 
-def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str,
+def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, PageFacts], base_url: str,
                   affiliates: Mapping[str, AffiliateRule], scope: Collection[str] | None = None, links: bool = True,
                   meta: bool = True) -> list[Issue]:
     """What check_pages raises, as a list: the link problems of the pages in scope (sorted by URL),
@@ -182,7 +183,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFac
     return issues
 
 
-def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem, scope: Collection[str] | None = None) -> None:
+def _check_meta(pages: Mapping[str, PageFacts], base_url: str, problem, scope: Collection[str] | None = None) -> None:
     """Each page's own meta (every page, or those in scope), and unique titles and descriptions across all pages."""
     titles: dict[str, str] = {}
     descriptions: dict[str, str] = {}
@@ -228,3 +229,15 @@ def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem, scope: 
                         problem(url, 1, "json-ld", "TechArticle has no dateModified")
         if "TechArticle" not in types:
             problem(url, 1, "json-ld", "indexable page without TechArticle JSON-LD")
+
+
+def slim_facts(facts: PageFacts, affiliates: Mapping[str, AffiliateRule]) -> PageFacts:
+    """The same facts for check_pages, without the section text no check reads: a section keeps its
+    (squashed) text only when it holds a disclosure, which is all the affiliate check looks for.
+    A build keeps these per page between runs, and at 100k pages the text would not fit in memory."""
+    disclosures = [d for rule in affiliates.values() for d in rule.disclosures]
+    sections = []
+    for texts in facts.sections:
+        text = _squash(" ".join(texts))
+        sections.append([text] if any(d in text for d in disclosures) else [])
+    return replace(facts, sections=sections)
