@@ -405,7 +405,7 @@ def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) 
     from generator.check.plan_meta import PageMeta
 
     rules = {}
-    pages = {f"d{i}": _pack_facts(f"<!doctype html><title>Page {i}</title><a id=x{i} href=/p{i}/>x</a>".encode(), rules,
+    pages = {f"d{i}": _pack_facts(f'<!doctype html><title>Page {i}</title><a id="x{i}" href="/p{i}/">x</a>'.encode(), rules,
                                   PageMeta(f"Page {i}", None, False, None, False, ()))
              for i in range(10)}
     store = _FactsStore(tmp_path, "v1", reuse=False)
