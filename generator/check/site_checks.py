@@ -60,8 +60,9 @@ def _plain_root_link(raw: str) -> tuple[str, str] | None:
 
 def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
                 scope: Collection[str] | None = None) -> None:
-    """check_html over facts already read (read_page per HTML file, keyed by page_url), so a build can
-    read pages where it renders them (in parallel, or only the changed ones) and check the whole site once.
+    """check_html over facts already gathered (page_links per HTML file with its head from the plan,
+    keyed by page_url), so a build can gather them where it renders pages (in parallel, or only the
+    changed ones) and check the whole site once.
 
     scope: check only these pages' own facts and links, and their titles and descriptions against
     every page's; for an incremental build whose other pages passed before and link to nothing
