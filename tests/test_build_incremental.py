@@ -14,9 +14,9 @@ from generator.build import incremental as build_incremental
 from generator.build.incremental import build_and_write
 from generator.build.resident import Resident
 from generator.check.affiliates import AffiliateRule
-from generator.check.html_reader import read_page, slim_facts
-from generator.check.site_checks import check_pages
+from generator.check.site_checks import check_pages, slim_facts
 from generator.errors import ContentError, Issue, RenderError
+from generator.render.page_links import page_links
 from generator.render.site_files import pagefind_executable
 from generator.write import manifest as manifest_module
 from generator.write.manifest import manifest_path, read_manifest, write_manifest
@@ -365,7 +365,7 @@ def test_slim_facts_give_the_html_check_the_same_verdicts() -> None:
             '<section id="other"><p>Long text that no check reads.</p></section></body></html>')
     bad = good.replace("We earn a\n commission.", "Nothing disclosed here.")
     for html, problems in ((good, 0), (bad, 1)):
-        full, slim = read_page(html), slim_facts(read_page(html), rules)
+        full, slim = page_links(html), slim_facts(page_links(html), rules)
         assert slim.sections[1] == []
         verdicts = []
         for facts in (full, slim):
@@ -402,9 +402,11 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) -> None:
     from generator.build.facts import _FactsStore, _pack_facts
+    from generator.check.plan_meta import PageMeta
 
     rules = {}
-    pages = {f"d{i}": _pack_facts(f"<!doctype html><title>Page {i}</title><a id=x{i} href=/p{i}/>x</a>".encode(), rules)
+    pages = {f"d{i}": _pack_facts(f'<!doctype html><title>Page {i}</title><a id="x{i}" href="/p{i}/">x</a>'.encode(), rules,
+                                  PageMeta(f"Page {i}", None, False, None, False, ()))
              for i in range(10)}
     store = _FactsStore(tmp_path, "v1", reuse=False)
     for digest, (summary, blob) in pages.items():

@@ -15,7 +15,7 @@ import yaml
 from generator.build.incremental import build_and_write
 from generator.build.pipeline import build_site
 from generator.check.affiliates import AffiliateRule
-from generator.check.html_reader import read_page
+from generator.check.plan_meta import PageMeta, page_url
 from generator.check.site_checks import check_html
 from generator.cli import main
 from generator.errors import RenderError
@@ -23,6 +23,7 @@ from generator.plan.pages import Page
 from generator.render.site_files import pagefind_executable, robots_file, sitemap_files
 from generator.render.templates import RenderedFile
 
+from .check.html_oracle import read_page
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
 
 BASE = "https://kvtriage.dev"
@@ -287,8 +288,15 @@ def _html(title: str, body: str, description: str = "A description long enough t
     )
 
 
+def _stated_meta(html: str) -> PageMeta:
+    """The head a hand-written page states, as the plan would hand it to the check."""
+    facts = read_page(html)
+    return PageMeta(facts.title, facts.description, facts.noindex, facts.canonical, facts.refresh, tuple(facts.json_ld))
+
+
 def _check(pages: dict[str, str]) -> None:
-    check_html([RenderedFile(path, html.encode()) for path, html in pages.items()], BASE, AFFILIATES)
+    meta = {page_url(path): _stated_meta(html) for path, html in pages.items()}
+    check_html([RenderedFile(path, html.encode()) for path, html in pages.items()], BASE, AFFILIATES, meta)
 
 
 def _messages(pages: dict[str, str]) -> str:

@@ -1,5 +1,6 @@
-"""What the site-wide checks reuse between incremental builds: per page the facts its HTML holds
-(title, description, links, anchors), stored beside the site, and which pages a change reaches."""
+"""What the site-wide checks reuse between incremental builds: per page its facts (the head from the
+plan; links, anchors and sections recorded from its HTML), stored beside the site by the HTML's
+hash, and which pages a change reaches."""
 
 from __future__ import annotations
 
@@ -10,20 +11,23 @@ from typing import Mapping
 
 import generator.parallel as parallel
 import generator.value_pickle as value_pickle
-from generator.check.html_reader import read_page, slim_facts
-from generator.check.site_checks import check_pages, page_problems, page_url
+from generator.check.plan_meta import PageMeta, with_meta
+from generator.check.site_checks import check_pages, page_problems, page_url, slim_facts
 from generator.errors import Issue, RenderError
+from generator.render.page_links import page_links
 from generator.write.manifest import Entry
 from generator.write.state import load_cache, save_cache
 
 _SUMMARY = ("title", "description", "noindex", "refresh")  # what the site-wide title/description check reads
 
 
-def _pack_facts(html: bytes, rules: Mapping[str, object]) -> tuple[tuple, bytes]:
-    """What the HTML check needs from a page: the few fields every check of the whole site reads,
-    and the rest slimmed and compressed (about a kilobyte a page), so a build can keep every
-    page's facts (and the cache can hold them between builds) at 100k pages."""
-    facts = slim_facts(read_page(html.decode("utf-8")), rules)
+def _pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, url: str = "") -> tuple[tuple, bytes]:
+    """What the HTML check needs from a page (its head from the plan, meta; its links, ids and
+    sections from the HTML): the few fields every check of the whole site reads, and the rest
+    slimmed and compressed (about a kilobyte a page), so a build can keep every page's facts (and
+    the cache can hold them between builds) at 100k pages. The facts are stored by the HTML's
+    hash, which covers the head: the templates print it."""
+    facts = with_meta(slim_facts(page_links(html.decode("utf-8"), url), rules), meta)
     summary = tuple(getattr(facts, name) for name in _SUMMARY)
     return summary, zlib.compress(value_pickle.dumps(facts), 1)
 

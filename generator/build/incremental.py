@@ -23,7 +23,7 @@ from generator.build.resident import Resident, _published_now
 from generator.build.results_cache import cached_results
 from generator.check.affiliates import affiliate_rules
 from generator.check.page_lint import advice_problems, rendered_problems
-from generator.check.site_checks import page_url
+from generator.check.plan_meta import page_meta, page_url, site_file_meta
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue, RenderError
 from generator.launch.commands import dataset_surfaces, verify_commands
@@ -122,7 +122,7 @@ def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | N
                 if written:
                     job.staging.write(path, rendered.content)
                 if path.endswith(".html") and digest not in job.facts:
-                    facts[digest] = _pack_facts(rendered.content, job.rules)
+                    facts[digest] = _pack_facts(rendered.content, job.rules, page_meta(page), page.url)
                 entries.append((path, digest, len(rendered.content), written))
             out.append((i, key, entries, facts))
         release = getattr(page.view, "release", None)  # a view built on demand is dropped once used
@@ -253,11 +253,12 @@ def _pages_to_render(job: _RenderJob, known_keys: Mapping[int, tuple[Page, str]]
 
 def _stage_site_files(sp: SitePlan, job: _RenderJob, store: _FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
     """The site-level files (sitemap, robots, search page...): staged when they changed, their facts stored."""
+    meta = site_file_meta(sp.dataset, sp.plan, sp.site)
     for rendered in site_files(sp):
         path = safe_relative(rendered.path)
         digest = sha(rendered.content)
         if path.endswith(".html") and digest not in store:
-            store.add(digest, *_pack_facts(rendered.content, job.rules))
+            store.add(digest, *_pack_facts(rendered.content, job.rules, meta.get(page_url(path)), page_url(path)))
         previous = job.old.get(path)
         if previous is not None and previous.sha == digest and path not in job.damaged:
             entries[path] = previous

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from generator.check.affiliates import affiliate_rules
 from generator.check.page_lint import advice_problems, record_problems, rendered_problems
+from generator.check.plan_meta import site_meta
 from generator.check.site_checks import check_html
 from generator.dates import record_dates
 from generator.engine.pairs import Results, compute_results
@@ -222,7 +223,7 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
     problems = rendered_problems(files)
     if problems:
         raise RenderError(problems)
-    check_html(files, sp.site["base_url"], affiliate_rules(sp.dataset))
+    check_html(files, sp.site["base_url"], affiliate_rules(sp.dataset), site_meta(sp.dataset, sp.plan, sp.site))
     return SiteBuild(files=tuple(files), plan=sp.plan)
 
 

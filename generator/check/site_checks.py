@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Collection, Iterable, Mapping
 from urllib.parse import unquote, urljoin, urlsplit
 
 from generator.check.affiliates import AffiliateRule, _host, _squash, affiliate_rule
-from generator.check.html_reader import _PageFacts, read_page
+from generator.check.plan_meta import PageMeta, page_url, with_meta
 from generator.errors import Issue, RenderError
+from generator.render.page_links import PageFacts, page_links
 from generator.render.site_files import NOT_FOUND_URL
 from generator.render.templates import RenderedFile
 
@@ -21,24 +23,19 @@ DESCRIPTION_MAX = 160
 GENERATED_LATER = ("/pagefind/",)
 
 
-def _page_url(path: str) -> str:
-    if path == "index.html":
-        return "/"
-    if path.endswith("/index.html"):
-        return "/" + path.removesuffix("index.html")
-    return "/" + path
+def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule],
+               meta: Mapping[str, PageMeta]) -> None:
+    """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on.
 
-
-def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule]) -> None:
-    """Fail the build (RenderError naming the page) on what a search engine or a reader would trip on."""
+    meta: each page's head by page_url, from the plan (plan_meta.site_meta); links, ids and
+    sections are recorded from the rendered files (render/page_links.py)."""
     files = list(files)
-    pages = {_page_url(f.path): read_page(f.content.decode("utf-8")) for f in files if f.path.endswith(".html")}
+    pages = {}
+    for f in files:
+        if f.path.endswith(".html"):
+            url = page_url(f.path)
+            pages[url] = with_meta(page_links(f.content.decode("utf-8"), url), meta.get(url))
     check_pages({f.path for f in files}, pages, base_url, affiliates)
-
-
-def page_url(path: str) -> str:
-    """The URL an output path is served at: what check_pages keys its pages by."""
-    return _page_url(path)
 
 
 # Entries each of check_pages' memos (href -> resolved target, href -> host, hrefs verified) keeps
@@ -61,10 +58,11 @@ def _plain_root_link(raw: str) -> tuple[str, str] | None:
     return unquote(path), fragment
 
 
-def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
+def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, PageFacts], base_url: str, affiliates: Mapping[str, AffiliateRule],
                 scope: Collection[str] | None = None) -> None:
-    """check_html over facts already read (read_page per HTML file, keyed by page_url), so a build can
-    read pages where it renders them (in parallel, or only the changed ones) and check the whole site once.
+    """check_html over facts already gathered (page_links per HTML file with its head from the plan,
+    keyed by page_url), so a build can gather them where it renders pages (in parallel, or only the
+    changed ones) and check the whole site once.
 
     scope: check only these pages' own facts and links, and their titles and descriptions against
     every page's; for an incremental build whose other pages passed before and link to nothing
@@ -123,7 +121,7 @@ class _LinkTargets:
         return unquote(resolved), parts.fragment
 
 
-def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFacts], base_url: str,
+def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, PageFacts], base_url: str,
                   affiliates: Mapping[str, AffiliateRule], scope: Collection[str] | None = None, links: bool = True,
                   meta: bool = True) -> list[Issue]:
     """What check_pages raises, as a list: the link problems of the pages in scope (sorted by URL),
@@ -186,7 +184,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, _PageFac
     return issues
 
 
-def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem, scope: Collection[str] | None = None) -> None:
+def _check_meta(pages: Mapping[str, PageFacts], base_url: str, problem, scope: Collection[str] | None = None) -> None:
     """Each page's own meta (every page, or those in scope), and unique titles and descriptions across all pages."""
     titles: dict[str, str] = {}
     descriptions: dict[str, str] = {}
@@ -232,3 +230,15 @@ def _check_meta(pages: Mapping[str, _PageFacts], base_url: str, problem, scope: 
                         problem(url, 1, "json-ld", "TechArticle has no dateModified")
         if "TechArticle" not in types:
             problem(url, 1, "json-ld", "indexable page without TechArticle JSON-LD")
+
+
+def slim_facts(facts: PageFacts, affiliates: Mapping[str, AffiliateRule]) -> PageFacts:
+    """The same facts for check_pages, without the section text no check reads: a section keeps its
+    (squashed) text only when it holds a disclosure, which is all the affiliate check looks for.
+    A build keeps these per page between runs, and at 100k pages the text would not fit in memory."""
+    disclosures = [d for rule in affiliates.values() for d in rule.disclosures]
+    sections = []
+    for texts in facts.sections:
+        text = _squash(" ".join(texts))
+        sections.append([text] if any(d in text for d in disclosures) else [])
+    return replace(facts, sections=sections)

@@ -1,45 +1,22 @@
-"""The facts a built page holds (title, description, robots, links, anchors, the sections links sit
-in), read back from its HTML by one regex pass that agrees with html.parser on what the
-templates emit, and falls back to html.parser on anything else."""
+"""The test oracle for what the site checks read: the facts a built page holds (title, description,
+robots, links, anchors, the sections links sit in), read back from any HTML by one regex pass that
+agrees with html.parser, falling back to html.parser on what it does not accept. The build itself
+takes the head from the plan (generator/check/plan_meta.py) and records links, ids and sections
+from the markup the templates emit (generator/render/page_links.py); tests hold both equal to this."""
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field, replace
 from html import unescape
 from html.parser import HTMLParser
 from typing import Iterable, Mapping
 
-from generator.check.affiliates import AffiliateRule, _squash
+from generator.render.page_links import LINK_ATTRS
+from generator.render.page_links import Link as _Link
+from generator.render.page_links import PageFacts as _PageFacts
 
 CONTENT_ATTR = "con" "tent"  # <meta content=...>; spelled apart so tests/test_layering.py sees no read of content/
-
-
-@dataclass
-class _Link:
-    href: str
-    line: int
-    rel: frozenset[str] = frozenset()
-    sections: tuple[int, ...] = ()  # indexes into the page's section texts, innermost last
-    tag: str = "a"
-
-
-@dataclass
-class _PageFacts:
-    ids: set[str] = field(default_factory=set)
-    duplicate_ids: list[str] = field(default_factory=list)
-    links: list[_Link] = field(default_factory=list)
-    title: str = ""
-    description: str | None = None
-    noindex: bool = False
-    canonical: str | None = None
-    refresh: bool = False
-    json_ld: list[str] = field(default_factory=list)
-    sections: list[list[str]] = field(default_factory=list)
-
-
-LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "form": "action", "source": "src", "iframe": "src"}
 
 
 def _read_meta(facts: _PageFacts, attrs: Mapping[str, str]) -> None:
@@ -360,15 +337,3 @@ def _read_texts(facts: _PageFacts, html: str, title_regions: list[tuple[int, int
         else:
             text = unescape(_MARKUP.sub(" ", html[start:stop]))
         sections.append([text] if text else [])
-
-
-def slim_facts(facts: _PageFacts, affiliates: Mapping[str, AffiliateRule]) -> _PageFacts:
-    """The same facts for check_pages, without the section text no check reads: a section keeps its
-    (squashed) text only when it holds a disclosure, which is all the affiliate check looks for.
-    A build keeps these per page between runs, and at 100k pages the text would not fit in memory."""
-    disclosures = [d for rule in affiliates.values() for d in rule.disclosures]
-    sections = []
-    for texts in facts.sections:
-        text = _squash(" ".join(texts))
-        sections.append([text] if any(d in text for d in disclosures) else [])
-    return replace(facts, sections=sections)

@@ -1,4 +1,4 @@
-"""check/html_reader.read_page: the regex reader gives the facts HTMLParser (html_reader._Reader) gives, on every
+"""tests/check/html_oracle.read_page, the oracle the build's own facts are tested against: its regex reader gives the facts HTMLParser (html_oracle._Reader) gives, on every
 page the fixture site builds, on hand-picked tricky snippets and on generated ones; and it reads our
 own pages itself instead of handing them to _Reader, its fallback.
 
@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from generator.build.pipeline import build_site
-from generator.check import html_reader
 from generator.check.affiliates import AffiliateRule, _squash
-from generator.check.html_reader import _PageFacts, _read_with_htmlparser, read_page, slim_facts
+from generator.check.site_checks import slim_facts
 
-from .conftest import FIXED_TODAY, FIXTURE_SITE
+from ..conftest import FIXED_TODAY, FIXTURE_SITE
+from . import html_oracle
+from .html_oracle import _PageFacts, _read_with_htmlparser, read_page
 
 DISCLOSURE = "We earn a commission on these links."
 RULES = {"shop.example": AffiliateRule("shop.example", (DISCLOSURE,))}
@@ -41,7 +42,7 @@ def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         handed.append(html)
         return _read_with_htmlparser(html)
 
-    monkeypatch.setattr(html_reader, "_read_with_htmlparser", counting)
+    monkeypatch.setattr(html_oracle, "_read_with_htmlparser", counting)
     return handed
 
 
