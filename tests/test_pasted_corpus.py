@@ -18,7 +18,7 @@ ERROR_DIR = ROOT / "content" / "errors"
 
 ENGINES = {"vllm", "llamacpp", "ollama", "sglang"}
 FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"}
-SPLITS = {"train", "holdout", "holdout2"}
+SPLITS = {"train", "holdout", "holdout2", "holdout3"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS = {
     # Kinds found while collecting that fit none of the pages above.
@@ -77,6 +77,6 @@ def test_wanted_slugs_are_not_yet_pages():
 
 
 def test_holdout_is_about_a_quarter():
-    # holdout2 is a later, separately collected set of unseen pastes, outside this ratio.
+    # holdout2 and holdout3 are later, separately collected sets of unseen pastes, outside this ratio.
     splits = Counter(paste["split"] for paste in PASTES)
     assert 0.2 <= splits["holdout"] / (splits["train"] + splits["holdout"]) <= 0.3
