@@ -167,6 +167,19 @@ def _resolved_model(dataset, named: object):
     return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
 
 
+def _catalog_models(dataset):
+    """Every vLLM-loadable build of the catalog, by the repository `vllm serve` is given: the list
+    the search page's recompute.js matches a log's model id against (its parity tests use it)."""
+    from generator.engine.from_log import ModelConfig
+    from generator.engine.pairs import variant_config
+
+    for model in dataset.models.values():
+        for variant in model.variants:
+            repo = variant.hf_repo or model.hf_repo
+            if repo and "vllm" in variant.engines:
+                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
+
+
 def _triage_model(text: str, named: object, dataset) -> dict[str, object]:
     """The model behind a paste: the catalog record its log names, and a pasted config.json's KV cost."""
     from generator.engine.geometry import geometry_from_hf_config, kv_bytes_per_token
