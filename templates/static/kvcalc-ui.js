@@ -127,7 +127,7 @@ async function start(root) {
   };
   const get = (k) => (controls[k][0].type === "checkbox" ? controls[k][0].checked : controls[k][0].value);
   const set = (k, v) => { const c = controls[k][0]; if (c.type === "checkbox") c.checked = v === true || v === "1"; else c.value = v; };
-  const query = new URLSearchParams(location.search);
+  const query = new URLSearchParams(location.search + (location.hash.includes("=") ? "&" + location.hash.slice(1) : ""));
   for (const [k, [, dflt]] of Object.entries(controls)) set(k, query.has(k) ? query.get(k) : dflt);
   if (![...controls.e[0].options].some((o) => o.value === get("e"))) set("e", "vllm");
 

@@ -46,8 +46,28 @@
       return { url: c.url, title: c.title, engine: byId[c.id].engineName, score: c.score, reason: c.reason };
     });
     rows.numbers = result.numbers;
+    rows.engine = result.engine;
     rows.telling = window.kvTriage.tellingLine ? window.kvTriage.tellingLine(text, rules) : "";
     return rows;
+  }
+
+  // What a confident match carries to its page: the calculator there (static/kvcalc-ui.js) reads
+  // its fields from the fragment as from the query, so it opens on the reader's own settings.
+  // [field, number, the values the field offers (none: any)]
+  var CARRIED = {
+    vllm: [["u", "gpu_memory_utilization"], ["kv", "kv_cache_dtype", ["auto", "fp8", "fp8_e5m2"]],
+      ["len", "max_model_len"], ["tp", "tensor_parallel_size", ["1", "2", "4", "8"]], ["mem", "gpu_total_gib"]],
+    llamacpp: [["c", "n_ctx"], ["ctk", "type_k", ["f16", "q8_0", "q4_0"]], ["np", "n_seq_max"]]
+  };
+  function carried(engine, numbers) {
+    var q = new URLSearchParams();
+    (CARRIED[engine] || []).forEach(function (rule) {
+      var value = numbers && numbers[rule[1]] !== undefined ? String(numbers[rule[1]]) : null;
+      if (value !== null && (!rule[2] || rule[2].indexOf(value) !== -1)) q.set(rule[0], value);
+    });
+    if (q.has("mem")) q.set("g", "custom");
+    if (q.toString()) q.set("e", engine);
+    return q.toString() ? "#" + q.toString() : "";
   }
 
   // The reader's own figures (static/recompute.js over the in-page engine), when the paste prints
@@ -207,7 +227,7 @@
       return diagnose(numbers).then(function (shown) {
         // A paste that prints the reader's own numbers stays here, with them, above the ranked pages.
         if (!shown && clearLead(rows, margin)) {
-          window.location.replace(rows[0].url);
+          window.location.replace(rows[0].url + carried(rows.engine, numbers));
           return;
         }
         show(rows);
