@@ -136,12 +136,21 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
     if result.engine in ("llamacpp", "ollama") and recompute is None:
         recompute = recompute_llamacpp(result.numbers, CTX_PAD)
+    from generator.triage.command import reader_fix, reader_fix_lines
+    from generator.triage.report import recompute_data
+
+    fixed = reader_fix(text, result.engine, recompute_data(recompute))
+    if fixed is not None:
+        model_facts["reader_command"] = fixed
     if args.json:
         import json
 
         print(json.dumps(result_data(result, urls, recompute) | model_facts, indent=2, ensure_ascii=False))
     else:
         print(result_text(result, urls, limit=args.limit, recompute=recompute))
+        for line in reader_fix_lines(fixed) if fixed is not None else ():
+            print(line)
+        model_facts.pop("reader_command", None)
         for key, value in model_facts.items():
             print(f"{key}: {value if not isinstance(value, dict) else ', '.join(f'{k} {v}' for k, v in value.items())}")
     return EXIT_OK

@@ -85,15 +85,34 @@
           var fit = R.recomputeLlamacpp(numbers, raw.llamacpp.ctx_pad);
           if (!fit || fit.fitting_ctx === null) return false;
           renderLlama(panel, fit);
+          renderFix(panel, R.readerFix(query, fit));
           return true;
         }
         var model = R.matchModel(numbers.model, R.catalogModels(raw));
         var figures = R.recomputeVllm(numbers, model, K, raw.vllm);
         if (!figures) return false;
         render(panel, figures);
+        renderFix(panel, R.readerFix(query, figures));
         return true;
       })
       .catch(function () { return false; });
+  }
+
+  // The reader's own command (from the paste) with only the fix changed, and what each change buys.
+  function renderFix(panel, fixed) {
+    if (!fixed) return;
+    [fixed].concat(fixed.alternative ? [fixed.alternative] : []).forEach(function (f, i) {
+      var p = document.createElement("p");
+      p.className = "reader-command";
+      p.textContent = i ? "Or:" : "Your command, with only the fix changed (model and flags from " + f.source + "):";
+      panel.appendChild(p);
+      var pre = document.createElement("pre");
+      pre.textContent = f.command;
+      panel.appendChild(pre);
+      var ul = document.createElement("ul");
+      f.changes.forEach(function (note) { var li = document.createElement("li"); li.textContent = note; ul.appendChild(li); });
+      panel.appendChild(ul);
+    });
   }
 
   function renderLlama(panel, f) {

@@ -144,6 +144,10 @@ def test_a_log_that_prints_the_kv_memory_shows_the_readers_own_figures(page, sit
     assert f"With --kv-cache-dtype fp8: {figures.longest_fp8.low:,} to {figures.longest_fp8.high:,} tokens" in text
     assert "5.585 to 5.595 GiB" in text and "From your log:" in text and "Modelled:" in text
     assert figures.command in text
+    # The reader's own command (its model and flags from the log), with only the fix changed.
+    assert "Your command, with only the fix changed (model and flags from the non-default args line):" in text
+    assert f"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len {figures.longest.low}" in text
+    assert f"--max-model-len 131072 -> {figures.longest.low}: the longest context whose KV cache fits the memory your log prints" in text
     assert page.url.startswith(site_url + "/search/")
 
 
