@@ -136,12 +136,21 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
     if result.engine in ("llamacpp", "ollama") and recompute is None:
         recompute = recompute_llamacpp(result.numbers, CTX_PAD)
+    from generator.triage.command import reader_fix, reader_fix_lines
+    from generator.triage.report import recompute_data
+
+    fixed = reader_fix(text, result.engine, recompute_data(recompute))
+    if fixed is not None:
+        model_facts["reader_command"] = fixed
     if args.json:
         import json
 
         print(json.dumps(result_data(result, urls, recompute) | model_facts, indent=2, ensure_ascii=False))
     else:
         print(result_text(result, urls, limit=args.limit, recompute=recompute))
+        for line in reader_fix_lines(fixed) if fixed is not None else ():
+            print(line)
+        model_facts.pop("reader_command", None)
         for key, value in model_facts.items():
             print(f"{key}: {value if not isinstance(value, dict) else ', '.join(f'{k} {v}' for k, v in value.items())}")
     return EXIT_OK
@@ -165,6 +174,19 @@ def _resolved_model(dataset, named: object):
     if "vllm" not in variant.engines:
         return None
     return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
+
+
+def _catalog_models(dataset):
+    """Every vLLM-loadable build of the catalog, by the repository `vllm serve` is given: the list
+    the search page's recompute.js matches a log's model id against (its parity tests use it)."""
+    from generator.engine.from_log import ModelConfig
+    from generator.engine.pairs import variant_config
+
+    for model in dataset.models.values():
+        for variant in model.variants:
+            repo = variant.hf_repo or model.hf_repo
+            if repo and "vllm" in variant.engines:
+                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
 
 
 def _triage_model(text: str, named: object, dataset) -> dict[str, object]:

@@ -223,10 +223,11 @@ def _engine_adjustment(record_engine: str, engine: str | None, rules: Mapping[st
     return scores["engine_mismatch"], f"{engine} log, {record_engine} error"
 
 
-def _route_by_step(lines: list[str], facts: list[dict[str, Any]], engine: str | None, rules: Mapping[str, Any],
-                   by_id: Mapping[str, TriageRecord], offer: Callable[[Candidate], None]) -> str | None:
+def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str, Any]], engine: str | None,
+                   rules: Mapping[str, Any], by_id: Mapping[str, TriageRecord],
+                   offer: Callable[[Candidate], None]) -> str | None:
     """Offer the page of the step a generic out-of-memory line (or a cut traceback) was reached at;
-    returns that step."""
+    returns that step. `raw_lines` keep their log prefixes, which name the module that logged."""
     scores = rules["scores"]
     # A generic out-of-memory line names no page; the step the run had reached does. So does the
     # step of a traceback cut before its exception line.
@@ -241,7 +242,7 @@ def _route_by_step(lines: list[str], facts: list[dict[str, Any]], engine: str | 
             first_frame -= 1
         step = detect_step(lines[first_frame:], engine, rules)
     else:
-        step = detect_step(lines, engine, rules) if generic_lines else None
+        step = detect_step(lines + raw_lines, engine, rules) if generic_lines else None
     if (generic_lines or cut_traceback) and engine is not None:
         index = generic_lines[-1] if generic_lines else len(lines) - 1
         pages = rules["step_pages"].get(engine, {})
@@ -316,7 +317,8 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                                     Reason(line, index + 1, pattern, _wording(outer, line), None,
                                            (f"{record.engine} failure inside {engine}: {record.id}",))))
 
-    step = _route_by_step(lines, facts, engine, rules, by_id, offer)
+    raw_lines = [_clean(raw) for raw in text.split("\n")]
+    step = _route_by_step(lines, raw_lines, facts, engine, rules, by_id, offer)
 
     ranked = sorted((c for c in best.values() if c.score >= scores["minimum"]), key=lambda c: (-c.score, c.id))
     return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules))

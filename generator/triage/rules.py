@@ -126,7 +126,7 @@ WRAPPER_LINES = [
     r"Scheduler hit an exception",
     r"Received sigquit from a child process",
     r"MQEngineDeadError|AsyncEngineDeadError|EngineDeadError",
-    r"llama runner process (has terminated|no longer running)",
+    r"llama runner process (has terminated|no longer running)|llama runner terminated",
     r"model runner has unexpectedly stopped",
     r"error starting llama server",
     r"The above exception was the direct cause",
@@ -170,7 +170,7 @@ STEP_MARKERS = {
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b"],
         ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
         ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|_dummy_pooler_run"],
-        ["request", 6, r"engine_step|run_engine_loop|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
+        ["request", 6, r"engine_step|run_engine_loop|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
     ],
@@ -181,7 +181,9 @@ STEP_MARKERS = {
         ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past"],
     ],
     "ollama": [
-        ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server"],
+        # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
+        # done while loading; out of memory while running comes from the CUDA pool as "CUDA error".
+        ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server|(cuda|hip)Malloc failed|_alloc_buffer|(failed|unable) to allocate \w+ buffer"],
         ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|\bdecode\b|update_slots|ggml_backend_sched_graph_compute|compute graph"],
     ],
     "sglang": [
@@ -237,6 +239,9 @@ ENGINE_MARKERS = {
         [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info"],
     ],
     "ollama": [
+        # A model tag as `ollama run` names it: "llama3.1:8b", "deepseek-r1:671b" (not ":latest",
+        # which docker images share).
+        [5, r"\b[a-z][a-z0-9._-]*:\d+(\.\d+)?[bm]\b"],
         [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|\"level\":\"ERR\"|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
     ],
     "sglang": [
@@ -367,6 +372,8 @@ EXTRACT = [
     ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
     ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
     ["context_tokens", r"exceed_context_size_error.*\"n_ctx\":(\d+)", "int"],
+    # the same error pretty-printed, one key a line
+    ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)", "int"],
     ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
     ["context_tokens", r"context length \((\d+) tokens\)", "int"],
 ]

@@ -86,7 +86,8 @@ async function start(root) {
   };
   const get = (k) => (controls[k][0].type === "checkbox" ? controls[k][0].checked : controls[k][0].value);
   const set = (k, v) => { const c = controls[k][0]; if (c.type === "checkbox") c.checked = v === true || v === "1"; else c.value = v; };
-  const query = new URLSearchParams(location.search);
+  // A page opened from the search page carries the reader's figures in the fragment (#u=0.9&len=...).
+  const query = new URLSearchParams(location.search + (location.hash.includes("=") ? "&" + location.hash.slice(1) : ""));
   // Controls kvcalc-ui-engines.js brings take their settings from the address as these do.
   const adopt = (more) => { for (const [k, c] of Object.entries(more)) { controls[k] = c; set(k, query.has(k) ? query.get(k) : c[1]); } };
   adopt(controls);

@@ -165,3 +165,102 @@ export function recomputeLlamacpp(numbers, ctxPad) {
     compute_mib: compute, fitting_ctx: fitting, from_log: fromLog, modelled, command,
   };
 }
+
+// generator/triage/command.py: the reader's own command from the paste, and the same command with
+// only the fix flags changed, each change with what it buys.
+const NON_DEFAULT = /non-default args: \{(.*)\}/;
+const ARG_PAIR = /'(\w+)': ('[^']*'|"[^"]*"|-?[0-9][0-9.e+-]*|True|False|None)(?=,|$)/g;
+const PROGRAMS = [["vllm serve", /\bvllm serve\s+(.*)$/], ["vllm serve", /\bvllm\.entrypoints\.openai\.api_server\s+(-.*)$/],
+  ["llama-server", /\bllama-server(?:\.exe)?\s+(-.*)$/]];
+const MODEL_FLAGS = ["--model", "-m", "--model-path"];
+const MODEL_KEYS = ["model_tag", "model"];
+
+function fromNonDefault(line) {
+  const found = NON_DEFAULT.exec(line);
+  if (!found) return null;
+  let model = null;
+  const flags = [];
+  for (const [, key, raw] of found[1].matchAll(ARG_PAIR)) {
+    if (raw === "False" || raw === "None") continue;
+    const value = raw === "True" ? null : raw.replace(/^['"]+|['"]+$/g, "");
+    if (MODEL_KEYS.includes(key)) { model = model || value; continue; }
+    flags.push(["--" + key.replace(/_/g, "-"), value]);
+  }
+  return { program: "vllm serve", model, flags, source: "the non-default args line" };
+}
+
+function fromCommandLine(line) {
+  for (const [program, pattern] of PROGRAMS) {
+    const found = pattern.exec(line);
+    if (!found) continue;
+    const words = found[1].split(/\s+/).filter(Boolean);
+    let model = null;
+    const flags = [];
+    for (let i = 0; i < words.length; i++) {
+      const word = words[i];
+      if (word.startsWith("-")) {
+        const eq = word.indexOf("=");
+        const name = eq === -1 ? word : word.slice(0, eq);
+        let value = null;
+        if (eq !== -1) value = word.slice(eq + 1);
+        else if (i + 1 < words.length && !words[i + 1].startsWith("-")) value = words[++i];
+        if (MODEL_FLAGS.includes(name) && model === null) model = value;
+        else flags.push([name, value]);
+      } else if (model === null && !flags.length && program === "vllm serve") model = word;
+    }
+    return { program, model, flags, source: "the command line in the paste" };
+  }
+  return null;
+}
+
+function joinedLines(text) {
+  const out = [];
+  let carry = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.replace(/\s+$/, "");
+    if (line.endsWith("\\")) { carry += line.slice(0, -1) + " "; continue; }
+    out.push(carry + line);
+    carry = "";
+  }
+  if (carry) out.push(carry);
+  return out;
+}
+
+/** reader_command: vLLM's non-default args line, else the first command line in the paste. */
+export function readerCommand(text) {
+  const lines = joinedLines(text);
+  for (const line of lines) { const found = fromNonDefault(line); if (found) return found; }
+  for (const line of lines) { const found = fromCommandLine(line); if (found) return found; }
+  return null;
+}
+
+/** changed_command: the reader's command with only `changes` ([flag, value, buys, ...aliases]) applied. */
+export function changedCommand(command, changes) {
+  const flags = command.flags.map((pair) => [...pair]);
+  const notes = [];
+  for (const [flag, value, buys, ...aliases] of changes) {
+    const names = [flag, ...aliases];
+    const held = flags.find((pair) => names.includes(pair[0]));
+    if (!held) { flags.push([flag, value]); notes.push(`${flag} ${value} (added): ${buys}`); }
+    else { notes.push(`${held[0]} ${held[1]} -> ${value}: ${buys}`); held[1] = value; }
+  }
+  const words = [command.program, ...(command.model ? [command.model] : [])];
+  for (const [name, value] of flags) words.push(value === null ? name : `${name} ${value}`);
+  return { command: words.join(" "), changes: notes, source: command.source };
+}
+
+/** reader_fix: the reader's command with a recompute's fix, and the fp8 alternative where there is one. */
+export function readerFix(text, figures) {
+  const command = readerCommand(text);
+  if (!command || !figures) return null;
+  let changes = [];
+  if (figures.longest) changes = [["--max-model-len", String(figures.longest.low), "the longest context whose KV cache fits the memory your log prints"]];
+  else if (figures.fitting_ctx) changes = [["-c", String(figures.fitting_ctx), "the largest context whose KV cache fits the device's free memory beside the weights and compute buffer", "--ctx-size"]];
+  if (!changes.length) return null;
+  const fixed = changedCommand(command, changes);
+  const fp8 = figures.longest_fp8;
+  if (fp8 && figures.longest && fp8.low > figures.longest.low)
+    fixed.alternative = changedCommand(command, [["--kv-cache-dtype", "fp8", "half the KV bytes per token"],
+      ["--max-model-len", String(fp8.low), "the longest context an fp8 cache fits in the same memory"]]);
+  return fixed;
+}

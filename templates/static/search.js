@@ -46,8 +46,28 @@
       return { url: c.url, title: c.title, engine: byId[c.id].engineName, score: c.score, reason: c.reason };
     });
     rows.numbers = result.numbers;
+    rows.engine = result.engine;
     rows.telling = window.kvTriage.tellingLine ? window.kvTriage.tellingLine(text, rules) : "";
     return rows;
+  }
+
+  // What a confident match carries to its page: the calculator there (static/kvcalc-ui.js) reads
+  // its fields from the fragment as from the query, so it opens on the reader's own settings.
+  // [field, number, the values the field offers (none: any)]
+  var CARRIED = {
+    vllm: [["u", "gpu_memory_utilization"], ["kv", "kv_cache_dtype", ["auto", "fp8", "fp8_e5m2"]],
+      ["len", "max_model_len"], ["tp", "tensor_parallel_size", ["1", "2", "4", "8"]], ["mem", "gpu_total_gib"]],
+    llamacpp: [["c", "n_ctx"], ["ctk", "type_k", ["f16", "q8_0", "q4_0"]], ["np", "n_seq_max"]]
+  };
+  function carried(engine, numbers) {
+    var q = new URLSearchParams();
+    (CARRIED[engine] || []).forEach(function (rule) {
+      var value = numbers && numbers[rule[1]] !== undefined ? String(numbers[rule[1]]) : null;
+      if (value !== null && (!rule[2] || rule[2].indexOf(value) !== -1)) q.set(rule[0], value);
+    });
+    if (q.has("mem")) q.set("g", "custom");
+    if (q.toString()) q.set("e", engine);
+    return q.toString() ? "#" + q.toString() : "";
   }
 
   // The reader's own figures (static/recompute.js over the in-page engine), when the paste prints
@@ -65,15 +85,34 @@
           var fit = R.recomputeLlamacpp(numbers, raw.llamacpp.ctx_pad);
           if (!fit || fit.fitting_ctx === null) return false;
           renderLlama(panel, fit);
+          renderFix(panel, R.readerFix(query, fit));
           return true;
         }
         var model = R.matchModel(numbers.model, R.catalogModels(raw));
         var figures = R.recomputeVllm(numbers, model, K, raw.vllm);
         if (!figures) return false;
         render(panel, figures);
+        renderFix(panel, R.readerFix(query, figures));
         return true;
       })
       .catch(function () { return false; });
+  }
+
+  // The reader's own command (from the paste) with only the fix changed, and what each change buys.
+  function renderFix(panel, fixed) {
+    if (!fixed) return;
+    [fixed].concat(fixed.alternative ? [fixed.alternative] : []).forEach(function (f, i) {
+      var p = document.createElement("p");
+      p.className = "reader-command";
+      p.textContent = i ? "Or:" : "Your command, with only the fix changed (model and flags from " + f.source + "):";
+      panel.appendChild(p);
+      var pre = document.createElement("pre");
+      pre.textContent = f.command;
+      panel.appendChild(pre);
+      var ul = document.createElement("ul");
+      f.changes.forEach(function (note) { var li = document.createElement("li"); li.textContent = note; ul.appendChild(li); });
+      panel.appendChild(ul);
+    });
   }
 
   function renderLlama(panel, f) {
@@ -207,7 +246,7 @@
       return diagnose(numbers).then(function (shown) {
         // A paste that prints the reader's own numbers stays here, with them, above the ranked pages.
         if (!shown && clearLead(rows, margin)) {
-          window.location.replace(rows[0].url);
+          window.location.replace(rows[0].url + carried(rows.engine, numbers));
           return;
         }
         show(rows);

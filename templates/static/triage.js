@@ -248,7 +248,9 @@
       if (firstFrame > 0 && search(rules.traceback_header, lines[firstFrame - 1])) firstFrame--;
       step = detectStep(lines.slice(firstFrame), engine, rules);
     } else if (genericLines.length) {
-      step = detectStep(lines, engine, rules);
+      // The raw lines keep their log prefixes, which name the module that logged.
+      var rawLines = text.split("\n").map(function (raw) { return clean(raw); });
+      step = detectStep(lines.concat(rawLines), engine, rules);
     }
     if ((genericLines.length || cutTraceback) && engine !== null) {
       var index = genericLines.length ? genericLines[genericLines.length - 1] : lines.length - 1;

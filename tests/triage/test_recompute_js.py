@@ -19,6 +19,7 @@ from generator.engine.llamacpp import CTX_PAD
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 from generator.triage import telling_line, triage
+from generator.triage.command import reader_command, reader_fix
 from generator.triage.report import recompute_data
 
 from ..kv.test_calculator_parity import differences
@@ -26,6 +27,9 @@ from .test_corpus import PASTES, ROOT
 from .test_recompute import LLAMA_LOG, LOG
 
 NODE = shutil.which("node")
+# A command line pasted with its log, continued over lines the way shells take it.
+COMMAND_LOG = ("$ vllm serve Qwen/Qwen2.5-7B-Instruct \\\n  --max-model-len=32768 --enforce-eager \\\n  -tp 2 --gpu-memory-utilization 0.9\n"
+               + LOG.split("\n", 1)[1])
 STATIC = ROOT / "templates" / "static"
 SCRIPT = """
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
@@ -36,7 +40,12 @@ const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
   const out = input.cases.map((c) => {
     const model = R.matchModel(c.numbers.model, models);
     return { model: model ? model.repo : null, figures: R.recomputeVllm(c.numbers, model, K, input.catalog.vllm),
-             llama: R.recomputeLlamacpp(c.numbers, input.catalog.llamacpp.ctx_pad), telling: triage.tellingLine(c.text, input.rules) };
+             llama: R.recomputeLlamacpp(c.numbers, input.catalog.llamacpp.ctx_pad), telling: triage.tellingLine(c.text, input.rules),
+             command: R.readerCommand(c.text) };
+  });
+  out.forEach((o, i) => {
+    o.fix = R.readerFix(input.cases[i].text, o.figures);
+    o.llama_fix = R.readerFix(input.cases[i].text, o.llama);
   });
   process.stdout.write(JSON.stringify(out));
 })();
@@ -54,13 +63,13 @@ def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
     # ES modules as .mjs, so Node loads them as the browser does.
     for name in ("kvcalc.js", "recompute.js"):
         shutil.copy(STATIC / name, tmp_path / name.replace(".js", ".mjs"))
-    texts = [paste["text"] for paste in PASTES] + [LOG, LLAMA_LOG]
+    texts = [paste["text"] for paste in PASTES] + [LOG, LLAMA_LOG, COMMAND_LOG]
     cases = [{"text": text, "numbers": triage(text, []).numbers} for text in texts]
     payload = {"kvcalc": str(tmp_path / "kvcalc.mjs"), "recompute": str(tmp_path / "recompute.mjs"),
                "triage": str(STATIC / "triage.js"), "catalog": json.loads(json.dumps(catalog)), "rules": RULES, "cases": cases}
     run = subprocess.run([NODE, "-e", SCRIPT], input=json.dumps(payload), capture_output=True, text=True, timeout=300, check=True)
     results = json.loads(run.stdout)
-    shown = 0
+    shown = commands = 0
     for text, case, js in zip(texts, cases, results):
         model = match_model(case["numbers"].get("model"), models)
         assert js["model"] == (model.repo if model else None), text[:80]
@@ -69,5 +78,11 @@ def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
         assert js["telling"] == telling_line(text), text[:80]
         llama = json.loads(json.dumps(recompute_data(recompute_llamacpp(case["numbers"], CTX_PAD))))
         assert not differences(llama, js["llama"]), (text[:80], differences(llama, js["llama"]))
+        command = reader_command(text)
+        assert js["command"] == (None if command is None else json.loads(json.dumps(command.__dict__))), text[:80]
+        assert js["fix"] == reader_fix(text, None, py), text[:80]
+        assert js["llama_fix"] == reader_fix(text, None, llama), text[:80]
+        commands += command is not None
         shown += py is not None
     assert shown >= 5  # the corpus has pastes that print vLLM's KV memory, and LOG names a catalog model
+    assert commands >= 5  # and pastes that hold the reader's command (LOG's non-default args, COMMAND_LOG's command line)

@@ -106,7 +106,20 @@ def test_a_clear_paste_goes_to_its_page(page, site_url) -> None:
              "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV cache (3664). "
              "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
     _search(page, site_url, paste)
-    page.wait_for_url(site_url + "/oom/vllm-max-model-len-error/", timeout=15000)
+    # The numbers the paste prints go with it, in the fragment, and the page's calculator opens on them.
+    page.wait_for_url(site_url + "/oom/vllm-max-model-len-error/#len=4096&e=vllm", timeout=15000)
+    page.wait_for_selector("#kc-len", timeout=15000)
+    assert page.input_value("#kc-len") == "4096"
+
+
+def test_a_confident_match_carries_the_readers_settings_to_the_calculator(page, site_url) -> None:
+    paste = next(p["text"] for p in PASTES if p["id"] == "vllm-0001")
+    _search(page, site_url, paste)
+    page.wait_for_url("**/oom/vllm-max-model-len-error/#*", timeout=15000)
+    assert page.url.endswith("#u=0.9&len=29000&mem=23.58&g=custom&e=vllm")
+    page.wait_for_selector("#kc-mem", timeout=15000)
+    fields = [page.input_value(f"#kc-{name}") for name in ("g", "mem", "u", "len")]
+    assert fields == ["custom", "23.58", "0.9", "29000"]
 
 
 def test_an_unclear_paste_lists_ranked_pages_in_matches_best_first(page, site_url) -> None:
@@ -131,6 +144,10 @@ def test_a_log_that_prints_the_kv_memory_shows_the_readers_own_figures(page, sit
     assert f"With --kv-cache-dtype fp8: {figures.longest_fp8.low:,} to {figures.longest_fp8.high:,} tokens" in text
     assert "5.585 to 5.595 GiB" in text and "From your log:" in text and "Modelled:" in text
     assert figures.command in text
+    # The reader's own command (its model and flags from the log), with only the fix changed.
+    assert "Your command, with only the fix changed (model and flags from the non-default args line):" in text
+    assert f"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len {figures.longest.low}" in text
+    assert f"--max-model-len 131072 -> {figures.longest.low}: the longest context whose KV cache fits the memory your log prints" in text
     assert page.url.startswith(site_url + "/search/")
 
 
