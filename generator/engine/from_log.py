@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
+from generator.engine.geometry import FULL
 from generator.engine.vllm import (
-    FULL,
     KvGroup,
     VllmInputError,
     VllmInputs,
