@@ -23,8 +23,6 @@ from generator.engine.llamacpp.constants import (
     FLASH_ATTN_OFF,
     FLASH_ATTN_ON,
     GGML_BLOCK,
-    GIB,
-    MIB,
     QUANTIZED_CACHE_TYPES,
     SWA_PATTERN_BY_GGUF_ARCH,
     LlamaCppError,
@@ -48,6 +46,7 @@ from generator.engine.llamacpp.vram import (
     max_ctx_that_fits,
     oom_log_lines,
 )
+from generator.units import GIB, MIB
 
 __all__ = [
     "AUTO_PARALLEL",

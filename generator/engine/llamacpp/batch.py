@@ -8,12 +8,13 @@ from generator.engine.geometry import (
     GeometryError,
     geometry_from_hf_config,
 )
-from generator.engine.llamacpp.constants import CACHE_TYPES, FLASH_ATTN_AUTO, FLASH_ATTN_OFF, FLASH_ATTN_ON, GGML_BLOCK, GIB, LlamaCppError, LlamaCppInputError
+from generator.engine.llamacpp.constants import CACHE_TYPES, FLASH_ATTN_AUTO, FLASH_ATTN_OFF, FLASH_ATTN_ON, GGML_BLOCK, LlamaCppError, LlamaCppInputError
 from generator.engine.llamacpp.layout import KvLayout, kv_layout_from_geometry, kv_layout_from_gguf_metadata
 from generator.engine.llamacpp.remediation import plan_llamacpp_remediation
 from generator.engine.llamacpp.settings import ServerSettings
 from generator.engine.llamacpp.vram import estimate_llamacpp
 from generator.schema import BOUNDS, MAX_COUNT, MAX_GIB, check_int
+from generator.units import GIB
 
 # Each integer key's range in generator.schema.BOUNDS, shared with the records and the other engines.
 _REQ_KIND = {"ctx_size": "tokens0", "parallel": "count", "ubatch_size": "tokens", "n_gpu_layers": "count0"}

@@ -6,10 +6,11 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
 
-from generator.engine.llamacpp.constants import MIB, LlamaCppInputError, mib_text, row_size
+from generator.engine.llamacpp.constants import LlamaCppInputError, mib_text, row_size
 from generator.engine.llamacpp.flash_attn import FlashAttention, check_cache_types, resolve_flash_attn
 from generator.engine.llamacpp.layout import KvLayout, LayerKv
 from generator.engine.llamacpp.settings import ContextCells, ServerSettings, context_cells, swa_cells_per_stream
+from generator.units import MIB
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import struct
 
-MIB = 1024 * 1024
-GIB = 1024 * MIB
+from generator.units import MIB
 
 # ggml/src/ggml.c type_traits + ggml-common.h static_asserts: (block size, bytes per block).
 GGML_BLOCK = {
@@ -62,10 +61,6 @@ def row_size(cache_type: str, n_elements: int) -> int:
     if n_elements % blck:
         raise LlamaCppError(f"row of {n_elements} elements is not a whole number of {cache_type} blocks of {blck}")
     return n_elements // blck * size
-
-
-def _pad(value: int, to: int) -> int:
-    return (value + to - 1) // to * to
 
 
 def _float32(value: int | float) -> float:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.engine.llamacpp.constants import AUTO_PARALLEL, CTX_PAD, DEFAULT_UBATCH, LlamaCppError, _pad
+from generator.engine.llamacpp.constants import AUTO_PARALLEL, CTX_PAD, DEFAULT_UBATCH, LlamaCppError
+from generator.units import pad as ggml_pad
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,10 @@ def context_cells(ctx_size: int, n_ctx_train: int, n_seq_max: int, kv_unified: b
     if n_seq_max < 1:
         raise LlamaCppError("n_seq_max must be at least 1")
     n_ctx = n_ctx_train if ctx_size == 0 else ctx_size
-    n_ctx = _pad(n_ctx, ctx_pad)
+    n_ctx = ggml_pad(n_ctx, ctx_pad)
     if kv_unified:
         return ContextCells(n_ctx, n_ctx, n_seq_max, 1, False)
-    n_ctx_seq = _pad(n_ctx // n_seq_max, ctx_pad)
+    n_ctx_seq = ggml_pad(n_ctx // n_seq_max, ctx_pad)
     rounded = n_ctx != n_ctx_seq * n_seq_max
     # The warning says "rounding down" but pads each stream up first, so the total can grow.
     return ContextCells(n_ctx_seq * n_seq_max, n_ctx_seq, n_seq_max, n_seq_max, rounded)
@@ -66,4 +67,4 @@ def swa_cells_per_stream(n_ctx_seq: int, n_swa: int, n_seq_max: int, unified: bo
     always padded to 256 since issue #17037 (2025-11), before that to the context padding."""
     if swa_full:
         return n_ctx_seq
-    return _pad(min(n_ctx_seq, n_swa * (n_seq_max if unified else 1) + ubatch), pad)
+    return ggml_pad(min(n_ctx_seq, n_swa * (n_seq_max if unified else 1) + ubatch), pad)

@@ -6,10 +6,11 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from generator.engine.llamacpp.cache import KvPlan, _kv_parts, _kv_setup, kv_log_lines, plan_kv
-from generator.engine.llamacpp.constants import FIT_MIN_CTX, FIT_TARGET_BYTES, FLASH_ATTN_AUTO, MIB, QUANTIZED_CACHE_TYPES
+from generator.engine.llamacpp.constants import FIT_MIN_CTX, FIT_TARGET_BYTES, FLASH_ATTN_AUTO, QUANTIZED_CACHE_TYPES
 from generator.engine.llamacpp.flash_attn import FlashAttention
 from generator.engine.llamacpp.layout import KvLayout
 from generator.engine.llamacpp.settings import ServerSettings
+from generator.units import MIB
 
 COMPUTE_BUFFER_BASIS = (
     "compute buffer estimated as the peak of the prompt-processing graph llama.cpp reserves "

@@ -48,8 +48,6 @@ from generator.engine.vllm.remediation import Lever, _lever, serve_command, vllm
 from generator.engine.vllm.versions import (
     DEFAULT_BLOCK_SIZE,
     LATEST_VERSION,
-    GiB,
-    MiB,
     VllmInputError,
     default_gpu_memory_utilization,
     format_version,
@@ -58,6 +56,10 @@ from generator.engine.vllm.versions import (
     subtracts_cudagraph_estimate,
     uses_v0_engine,
 )
+from generator.units import GIB, MIB
+
+GiB = GIB  # the spellings callers import
+MiB = MIB
 
 __all__ = [
     "ASSUMPTIONS",

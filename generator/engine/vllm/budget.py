@@ -10,10 +10,11 @@ from typing import Any, Mapping
 from generator.engine.geometry import (
     Geometry,
 )
-from generator.engine.vllm.versions import LATEST_VERSION, GiB, MiB
+from generator.engine.vllm.versions import LATEST_VERSION
 from generator.engine.vllm_releases import (
     batch_defaults_for,
 )
+from generator.units import GIB, MIB
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class BudgetAssumptions:
     fitted to real startup logs (data/evidence/vllm_real_logs.yaml) and pages must say so (without that path).
     """
 
-    non_torch_bytes: int = round(0.28 * GiB)
+    non_torch_bytes: int = round(0.28 * GIB)
     non_torch_source: str = (
         "Non-torch growth after vLLM's start snapshot, fitted to V1 logs: requested - weights - "
         "available KV - activation term - TP term leaves a median 0.28 GiB (0.24-0.43) in the RTX 3090 "
@@ -34,9 +35,9 @@ class BudgetAssumptions:
         "about 0.15 GiB of it stands for sampler memory that the 8 B-per-logit sampler term "
         "misses."
     )
-    non_torch_bytes_v0: int = round(0.10 * GiB)
+    non_torch_bytes_v0: int = round(0.10 * GIB)
     non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."
-    non_torch_extra_bytes_tp: int = round(0.15 * GiB)
+    non_torch_extra_bytes_tp: int = round(0.15 * GIB)
     non_torch_tp_source: str = (
         "Custom all-reduce / NCCL buffers with TP>1 on one node: +0.12 GiB for TP=2 on A100 "
         "(0.10.1.1: 0.68 against 0.55 GiB of non-KV memory), +0.41 GiB on H100 (0.11.0 non-torch "
@@ -57,7 +58,7 @@ class BudgetAssumptions:
         "path (default 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
         "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
     )
-    cudagraph_bytes_per_size_per_layer: int = round(0.45 * MiB)
+    cudagraph_bytes_per_size_per_layer: int = round(0.45 * MIB)
     cudagraph_source: str = (
         "CUDA-graph estimate = capture sizes x layers x 0.45 MiB: 'Estimated CUDA graph memory' "
         "lines 0.37 GiB (Qwen2.5-7B, 35 sizes, 28 layers) and 0.84 GiB (Llama-3.1-8B, 51 sizes, 32 layers)."

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.engine.vllm.versions import GiB, VllmInputError, format_version, uses_v0_engine
+from generator.engine.vllm.versions import VllmInputError, format_version, uses_v0_engine
+from generator.units import GIB
 
 _DOCS = " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
 
@@ -55,12 +56,12 @@ CANNOT_AUTO_FIT_TEXT = (
 
 def format_gib(num_bytes: int) -> str:
     """vllm/utils/mem_utils.py format_gib: Python's round to 2 places, printed by str()."""
-    return f"{round(num_bytes / GiB, 2)}"
+    return f"{round(num_bytes / GIB, 2)}"
 
 
 def _gib_for(version: tuple[int, int, int], num_bytes: int) -> str:
     # format_gib since 0.14.0; "%.2f" before.
-    return format_gib(num_bytes) if version >= (0, 14, 0) else f"{num_bytes / GiB:.2f}"
+    return format_gib(num_bytes) if version >= (0, 14, 0) else f"{num_bytes / GIB:.2f}"
 
 
 def error_template(version: tuple[int, int, int], kind: str, engine: str | None = None) -> ErrorTemplate:

@@ -8,9 +8,6 @@ from generator.engine.vllm_releases import (
     subtracts_cudagraph_estimate_for,
 )
 
-GiB = 1 << 30
-MiB = 1 << 20
-
 LATEST_VERSION = (0, 33, 0)
 DEFAULT_BLOCK_SIZE = 16  # vllm/config/cache.py CacheConfig.DEFAULT_BLOCK_SIZE (FlashAttention/Triton keep it)
 
