@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from generator.engine.llamacpp.cache import plan_kv
 from generator.engine.llamacpp.constants import FIT_TARGET_BYTES, FLASH_ATTN_OFF, LlamaCppError
@@ -50,6 +50,25 @@ def _lever_for(layout, settings, weights_bytes, budget, name, flags, note, yield
     return Lever(name, tuple(flags), plan.kv_bytes, use.total_bytes, fits, yields, note)
 
 
+def _quantized_cache_levers(layout: KvLayout, settings: ServerSettings, weights_bytes: int, budget: int | None, base_kv_bytes: int,
+                            max_ctx: Callable[[ServerSettings], int | None]) -> list[Lever]:
+    levers = []
+    wide = {"f32", "f16", "bf16"}
+    for qtype in ("q8_0", "q4_0"):
+        if settings.cache_type_k in wide or settings.cache_type_v in wide:
+            s = replace(settings, cache_type_k=qtype, cache_type_v=qtype)
+            flags = [("--cache-type-k", qtype), ("--cache-type-v", qtype)]
+            note = f"{qtype} K and V; a quantized V needs flash attention (-fa auto turns it on)"
+            if settings.flash_attn.lower() in FLASH_ATTN_OFF:
+                s = replace(s, flash_attn="on")
+                flags.append(("--flash-attn", "on"))
+                note = f"{qtype} K and V with -fa on (a quantized V cache requires flash attention)"
+            lever = _lever_for(layout, s, weights_bytes, budget, f"cache_type_{qtype}", flags, note, lambda _p, s=s: max_ctx(s))
+            if lever and lever.kv_bytes < base_kv_bytes:
+                levers.append(lever)
+    return levers
+
+
 def plan_llamacpp_remediation(
     layout: KvLayout,
     settings: ServerSettings,
@@ -80,19 +99,7 @@ def plan_llamacpp_remediation(
             levers.append(lever)
 
     # 2-3. Quantized cache types, K and V together (MLA requires equal types).
-    wide = {"f32", "f16", "bf16"}
-    for qtype in ("q8_0", "q4_0"):
-        if settings.cache_type_k in wide or settings.cache_type_v in wide:
-            s = replace(settings, cache_type_k=qtype, cache_type_v=qtype)
-            flags = [("--cache-type-k", qtype), ("--cache-type-v", qtype)]
-            note = f"{qtype} K and V; a quantized V needs flash attention (-fa auto turns it on)"
-            if settings.flash_attn.lower() in FLASH_ATTN_OFF:
-                s = replace(s, flash_attn="on")
-                flags.append(("--flash-attn", "on"))
-                note = f"{qtype} K and V with -fa on (a quantized V cache requires flash attention)"
-            lever = _lever_for(layout, s, weights_bytes, budget, f"cache_type_{qtype}", flags, note, lambda _p, s=s: max_ctx(s))
-            if lever and lever.kv_bytes < base_plan.kv_bytes:
-                levers.append(lever)
+    levers += _quantized_cache_levers(layout, settings, weights_bytes, budget, base_plan.kv_bytes, max_ctx)
 
     # 4. One slot: only matters where -np multiplies something (SWA streams, padding per stream).
     n_seq_max, _unified = settings.seqs()

@@ -308,24 +308,21 @@ class _Sizing:
                  "full_len", "max_len", "per_request", "binding", "needed", "error", "num_blocks", "concurrency", "tokens")
 
 
-def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
-    resolved = _resolve(inputs, facts)
-    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
-    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
-    per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
-    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
+def _sizing_groups(inputs: VllmInputs, geometry: Geometry, version: tuple[int, int, int], facts: ConfigFacts) -> tuple[KvGroup, ...]:
     groups = facts.groups
     if geometry.has_state:
         groups = _state_groups(groups, inputs.mamba_cache_mode)
     if uses_v0_engine(version):
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
-    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
-    _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+    return groups
 
+
+def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
+                 assumptions: BudgetAssumptions) -> list[StagePlan]:
     stages: list[StagePlan] = []
     start = 0
-    for stage, layers in enumerate(pp_layer_split(geometry.num_layers, pp)):
+    for stage, layers in enumerate(pp_layer_split(resolved.geometry.num_layers, inputs.pipeline_parallel_size)):
         # A group's layers are ascending (kv_cache_groups and the V0 group list them in order), so
         # bisect counts those on this stage without walking every layer of every group.
         end = start + layers
@@ -341,6 +338,45 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
             available = breakdown.available_bytes
         num_blocks = max(available, 0) // bytes_per_block
         stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
+    return stages
+
+
+def _start_error(version: tuple[int, int, int], stages: list[StagePlan], checks: list[int], max_len: int, per_request: int,
+                 shapes: dict, bs: int, in_flight: int) -> tuple[str | None, StagePlan | None]:
+    """The error vLLM raises at start, with the first stage that raises it; (None, None) if it starts."""
+    for s, check in zip(stages, checks):
+        error = None
+        if uses_v0_engine(version):
+            max_seq_len = s.num_blocks * bs
+            if s.num_blocks <= 0:
+                error = vllm_error_text(version, "no_memory")
+            elif max_len > max_seq_len:
+                error = vllm_error_text(version, "too_long", max_model_len=max_len, max_seq_len=max_seq_len)
+        elif check <= 0:
+            error = vllm_error_text(version, "no_memory")
+        elif s.bytes_per_block * per_request > check:
+            estimate = _fitting_len(check, s.bytes_per_block, shapes, max_len, bs, in_flight)
+            error = vllm_error_text(
+                version, "too_long", max_model_len=max_len,
+                needed_bytes=s.bytes_per_block * per_request, available_bytes=check,
+                estimated_max_model_len=estimate,
+            )
+        if error:
+            return error, s
+    return None, None
+
+
+def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
+    resolved = _resolve(inputs, facts)
+    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
+    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
+    per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
+    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
+    groups = _sizing_groups(inputs, geometry, version, facts)
+    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
+    _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+
+    stages = _stage_plans(inputs, resolved, facts, groups, page, assumptions)
 
     null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
     checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
@@ -361,26 +397,10 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     binding = min(range(len(stages)), key=lambda i: (stages[i].num_blocks, -stages[i].bytes_per_block, i))
     needed = stages[binding].bytes_per_block * per_request
     if error is None:
-        for s, check in zip(stages, checks):
-            if uses_v0_engine(version):
-                max_seq_len = s.num_blocks * bs
-                if s.num_blocks <= 0:
-                    error = vllm_error_text(version, "no_memory")
-                elif max_len > max_seq_len:
-                    error = vllm_error_text(version, "too_long", max_model_len=max_len, max_seq_len=max_seq_len)
-            elif check <= 0:
-                error = vllm_error_text(version, "no_memory")
-            elif s.bytes_per_block * per_request > check:
-                estimate = _fitting_len(check, s.bytes_per_block, shapes, max_len, bs, in_flight)
-                error = vllm_error_text(
-                    version, "too_long", max_model_len=max_len,
-                    needed_bytes=s.bytes_per_block * per_request, available_bytes=check,
-                    estimated_max_model_len=estimate,
-                )
-            if error:
-                binding = s.stage
-                needed = s.bytes_per_block * per_request
-                break
+        error, failing = _start_error(version, stages, checks, max_len, per_request, shapes, bs, in_flight)
+        if error:
+            binding = failing.stage
+            needed = failing.bytes_per_block * per_request
 
     num_blocks = stages[binding].num_blocks if error else min(s.num_blocks for s in stages)
     sizing = _Sizing()
