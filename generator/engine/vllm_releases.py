@@ -1,6 +1,6 @@
 """vLLM's KV-budget rules by release, each row with the upstream file at a tag that states it.
 
-The budget model in generator/engine/vllm.py asks this table which rule a release applies;
+The budget model in generator/engine/vllm/ asks this table which rule a release applies;
 the arithmetic stays there. Pure data and small integer functions (no I/O), so it ports to
 the calculator's JavaScript line by line. Versions are (major, minor, patch) tuples; a row
 holds from `first` to `last` inclusive. Rows were read in the release wheels (the wheel's
