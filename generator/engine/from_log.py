@@ -2,7 +2,7 @@
 generator/triage extracts) to the longest `--max-model-len` that starts, the fp8 figure and the
 concurrency for vLLM, and to the `-c` that fits for llama.cpp.
 
-Pure: the arithmetic is the engine's (generator/engine/vllm.py plan_vllm with the log's
+Pure: the arithmetic is the engine's (generator/engine/vllm/ plan_vllm with the log's
 "Available KV cache memory" as its KV budget), this module only says which inputs came from the
 log and which from the model's config.json, and carries the rounding of the printed figure: vLLM
 prints GiB with two decimals, so the memory it had is known to within 0.005 GiB either way, and
@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
+from generator.engine.geometry import FULL
 from generator.engine.vllm import (
-    FULL,
     KvGroup,
     VllmInputError,
     VllmInputs,

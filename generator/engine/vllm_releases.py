@@ -1,6 +1,6 @@
 """vLLM's KV-budget rules by release, each row with the upstream file at a tag that states it.
 
-The budget model in generator/engine/vllm.py asks this table which rule a release applies;
+The budget model in generator/engine/vllm/ asks this table which rule a release applies;
 the arithmetic stays there. Pure data and small integer functions (no I/O), so it ports to
 the calculator's JavaScript line by line. Versions are (major, minor, patch) tuples; a row
 holds from `first` to `last` inclusive. Rows were read in the release wheels (the wheel's
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GiB = 1 << 30
+from generator.units import GIB
+
 _END = (9, 99, 99)
 
 # --------------------------------------------------------------------------- the sampler warm-up
@@ -124,9 +125,9 @@ def batch_defaults_for(version: tuple[int, int, int], gpu_total_bytes: int, gpu_
         return 1024, 8192 if by_name else 2048
     if version < (0, 8, 5):
         return (1024, 8192) if by_name else (256, 2048)
-    if version >= (0, 28, 0) and gpu_total_bytes >= 160 * GiB:
+    if version >= (0, 28, 0) and gpu_total_bytes >= 160 * GIB:
         return 1024, 16384
-    large = gpu_total_bytes >= 70 * GiB
+    large = gpu_total_bytes >= 70 * GIB
     if version >= (0, 9, 0):
         large = large and "a100" not in name and "gb10" not in name
     return (1024, 8192) if large else (256, 2048)

@@ -1,0 +1,238 @@
+"""The budget model: the bytes a worker keeps for its KV cache after weights, activations and CUDA graphs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+from generator.engine.geometry import (
+    Geometry,
+)
+from generator.engine.vllm.versions import LATEST_VERSION
+from generator.engine.vllm_releases import (
+    batch_defaults_for,
+)
+from generator.units import GIB, MIB
+
+
+@dataclass(frozen=True)
+class BudgetAssumptions:
+    """Every constant of the empirical budget model, with where it comes from.
+
+    vLLM measures these terms on the GPU; a calculator has to estimate them. The values are
+    fitted to real startup logs (data/evidence/vllm_real_logs.yaml) and pages must say so (without that path).
+    """
+
+    non_torch_bytes: int = round(0.28 * GIB)
+    non_torch_source: str = (
+        "Non-torch growth after vLLM's start snapshot, fitted to V1 logs: requested - weights - "
+        "available KV - activation term - TP term leaves a median 0.28 GiB (0.24-0.43) in the RTX 3090 "
+        "vLLM 0.17.1 logs (TheBuccaneer/vllm-offload-profiles), the A100 0.10.1.1 logs "
+        "(dennislee22/vLLM-benchmarking) and the A100 40GB 0.15.1 eager log. vLLM's own "
+        "non-torch line reads 0.13-0.14 GiB at TP=1 (H100, 0.11.0, llm-d/llm-d-benchmark), so "
+        "about 0.15 GiB of it stands for sampler memory that the 8 B-per-logit sampler term "
+        "misses."
+    )
+    non_torch_bytes_v0: int = round(0.10 * GIB)
+    non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."
+    non_torch_extra_bytes_tp: int = round(0.15 * GIB)
+    non_torch_tp_source: str = (
+        "Custom all-reduce / NCCL buffers with TP>1 on one node: +0.12 GiB for TP=2 on A100 "
+        "(0.10.1.1: 0.68 against 0.55 GiB of non-KV memory), +0.41 GiB on H100 (0.11.0 non-torch "
+        "0.54 against 0.13 GiB), 0.20 GiB total in a TP=4 0.8.5 log. Across nodes (Ray, no custom "
+        "all-reduce) a TP=2 A100 log needs about 0.9 GiB more, which this term does not cover."
+    )
+    activation_intermediate_factor: int = 3
+    activation_hidden_factor: int = 3
+    activation_source: str = (
+        "Activation peak of the dummy batch = max_num_batched_tokens x (3 x intermediate/TP + "
+        "3 x hidden) x 2 bytes: V0 logs of Llama-3.1-8B at 20,000 and 29,000 tokens (2.07 and "
+        "2.99 GiB, vllm issue #10517) and Qwen2.5-1.5B at 32,768 tokens (2.02 GiB) fit it within 5%."
+    )
+    sampler_bytes_per_logit: int = 8
+    sampler_source: str = (
+        "The sampler warm-up sorts max_num_seqs x vocab logits; its bytes per logit depend on the "
+        "release's top-k/top-p path (vllm/v1/sample/ops/topk_topp_sampler.py at each tag): about 40 B on the PyTorch sort "
+        "path (default 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
+        "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
+    )
+    cudagraph_bytes_per_size_per_layer: int = round(0.45 * MIB)
+    cudagraph_source: str = (
+        "CUDA-graph estimate = capture sizes x layers x 0.45 MiB: 'Estimated CUDA graph memory' "
+        "lines 0.37 GiB (Qwen2.5-7B, 35 sizes, 28 layers) and 0.84 GiB (Llama-3.1-8B, 51 sizes, 32 layers)."
+    )
+    quantized_scale_bits_per_weight_x1000: int = 160
+    weights_source: str = (
+        "Weights = checkpoint bytes of the variant when known; otherwise parameters from config.json "
+        "x bits (16-bit embeddings and lm_head; 4-bit group-128 formats add 0.16 bit of scales)."
+    )
+
+
+ASSUMPTIONS = BudgetAssumptions()
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    requested_bytes: int
+    weights_bytes: int
+    non_torch_bytes: int
+    activation_peak_bytes: int
+    cudagraph_bytes: int
+
+    @property
+    def available_bytes(self) -> int:
+        return (
+            self.requested_bytes - self.weights_bytes - self.non_torch_bytes
+            - self.activation_peak_bytes - self.cudagraph_bytes
+        )
+
+
+def requested_bytes(total_bytes: int, gpu_memory_utilization: float) -> int:
+    # vllm/v1/worker/utils.py request_memory
+    return math.ceil(total_bytes * gpu_memory_utilization)
+
+
+def batch_defaults(gpu_total_bytes: int, gpu_name: str = "", version: tuple[int, int, int] = LATEST_VERSION,
+                   max_model_len: int = 2048) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) for `vllm serve` (EngineArgs.get_batch_defaults), by release."""
+    return batch_defaults_for(version, gpu_total_bytes, gpu_name, max_model_len)
+
+
+# Every budget-model plan needs this list's length and a catalog has a handful of (seqs, tokens)
+# pairs; a bounded memo (the result is an immutable tuple) spares rebuilding it per plan.
+@lru_cache(maxsize=256, typed=True)
+def cudagraph_capture_sizes(max_num_seqs: int, max_num_batched_tokens: int) -> tuple[int, ...]:
+    """VllmConfig._set_cudagraph_sizes defaults (non-Blackwell, no spec decode)."""
+    largest = min(max_num_seqs * 2, 512)
+    sizes = [1, 2, 4] + list(range(8, 256, 8)) + list(range(256, largest + 1, 16))
+    sizes = [s for s in sizes if s <= largest]
+    if max_num_batched_tokens <= largest and max_num_batched_tokens not in sizes:
+        sizes.append(max_num_batched_tokens)
+    return tuple(sorted(sizes))
+
+
+def _as_int(cfg: Mapping[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = cfg.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _text_config(hf_config: Mapping[str, Any]) -> Mapping[str, Any]:
+    inner = hf_config.get("text_config")
+    return inner if isinstance(inner, Mapping) else hf_config
+
+
+def _moe_shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """(experts, experts per token, expert intermediate, shared-expert intermediate); zeros if dense."""
+    experts = _as_int(cfg, "num_local_experts", "num_experts", "n_routed_experts") or 0
+    if experts <= 1:
+        return 0, 0, 0, 0
+    top_k = _as_int(cfg, "num_experts_per_tok", "moe_topk", "top_k") or 2
+    expert_inter = _as_int(cfg, "moe_intermediate_size", "intermediate_size") or 0
+    shared = _as_int(cfg, "shared_expert_intermediate_size") or 0
+    if not shared and _as_int(cfg, "n_shared_experts"):
+        shared = cfg["n_shared_experts"] * expert_inter
+    return experts, top_k, expert_inter, shared
+
+
+def _quant_millibits(hf_config: Mapping[str, Any], geometry: Geometry) -> tuple[int, int]:
+    """(millibits per dense linear weight, millibits per MoE expert weight) of the checkpoint."""
+    dense = geometry.dtype_bytes * 8000
+    qc = hf_config.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        return dense, dense
+    method = str(qc.get("quant_method") or "").lower()
+    if method in ("mxfp4", "gpt_oss_mxfp4"):
+        return dense, 4250  # experts only; 4-bit values + one 8-bit scale per 32
+    if method in ("fp8", "fbgemm_fp8", "modelopt"):
+        return 8000, 8000
+    bits = _as_int(qc, "bits", "w_bit", "num_bits")
+    if bits is None and method == "compressed-tensors":
+        for group in (qc.get("config_groups") or {}).values():
+            weights = group.get("weights") if isinstance(group, Mapping) else None
+            if isinstance(weights, Mapping) and isinstance(weights.get("num_bits"), int):
+                bits = weights["num_bits"]
+                break
+    if method == "bitsandbytes":
+        bits = 4 if qc.get("load_in_4bit") else 8
+    if bits is None:
+        return dense, dense
+    scaled = bits * 1000 + (ASSUMPTIONS.quantized_scale_bits_per_weight_x1000 if bits < 8 else 0)
+    return scaled, scaled
+
+
+@dataclass(frozen=True)
+class WeightShape:
+    """Parameters by where they live: the embedding (first stage), lm_head (last stage), layers."""
+
+    embedding_params: int
+    lm_head_params: int
+    layer_params: int  # one decoder layer, dense linears
+    layer_expert_params: int  # one decoder layer, routed + shared experts
+    dense_millibits: int
+    expert_millibits: int
+
+    def stage_bytes(self, layers: int, first: bool, last: bool) -> int:
+        millibits = layers * (self.layer_params * self.dense_millibits + self.layer_expert_params * self.expert_millibits)
+        millibits += (self.embedding_params if first else 0) * 16000 + (self.lm_head_params if last else 0) * 16000
+        return millibits // 8000
+
+    def total_bytes(self, num_layers: int) -> int:
+        return self.stage_bytes(num_layers, True, True)
+
+
+def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShape:
+    cfg = _text_config(hf_config)
+    hidden, heads, kv_heads, head_dim = geometry.hidden_size, geometry.num_attention_heads, geometry.num_kv_heads, geometry.head_dim
+    if geometry.mla is not None:
+        q_rank = _as_int(cfg, "q_lora_rank") or 0
+        nope = _as_int(cfg, "qk_nope_head_dim") or head_dim
+        v_dim = _as_int(cfg, "v_head_dim") or head_dim
+        rope = geometry.mla.qk_rope_head_dim
+        q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
+        attention = q + hidden * (geometry.mla.kv_lora_rank + rope) + geometry.mla.kv_lora_rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    else:
+        attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    experts, _top_k, expert_inter, shared = _moe_shape(cfg)
+    inter = geometry.intermediate_size or 4 * hidden
+    if experts:
+        dense_layers = _as_int(cfg, "first_k_dense_replace") or 0
+        moe_layers = geometry.num_layers - dense_layers
+        expert_params = (experts * expert_inter + shared) * 3 * hidden
+        # Spread the dense-MLP layers of DeepSeek-style models evenly; it only moves stage totals.
+        expert_avg = expert_params * moe_layers // geometry.num_layers
+        mlp = 3 * hidden * inter * dense_layers // geometry.num_layers + hidden * experts
+    else:
+        expert_avg = 0
+        mlp = 3 * hidden * inter
+    dense_mb, expert_mb = _quant_millibits(hf_config, geometry)
+    embedding = geometry.vocab_size * hidden
+    return WeightShape(
+        embedding_params=embedding,
+        lm_head_params=embedding,  # tied embeddings still load an lm_head on the last stage under PP
+        layer_params=attention + mlp,
+        layer_expert_params=expert_avg,
+        dense_millibits=dense_mb,
+        expert_millibits=expert_mb,
+    ) if not geometry.tie_word_embeddings else WeightShape(embedding, 0, attention + mlp, expert_avg, dense_mb, expert_mb)
+
+
+def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS, sampler_bytes: int | None = None) -> int:  # noqa: E501
+    moe = _moe_shape(_text_config(hf_config))
+    return _activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions, sampler_bytes)
+
+
+def _activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions, sampler_bytes: int | None = None) -> int:  # noqa: E501
+    experts, top_k, expert_inter, shared = moe
+    inter = top_k * expert_inter + shared if experts else (geometry.intermediate_size or 4 * geometry.hidden_size)
+    per_token = (assumptions.activation_intermediate_factor * inter // tensor_parallel_size
+                 + assumptions.activation_hidden_factor * geometry.hidden_size) * geometry.dtype_bytes
+    forward = max_num_batched_tokens * per_token
+    # The sampler rows are the dummy requests: min(max_num_seqs, max_num_batched_tokens).
+    rows = min(max_num_seqs, max_num_batched_tokens)
+    sampler = rows * geometry.vocab_size * (assumptions.sampler_bytes_per_logit if sampler_bytes is None else sampler_bytes)
+    return max(forward, sampler)

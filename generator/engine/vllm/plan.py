@@ -1,0 +1,493 @@
+"""The inputs, the sizing of each pipeline stage and the result: vLLM's KV-cache capacity at engine start."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Mapping
+
+from generator.engine.geometry import (
+    FULL,
+    NO_CACHE,
+    STATE,
+    Geometry,
+    GeometryError,
+)
+from generator.engine.vllm.blocks import KvGroup, _fitting_len, _group_shapes, _state_groups, blocks_per_request, in_flight_tokens, pp_layer_split
+from generator.engine.vllm.budget import ASSUMPTIONS, Breakdown, BudgetAssumptions, _activation_peak, batch_defaults, cudagraph_capture_sizes, requested_bytes
+from generator.engine.vllm.config_facts import ConfigFacts
+from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, _gib_for, format_gib, vllm_error_text
+from generator.engine.vllm.kv_dtype import hybrid_pages, kv_bytes_per_token_per_layer
+from generator.engine.vllm.model_len import DerivedMaxLen, max_model_len_too_long_text
+from generator.engine.vllm.versions import (
+    DEFAULT_BLOCK_SIZE,
+    VllmInputError,
+    default_gpu_memory_utilization,
+    format_version,
+    parse_version,
+    reserves_null_block_in_check,
+    subtracts_cudagraph_estimate,
+    uses_v0_engine,
+)
+from generator.engine.vllm_releases import (
+    SAMPLER_BACKENDS,
+    default_mla_block_size,
+    sampler_bytes_per_logit,
+)
+from generator.schema import MAX_BYTES, check_int
+
+
+@dataclass(frozen=True)
+class VllmInputs:
+    """Everything `vllm serve` would be given. None means vLLM's default."""
+
+    hf_config: Mapping[str, Any]
+    gpu_total_bytes: int | None = None  # what cudaMemGetInfo reports as total
+    gpu_name: str = ""
+    gpu_count: int = 1
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    max_model_len: int | None = None  # -1 = auto-fit
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_memory_bytes: int | None = None
+    available_kv_cache_bytes: int | None = None  # test/override hook: skip the budget entirely
+    weights_bytes: int | None = None  # whole checkpoint; split over TP and PP by parameters
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    enforce_eager: bool = False
+    vllm_version: str | None = None
+    # Optional measured terms (bytes per worker) replacing the model's estimates.
+    non_torch_bytes: int | None = None
+    activation_peak_bytes: int | None = None
+    cudagraph_bytes: int | None = None
+    # Release-table overrides: the top-k/top-p path of the sampler warm-up (native, flashinfer,
+    # triton; None = the release's default) and VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (None = default).
+    sampler_backend: str | None = None
+    estimate_cudagraphs: bool | None = None
+    mamba_ssm_cache_dtype: str | None = None  # --mamba-ssm-cache-dtype (hybrid models); None = auto
+    # --mamba-cache-mode: "none" (default), "align" (prefix caching; 0.20+ picks it for models
+    # without full Mamba prefix caching when prefix caching is on), "all" (a state block per block of tokens).
+    mamba_cache_mode: str | None = None
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    stage: int
+    num_layers: int
+    bytes_per_block: int
+    available_kv_cache_bytes: int
+    num_blocks: int
+    breakdown: Breakdown | None
+
+
+@dataclass(frozen=True)
+class VllmResult:
+    fits: bool
+    num_blocks: int
+    bytes_per_block: int
+    kv_cache_tokens: int
+    max_concurrency: float
+    estimated_max_model_len: int
+    error: str | None
+    available_kv_cache_bytes: int
+    breakdown: Breakdown | None
+    # What pages and commands need besides the headline numbers.
+    vllm_version: str
+    max_model_len: int  # the length checked (after auto-fit)
+    requested_max_model_len: int | None
+    derived_max_model_len: int
+    kv_cache_dtype: str
+    block_size: int
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    gpu_memory_utilization: float
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    enforce_eager: bool
+    kv_bytes_per_token_per_layer: int
+    kv_bytes_per_token: int  # across the binding stage's attention layers, as if each kept every token
+    num_kv_cache_groups: int
+    blocks_per_request: int
+    needed_bytes: int  # one request at max_model_len on the binding stage
+    check_bytes: int  # available minus the null block (0.29+)
+    in_flight_tokens: int
+    binding_stage: int
+    stages: tuple[StagePlan, ...]
+    log_lines: tuple[str, ...]
+    assumptions: BudgetAssumptions | None
+    uses_budget_model: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["breakdown"] = asdict(self.breakdown) if self.breakdown else None
+        return data
+
+
+def replace_inputs(inputs: VllmInputs, **changes: Any) -> VllmInputs:
+    """dataclasses.replace(inputs, **changes), at about half the cost: replace() walks the dataclass
+    fields in Python, while VllmInputs has only init fields, so its instance dict already is the
+    constructor's arguments. A catalog pair builds ~15 variants of its inputs (levers, grid)."""
+    return type(inputs)(**{**vars(inputs), **changes})
+
+
+def _facts_for(inputs: VllmInputs, facts: ConfigFacts | None) -> ConfigFacts:
+    # Facts for another dict (a lever that swaps the checkpoint's config) are never reused.
+    if facts is not None and facts.hf_config is inputs.hf_config:
+        return facts
+    return ConfigFacts(inputs.hf_config)
+
+
+# Each integer setting's range in generator.schema.BOUNDS, shared with the records and requests.
+_SETTING_KIND = {
+    "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "gpu_count": "gpus", "block_size": "count",
+    "max_num_batched_tokens": "tokens", "max_num_seqs": "count", "max_model_len": "tokens",
+}
+
+
+def _check_positive(name: str, value: int | None) -> None:
+    if value is not None:
+        check_int(value, name, _SETTING_KIND[name], VllmInputError, wrong=f"{name} must be a positive integer, got {value!r}")
+
+
+class _Resolved:
+    """What resolve_settings fills in, without building the completed VllmInputs: a catalog pair
+    resolves ~16 sets of inputs, and copying the 20-field dataclass each time cost more than the
+    arithmetic it fed."""
+
+    __slots__ = ("geometry", "derived", "version", "utilization", "block_size", "max_num_seqs", "max_num_batched_tokens")
+
+    def __init__(self, geometry: Geometry, derived: DerivedMaxLen, version: tuple[int, int, int], utilization: float,
+                 block_size: int, max_num_seqs: int, max_num_batched_tokens: int) -> None:
+        self.geometry = geometry
+        self.derived = derived
+        self.version = version
+        self.utilization = utilization
+        self.block_size = block_size
+        self.max_num_seqs = max_num_seqs
+        self.max_num_batched_tokens = max_num_batched_tokens
+
+
+def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
+    try:
+        geometry = facts.geometry
+    except GeometryError as exc:
+        raise VllmInputError(f"hf_config: {exc}") from exc
+    version = parse_version(inputs.vllm_version)
+    for name in ("tensor_parallel_size", "pipeline_parallel_size", "gpu_count", "block_size",
+                 "max_num_batched_tokens", "max_num_seqs"):
+        _check_positive(name, getattr(inputs, name))
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
+    if tp * pp > inputs.gpu_count:
+        raise VllmInputError(f"tensor_parallel_size x pipeline_parallel_size = {tp * pp} needs {tp * pp} GPUs; gpu_count is {inputs.gpu_count}")
+    if geometry.num_attention_heads % tp:
+        raise VllmInputError(f"Total number of attention heads ({geometry.num_attention_heads}) must be divisible by tensor parallel size ({tp}).")
+    if geometry.mla is None and tp > geometry.num_kv_heads and tp % geometry.num_kv_heads:
+        raise VllmInputError(f"tensor_parallel_size {tp} must be a multiple of the {geometry.num_kv_heads} KV heads to replicate them")
+    if pp > geometry.num_layers:
+        raise VllmInputError(f"pipeline_parallel_size {pp} exceeds the {geometry.num_layers} layers")
+    util = inputs.gpu_memory_utilization
+    if util is None:
+        util = default_gpu_memory_utilization(version)
+    if isinstance(util, bool) or not isinstance(util, (int, float)) or not 0 < util <= 1:
+        raise VllmInputError(f"gpu_memory_utilization must be in (0, 1], got {util!r}")
+    for name in ("kv_cache_memory_bytes", "available_kv_cache_bytes", "weights_bytes", "gpu_total_bytes",
+                 "non_torch_bytes", "activation_peak_bytes", "cudagraph_bytes"):
+        value = getattr(inputs, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise VllmInputError(f"{name} must be an integer number of bytes, got {value!r}")
+        if value is not None and abs(value) > MAX_BYTES:
+            raise VllmInputError(f"{name} must be at most 1 PiB ({MAX_BYTES:,} bytes), got {value:,}")
+    if inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None and not inputs.gpu_total_bytes:
+        raise VllmInputError("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes")
+    kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)  # validates the dtype
+    block_size = inputs.block_size or DEFAULT_BLOCK_SIZE
+    if geometry.mla is not None and inputs.block_size is None:
+        block_size = default_mla_block_size(version, inputs.gpu_name) or DEFAULT_BLOCK_SIZE
+    if geometry.has_state:
+        if version < (0, 10, 0):
+            raise VllmInputError(
+                f"vLLM {format_version(version)} keeps Mamba / linear-attention state outside the KV cache "
+                "(V0 MambaCacheManager); this calculator models the hybrid allocator of 0.10 and later")
+        block_size = hybrid_pages(geometry, inputs.kv_cache_dtype, tp, inputs.block_size, inputs.mamba_ssm_cache_dtype).block_size
+    derived = facts.derived
+    max_len = inputs.max_model_len
+    if max_len is not None and max_len != -1:
+        _check_positive("max_model_len", max_len)
+        if max_len > derived.value and (derived.model_max_length is None or max_len > derived.model_max_length):
+            raise VllmInputError(max_model_len_too_long_text(max_len, derived))
+    if inputs.sampler_backend is not None and inputs.sampler_backend not in SAMPLER_BACKENDS:
+        raise VllmInputError(f"sampler_backend must be one of {', '.join(SAMPLER_BACKENDS)}, got {inputs.sampler_backend!r}")
+    length_for_batch = derived.default_max_model_len if max_len in (None, -1) else max_len
+    seqs, tokens = batch_defaults(inputs.gpu_total_bytes or 0, inputs.gpu_name, version, length_for_batch)
+    max_num_seqs = inputs.max_num_seqs or seqs
+    if inputs.max_num_batched_tokens is None:
+        length = derived.default_max_model_len if max_len in (None, -1) else max_len
+        max_num_batched_tokens = min(max_num_seqs * length, tokens)
+    else:
+        max_num_batched_tokens = inputs.max_num_batched_tokens
+    return _Resolved(geometry, derived, version, float(util), block_size, max_num_seqs, max_num_batched_tokens)
+
+
+def resolve_settings(inputs: VllmInputs, *, facts: ConfigFacts | None = None) -> tuple[Geometry, DerivedMaxLen, VllmInputs]:
+    """Validate like vLLM and fill vLLM's defaults; returns the completed inputs.
+    `facts` may carry what earlier plans already derived from inputs.hf_config."""
+    resolved = _resolve(inputs, _facts_for(inputs, facts))
+    completed = replace(
+        inputs,
+        gpu_memory_utilization=resolved.utilization,
+        block_size=resolved.block_size,
+        max_num_seqs=resolved.max_num_seqs,
+        max_num_batched_tokens=resolved.max_num_batched_tokens,
+        vllm_version=format_version(resolved.version),
+    )
+    return resolved.geometry, resolved.derived, completed
+
+
+def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
+    geometry, shape, version = resolved.geometry, facts.weight_shape, resolved.version
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
+    first, last = stage == 0, stage == pp - 1
+    if inputs.weights_bytes is not None:
+        whole = shape.total_bytes(geometry.num_layers)
+        weights = inputs.weights_bytes * shape.stage_bytes(layers, first, last) // whole // tp
+    else:
+        weights = shape.stage_bytes(layers, first, last) // tp
+    if inputs.non_torch_bytes is not None:
+        non_torch = inputs.non_torch_bytes
+    else:
+        non_torch = assumptions.non_torch_bytes_v0 if uses_v0_engine(version) else assumptions.non_torch_bytes
+        if tp * pp > 1:
+            non_torch += assumptions.non_torch_extra_bytes_tp
+    activation = inputs.activation_peak_bytes
+    if activation is None:
+        activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
+                                      sampler_bytes_per_logit(version, inputs.sampler_backend))
+    cudagraph = 0
+    if subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs):
+        cudagraph = inputs.cudagraph_bytes
+        if cudagraph is None:
+            sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
+            cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
+    return Breakdown(
+        requested_bytes=requested_bytes(inputs.gpu_total_bytes, resolved.utilization),
+        weights_bytes=weights,
+        non_torch_bytes=non_torch,
+        activation_peak_bytes=activation,
+        cudagraph_bytes=cudagraph,
+    )
+
+
+def cudagraph_info_line(gpu_memory_utilization: float, cudagraph_bytes: int, gpu_total_bytes: int) -> str:
+    """gpu_worker.py's note when the CUDA-graph estimate is subtracted (0.20+, env on)."""
+    delta = cudagraph_bytes / gpu_total_bytes
+    return (
+        "CUDA graph memory profiling is enabled (default since v0.21.0). The current "
+        f"--gpu-memory-utilization={gpu_memory_utilization:.4f} is equivalent to "
+        f"--gpu-memory-utilization={round(gpu_memory_utilization - delta, 4):.4f} without CUDA graph memory profiling. "
+        "To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to "
+        f"{min(round(gpu_memory_utilization + delta, 4), 1.0):.4f}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0."
+    )
+
+
+def kv_cache_tokens_logged(version: tuple[int, int, int], num_blocks: int, per_request_blocks: int, max_model_len: int, block_size: int, num_groups: int) -> int:
+    """The 'GPU KV cache size: N tokens' number of that release."""
+    if version >= (0, 21, 0):
+        return int(num_blocks / per_request_blocks * max_model_len)  # get_kv_cache_capacity
+    if version >= (0, 10, 0):
+        return num_blocks // num_groups * block_size
+    return num_blocks * block_size
+
+
+class _Sizing:
+    """Every number of a plan, before its log lines and result record. Levers and the auto-fit grid
+    read only a few of these; plan_vllm adds the rest, so both run the same arithmetic."""
+
+    __slots__ = ("resolved", "per_layer", "groups", "in_flight", "stages", "checks", "estimates", "largest_fit",
+                 "full_len", "max_len", "per_request", "binding", "needed", "error", "num_blocks", "concurrency", "tokens")
+
+
+def _sizing_groups(inputs: VllmInputs, geometry: Geometry, version: tuple[int, int, int], facts: ConfigFacts) -> tuple[KvGroup, ...]:
+    groups = facts.groups
+    if geometry.has_state:
+        groups = _state_groups(groups, inputs.mamba_cache_mode)
+    if uses_v0_engine(version):
+        # V0 had no hybrid allocator: every layer keeps every token in one block table.
+        groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
+    return groups
+
+
+def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
+                 assumptions: BudgetAssumptions) -> list[StagePlan]:
+    stages: list[StagePlan] = []
+    start = 0
+    for stage, layers in enumerate(pp_layer_split(resolved.geometry.num_layers, inputs.pipeline_parallel_size)):
+        # A group's layers are ascending (kv_cache_groups and the V0 group list them in order), so
+        # bisect counts those on this stage without walking every layer of every group.
+        end = start + layers
+        bytes_per_block = max(bisect_left(g.layers, end) - bisect_left(g.layers, start) for g in groups) * page
+        start += layers
+        breakdown = None
+        if inputs.available_kv_cache_bytes is not None:
+            available = inputs.available_kv_cache_bytes
+        elif inputs.kv_cache_memory_bytes is not None:
+            available = inputs.kv_cache_memory_bytes
+        else:
+            breakdown = _stage_budget(inputs, resolved, facts, stage, layers, assumptions)
+            available = breakdown.available_bytes
+        num_blocks = max(available, 0) // bytes_per_block
+        stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
+    return stages
+
+
+def _start_error(version: tuple[int, int, int], stages: list[StagePlan], checks: list[int], max_len: int, per_request: int,
+                 shapes: dict, bs: int, in_flight: int) -> tuple[str | None, StagePlan | None]:
+    """The error vLLM raises at start, with the first stage that raises it; (None, None) if it starts."""
+    for s, check in zip(stages, checks):
+        error = None
+        if uses_v0_engine(version):
+            max_seq_len = s.num_blocks * bs
+            if s.num_blocks <= 0:
+                error = vllm_error_text(version, "no_memory")
+            elif max_len > max_seq_len:
+                error = vllm_error_text(version, "too_long", max_model_len=max_len, max_seq_len=max_seq_len)
+        elif check <= 0:
+            error = vllm_error_text(version, "no_memory")
+        elif s.bytes_per_block * per_request > check:
+            estimate = _fitting_len(check, s.bytes_per_block, shapes, max_len, bs, in_flight)
+            error = vllm_error_text(
+                version, "too_long", max_model_len=max_len,
+                needed_bytes=s.bytes_per_block * per_request, available_bytes=check,
+                estimated_max_model_len=estimate,
+            )
+        if error:
+            return error, s
+    return None, None
+
+
+def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
+    resolved = _resolve(inputs, facts)
+    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
+    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
+    per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
+    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
+    groups = _sizing_groups(inputs, geometry, version, facts)
+    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
+    _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+
+    stages = _stage_plans(inputs, resolved, facts, groups, page, assumptions)
+
+    null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
+    checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
+    upper = derived.default_max_model_len if inputs.max_model_len in (None, -1) else max(inputs.max_model_len, derived.default_max_model_len)
+    shapes = _group_shapes(groups)
+    estimates = [_fitting_len(c, s.bytes_per_block, shapes, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
+    largest_fit = min(estimates)
+
+    error = None
+    max_len = full_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
+    if inputs.max_model_len == -1:  # auto-fit
+        if largest_fit <= 0:
+            error = CANNOT_AUTO_FIT_TEXT
+        elif largest_fit < max_len:
+            max_len = largest_fit
+
+    per_request = blocks_per_request(groups, max_len, bs, in_flight)
+    binding = min(range(len(stages)), key=lambda i: (stages[i].num_blocks, -stages[i].bytes_per_block, i))
+    needed = stages[binding].bytes_per_block * per_request
+    if error is None:
+        error, failing = _start_error(version, stages, checks, max_len, per_request, shapes, bs, in_flight)
+        if error:
+            binding = failing.stage
+            needed = failing.bytes_per_block * per_request
+
+    num_blocks = stages[binding].num_blocks if error else min(s.num_blocks for s in stages)
+    sizing = _Sizing()
+    sizing.resolved, sizing.per_layer, sizing.groups, sizing.in_flight = resolved, per_layer, groups, in_flight
+    sizing.stages, sizing.checks, sizing.estimates, sizing.largest_fit = stages, checks, estimates, largest_fit
+    sizing.full_len, sizing.max_len, sizing.per_request = full_len, max_len, per_request
+    sizing.binding, sizing.needed, sizing.error, sizing.num_blocks = binding, needed, error, num_blocks
+    sizing.concurrency = num_blocks / per_request
+    sizing.tokens = kv_cache_tokens_logged(version, num_blocks, per_request, max_len, bs, len(groups))
+    return sizing
+
+
+def _kv_layers_on_stage(geometry: Geometry, stages: list[StagePlan], stage: int) -> int:
+    """Layers of that PP stage that keep per-token KV (state and cache-free layers do not)."""
+    start = sum(s.num_layers for s in stages[:stage])
+    kinds = geometry.layer_kinds[start:start + stages[stage].num_layers]
+    return sum(1 for kind in kinds if kind not in (STATE, NO_CACHE))
+
+
+def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> VllmResult:
+    """What vLLM computes at startup for these settings. Raises VllmInputError for settings
+    vLLM rejects before it sizes the cache. `facts` may carry what earlier plans already derived
+    from inputs.hf_config (see ConfigFacts); they are ignored for any other config."""
+    sizing = _size(inputs, assumptions, _facts_for(inputs, facts))
+    resolved, version, stages = sizing.resolved, sizing.resolved.version, sizing.stages
+    error, max_len, largest_fit = sizing.error, sizing.max_len, sizing.largest_fit
+    log_lines: list[str] = []
+    if inputs.max_model_len == -1 and largest_fit > 0:
+        memory = f"{format_gib(sizing.checks[sizing.estimates.index(largest_fit)])} GiB GPU"
+        if largest_fit >= sizing.full_len:
+            log_lines.append(f"Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({memory})")
+        else:
+            log_lines.append(f"Auto-fit max_model_len: reduced from {sizing.full_len} to {largest_fit} to fit in available KV cache memory ({memory})")
+    chosen = stages[sizing.binding]
+    if version >= (0, 10, 0):
+        log_lines.insert(0, f"Available KV cache memory: {_gib_for(version, chosen.available_kv_cache_bytes)} GiB")
+    if chosen.breakdown and chosen.breakdown.cudagraph_bytes > 0 and inputs.gpu_total_bytes:
+        log_lines.insert(1, cudagraph_info_line(resolved.utilization, chosen.breakdown.cudagraph_bytes, inputs.gpu_total_bytes))
+    tokens, concurrency = sizing.tokens, sizing.concurrency
+    if error is None:
+        if version >= (0, 30, 0):
+            log_lines.append(f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
+        else:
+            log_lines.append(f"GPU KV cache size: {tokens:,} tokens")
+            log_lines.append(f"Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
+
+    uses_budget = inputs.kv_cache_memory_bytes is None and inputs.available_kv_cache_bytes is None
+    return VllmResult(
+        fits=error is None,
+        num_blocks=sizing.num_blocks,
+        bytes_per_block=chosen.bytes_per_block,
+        kv_cache_tokens=tokens,
+        max_concurrency=round(concurrency, 2),
+        estimated_max_model_len=largest_fit,
+        error=error,
+        available_kv_cache_bytes=chosen.available_kv_cache_bytes,
+        breakdown=chosen.breakdown,
+        vllm_version=format_version(version),
+        max_model_len=max_len,
+        requested_max_model_len=inputs.max_model_len,
+        derived_max_model_len=resolved.derived.value,
+        kv_cache_dtype=inputs.kv_cache_dtype,
+        block_size=resolved.block_size,
+        tensor_parallel_size=inputs.tensor_parallel_size,
+        pipeline_parallel_size=inputs.pipeline_parallel_size,
+        gpu_memory_utilization=resolved.utilization,
+        max_num_batched_tokens=resolved.max_num_batched_tokens,
+        max_num_seqs=resolved.max_num_seqs,
+        enforce_eager=inputs.enforce_eager,
+        kv_bytes_per_token_per_layer=sizing.per_layer,
+        kv_bytes_per_token=sizing.per_layer * _kv_layers_on_stage(resolved.geometry, stages, chosen.stage),
+        num_kv_cache_groups=len(sizing.groups),
+        blocks_per_request=sizing.per_request,
+        needed_bytes=sizing.needed,
+        check_bytes=sizing.checks[chosen.stage],
+        in_flight_tokens=sizing.in_flight,
+        binding_stage=chosen.stage,
+        stages=tuple(stages),
+        log_lines=tuple(log_lines),
+        assumptions=assumptions if uses_budget else None,
+        uses_budget_model=uses_budget,
+    )
+
+
+def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> int:
+    """plan_vllm(inputs).estimated_max_model_len when that plan starts, else 0; with max_model_len -1,
+    the context auto-fit starts with. The same arithmetic without the log lines and result record,
+    which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
+    sizing = _size(inputs, assumptions, _facts_for(inputs, facts))
+    return sizing.largest_fit if sizing.error is None else 0

@@ -1,0 +1,120 @@
+"""Remediation: the flag changes that make a failing start fit, each planned again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Mapping
+
+from generator.engine.vllm.budget import ASSUMPTIONS
+from generator.engine.vllm.config_facts import ConfigFacts
+from generator.engine.vllm.plan import VllmInputs, _facts_for, _resolve, _size, replace_inputs
+from generator.engine.vllm.versions import VllmInputError, subtracts_cudagraph_estimate
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One change to the `vllm serve` line and what it buys, computed by rerunning the plan."""
+
+    kind: str  # clamp_max_model_len, kv_cache_dtype_fp8, enforce_eager, fp8_and_eager, utilization, tensor_parallel, quantization, gpu
+    label: str
+    flags: tuple[tuple[str, str], ...]  # vllm serve flags to set, e.g. (("--kv-cache-dtype", "fp8"),)
+    fits_requested: bool  # the requested max_model_len starts with this lever
+    max_model_len_that_fits: int  # the largest length that starts (<= the model's limit)
+    num_blocks: int
+    available_kv_cache_bytes: int
+    note: str = ""
+
+    def serve_flags(self, base: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
+        """Flags for a `vllm serve` line that starts: the reader's own flags, this lever's, and
+        --max-model-len when the lever alone does not reach the requested length."""
+        own = {flag for flag, _ in self.flags}
+        flags = tuple(f for f in base if f[0] not in own) + self.flags
+        if self.kind not in ("clamp_max_model_len", "quantization", "gpu") and not self.fits_requested and self.max_model_len_that_fits > 0:
+            flags += (("--max-model-len", str(self.max_model_len_that_fits)),)
+        return flags
+
+
+_LEVER_ORDER = ("clamp_max_model_len", "kv_cache_dtype_fp8", "enforce_eager", "fp8_and_eager", "utilization",
+                "tensor_parallel", "quantization", "gpu")
+
+
+def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, changes: Mapping[str, Any],
+           requested_len: int, note: str = "", facts: ConfigFacts | None = None) -> Lever | None:
+    """The lever that applies `changes` to inputs, priced by auto-fit (max_model_len -1)."""
+    changed = replace_inputs(inputs, max_model_len=-1, **changes)
+    try:
+        # What plan_vllm(changed) would report, without its log lines and result record.
+        auto = _size(changed, ASSUMPTIONS, _facts_for(changed, facts))
+    except VllmInputError:
+        return None
+    fits = auto.error is None and auto.max_len >= requested_len
+    return Lever(kind, label, flags, fits, auto.largest_fit if auto.error is None else 0,
+                 auto.num_blocks, auto.stages[auto.binding].available_kv_cache_bytes, note)
+
+
+def _next_power_of_two(value: int) -> int:
+    return 1 << (value - 1).bit_length()
+
+
+def vllm_remediation(
+    inputs: VllmInputs,
+    alternative_weights: Mapping[str, tuple[int, Mapping[str, Any] | None]] | None = None,
+    candidate_gpus: Mapping[str, int] | None = None,
+    *,
+    facts: ConfigFacts | None = None,
+    alternative_facts: Mapping[str, ConfigFacts] | None = None,
+) -> tuple[Lever, ...]:
+    """Rank the levers for a pair that does not start.
+
+    alternative_weights: variant name -> (checkpoint bytes, its config.json or None to keep
+    the current one), e.g. a 4-bit variant. candidate_gpus: GPU name -> total bytes.
+    Sorted: levers that start the requested length first, then by the length they allow,
+    then by a fixed kind order, then by label. `facts` may carry what earlier plans derived from
+    inputs.hf_config; every lever on that config shares them. `alternative_facts` does the same for
+    alternative_weights' configs, by the same names.
+    """
+    facts = _facts_for(inputs, facts)
+    resolved = _resolve(inputs, facts)
+    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
+    requested_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
+    levers: list[Lever | None] = []
+    base = _lever("clamp_max_model_len", "", (), inputs, {}, requested_len, facts=facts)
+    if base and base.max_model_len_that_fits > 0:
+        levers.append(replace(base, label=f"--max-model-len {base.max_model_len_that_fits}",
+                              flags=(("--max-model-len", str(base.max_model_len_that_fits)),), fits_requested=False,
+                              note="the largest length that starts with everything else unchanged"))
+    if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
+        levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
+                             inputs, {"kv_cache_dtype": "fp8"}, requested_len, "halves bytes per token", facts))
+    eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs) and inputs.kv_cache_memory_bytes is None
+    if eager_helps:
+        levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
+                             inputs, {"enforce_eager": True}, requested_len, "no CUDA graphs: slower decoding", facts))
+        if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
+            levers.append(_lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager",
+                                 (("--kv-cache-dtype", "fp8"), ("--enforce-eager", "")),
+                                 inputs, {"kv_cache_dtype": "fp8", "enforce_eager": True}, requested_len, facts=facts))
+    if inputs.kv_cache_memory_bytes is None and resolved.utilization < 0.95:
+        levers.append(_lever("utilization", "--gpu-memory-utilization 0.95", (("--gpu-memory-utilization", "0.95"),),
+                             inputs, {"gpu_memory_utilization": 0.95}, requested_len,
+                             "needs that much memory free at startup", facts))
+    tp = _next_power_of_two(inputs.tensor_parallel_size + 1)
+    if tp * inputs.pipeline_parallel_size <= inputs.gpu_count:
+        levers.append(_lever("tensor_parallel", f"--tensor-parallel-size {tp}", (("--tensor-parallel-size", str(tp)),),
+                             inputs, {"tensor_parallel_size": tp}, requested_len, facts=facts))
+    for name, (weights, config) in sorted((alternative_weights or {}).items()):
+        changes = {"weights_bytes": weights, "hf_config": config if config is not None else inputs.hf_config}
+        levers.append(_lever("quantization", name, (), inputs, changes, requested_len, "a smaller checkpoint",
+                             (alternative_facts or {}).get(name, facts)))
+    for name, total in sorted((candidate_gpus or {}).items()):
+        levers.append(_lever("gpu", name, (), inputs, {"gpu_total_bytes": total, "gpu_name": name}, requested_len, facts=facts))
+    found = [lever for lever in levers if lever is not None]
+    return tuple(sorted(found, key=lambda l: (not l.fits_requested, -l.max_model_len_that_fits, _LEVER_ORDER.index(l.kind), l.label)))
+
+
+def serve_command(model: str, flags: tuple[tuple[str, str], ...]) -> str:
+    """A plain `vllm serve` line."""
+    parts = ["vllm", "serve", model]
+    for flag, value in flags:
+        parts.append(flag if value == "" else f"{flag} {value}")
+    return " ".join(parts)
