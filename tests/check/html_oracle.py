@@ -305,6 +305,8 @@ def read_page(html: str) -> _PageFacts:
             elif title_start >= 0:
                 title_regions.append((title_start, m.start(kind)))
                 title_start = -1
+            else:
+                title_regions.append((pos, pos))  # <title/>: html.parser opens and closes it, an empty title
         elif tag == "style" and not closed:
             closing = _CDATA_END[tag].search(html, pos)
             if closing is None:
