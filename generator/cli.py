@@ -166,8 +166,8 @@ def _resolved_model(dataset, named: object):
     if not isinstance(named, str) or not named:
         return None
     found = hf_id_index(dataset.models).resolve(named)
-    if found is None:
-        return None
+    if found is None or found.same_architecture_only:
+        return None  # a re-packaged repository shares the KV geometry but not the weights this recompute needs
     model = dataset.models[found.model_id]
     # No variant named: the model's own repository, which its first variant loads from.
     variant = next((v for v in model.variants if v.id == found.variant_id), model.variants[0])

@@ -1,11 +1,12 @@
-"""The model ids named in the real-log and paste corpora (tests/data), as a reader's log names them."""
+"""The model ids named in the real-log corpora (data/evidence) and the paste corpus (tests/data), as a reader's log names them."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-CORPORA = ("vllm_real_logs.yaml", "sglang_real_logs.yaml", "llamacpp_real_logs.yaml", "pasted_errors.yaml")
+CORPORA = ("data/evidence/vllm_real_logs.yaml", "data/evidence/sglang_real_logs.yaml", "data/evidence/llamacpp_real_logs.yaml",
+           "tests/data/pasted_errors.yaml")
 # Owners whose names in these files are model repositories (GitHub projects share the owner/name shape).
 HF_OWNERS = ("Qwen", "meta-llama", "google", "deepseek-ai", "openai", "RedHatAI", "neuralmagic", "nvidia", "mistralai",
              "microsoft", "moonshotai", "zai-org", "THUDM", "ibm-granite", "ibm-ai-platform", "hugging-quants", "TheBloke",
@@ -16,10 +17,10 @@ _LAUNCH = re.compile(r"(?:vllm serve|ollama (?:run|pull)|--model(?:-path)?[ =]|\
 _GGUF = re.compile(r"[A-Za-z0-9_.:-]+\.gguf\b")
 
 
-def named_model_ids(data_dir: Path) -> list[str]:
+def named_model_ids(repo: Path) -> list[str]:
     found: dict[str, None] = {}
     for name in CORPORA:
-        text = (data_dir / name).read_text(encoding="utf-8")
+        text = (repo / name).read_text(encoding="utf-8")
         for pattern in (_HF_ID, _LAUNCH, _GGUF):
             for match in pattern.finditer(text):
                 value = match.group(match.lastindex or 0)

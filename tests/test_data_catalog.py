@@ -118,6 +118,32 @@ def test_every_model_fact_has_its_source(dataset: Dataset) -> None:
             assert _sourced(model.long_context.source), model.id
 
 
+def _source_fields(node: Any, where: str) -> list[tuple[str, str]]:
+    """Every `source` / `*_source` string under node, with a path saying where it sits."""
+    if isinstance(node, dict):
+        found = []
+        for key, value in node.items():
+            at = f"{where}.{node.get('id', '')}.{key}" if "id" in node else f"{where}.{key}"
+            if isinstance(value, str) and (key == "source" or key.endswith("_source")):
+                found.append((at, value))
+            else:
+                found += _source_fields(value, at)
+        return found
+    if isinstance(node, list):
+        return [pair for item in node for pair in _source_fields(item, where)]
+    return []
+
+
+@pytest.mark.parametrize("name", ["gpus.yaml", "models.yaml"])
+def test_every_source_names_a_url_a_reader_can_open(name: str) -> None:
+    # A source is something a reader can open: an upstream file at a commit, an issue, a model card.
+    data = yaml.safe_load((REPO / "data" / name).read_text(encoding="utf-8"))
+    sources = _source_fields(data, name)
+    assert len(sources) > 100
+    assert [where for where, text in sources if "https://" not in text] == []
+    assert [where for where, text in sources if "exact-text search" in text or "search does not name" in text] == []
+
+
 def test_every_variant_has_a_source(dataset: Dataset) -> None:
     unsourced = [(m.id, v.id) for m, v in _variants(dataset) if not _sourced(v.source)]
     assert unsourced == []

@@ -56,8 +56,40 @@ def test_a_gguf_file_the_catalog_does_not_list_resolves_to_its_model_by_name(ind
 
 
 def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
-    named = named_model_ids(REPO / "tests" / "data")
+    named = named_model_ids(REPO)
     resolved = [n for n in named if index.resolve(n) is not None]
-    # 11 of 33 before the catalog grew (data/models.yaml of 5a78566); the rest name private
-    # fine-tunes, local folders, hybrid models and DeepSeek V4, which the engine does not model.
-    assert len(named) >= 30 and len(resolved) / len(named) >= 0.45
+    # 18 of 41 (17 exact, 1 a re-packaged base; 17 before the re-packaging rule); the rest name
+    # private fine-tunes, local folders, hybrid and vision models, DeepSeek V4, and models the
+    # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R).
+    assert len(named) >= 40 and len(resolved) / len(named) >= 0.43
+
+
+@pytest.mark.parametrize(("named", "model"), [
+    ("RedHatAI/Qwen3-32B-FP8-dynamic", "qwen3-32b"),
+    ("casperhansen/Llama-3.3-70B-Instruct-AWQ", "llama-3.3-70b-instruct"),
+    ("someone/Qwen3-8B-W4A16", "qwen3-8b"),
+    ("unsloth/gemma-3-27b-it-bnb-4bit", "gemma-3-27b-it"),
+    ("unsloth/Qwen3-8B-unsloth-bnb-4bit", "qwen3-8b"),
+    ("someone/Meta-Llama-3.1-8B-Instruct-GPTQ-Int4", "llama-3.1-8b-instruct"),  # the base's earlier name
+    ("https://huggingface.co/nvidia/Qwen3-32B-NVFP4", "qwen3-32b"),
+    ("neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8", "llama-3.1-70b-instruct"),
+])
+def test_a_repackaged_repository_resolves_to_its_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
+    found = index.resolve(named)
+    assert found == Resolved(model, None, same_architecture_only=True)
+
+
+@pytest.mark.parametrize("named", [
+    "RedHatAI/Qwen3-33B-FP8-dynamic",  # a size the catalog does not have
+    "someone/Qwen3-8B-abliterated-AWQ",  # a fine-tune, re-packaged
+    "someone/Qwen3-8B-AWQ-finetune",  # the suffix is not at the end
+    "Qwen/Qwen3-8B-Base-AWQ",  # the base checkpoint, not the catalog's instruct model
+    "someone/-AWQ",
+])
+def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
+def test_an_exact_catalog_repository_is_not_flagged(index: HfIdIndex) -> None:
+    found = index.resolve("Qwen/Qwen2.5-7B-Instruct-AWQ")
+    assert found is not None and not found.same_architecture_only
