@@ -260,15 +260,18 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
         l = engine_numbers
         if l is None:
             return out
-        allowed = {l.max_ctx_f16, l.max_ctx_q8_0, l.max_ctx_q4_0, l.ctx_size}
-        for value in _flag_values(argv, "-c"):
+        allowed = {l.max_ctx_f16, l.max_ctx_q8_0, l.max_ctx_q4_0, l.ctx_size} | ({l.offload_ctx} if l.offload_ctx else set())
+        contexts = _flag_values(argv, "-c")
+        for value in contexts:
             if int(value) not in allowed:
                 problem(f"-c {value} is none of the engine's contexts for this pair ({sorted(allowed)})")
             if lever == "clamp-context" and int(value) >= l.n_ctx:
                 problem(f"-c {value} is not below the {l.n_ctx:,} that failed")
+        # Partial offload at the short context has its own layer count (pairs._short_context_offload).
+        layers = l.offload_gpu_layers if l.offload_ctx and contexts == [str(l.offload_ctx)] else l.gpu_layers_that_fit
         for value in _flag_values(argv, "-ngl"):
-            if int(value) != l.gpu_layers_that_fit:
-                problem(f"-ngl {value} differs from the engine's {l.gpu_layers_that_fit}")
+            if int(value) != layers:
+                problem(f"-ngl {value} differs from the engine's {layers} at -c {', '.join(contexts) or 'unset'}")
     elif engine == "sglang":
         s = engine_numbers
         if s is None:

@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 
 # Bump when any engine's arithmetic changes: it invalidates incremental builds and moves
 # the pages' dateModified, since their numbers may have changed.
-ENGINE_VERSION = "2"  # 2: SGLang numbers on vLLM pairs
+ENGINE_VERSION = "3"  # 2: SGLang numbers on vLLM pairs; 3: llama.cpp partial offload at a short context, q8_0 cache bytes
 
 # The result classes are slotted: a catalog of 100k pages holds ~150k of each, and a __dict__ per
 # instance would double their memory.
@@ -110,6 +110,9 @@ class LlamaNumbers:
     kv_log_lines: tuple[str, ...]
     error: str | None
     assumptions: tuple[str, ...]
+    kv_bytes_q8_0: int = 0  # the cache of ctx_size cells with -ctk q8_0 -ctv q8_0
+    offload_ctx: int = 0  # a short context for partial offload when no layer fits at ctx_size (FIT_MIN_CTX)
+    offload_gpu_layers: int = 0  # the largest -ngl that fits at -c offload_ctx -np 1
 
 
 @_pickled_as_calls
@@ -695,6 +698,9 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
     def max_ctx(cache_type: str) -> int:
         return llama.max_ctx_that_fits(layout, replace(settings, cache_type_k=cache_type, cache_type_v=cache_type), weights, budget)
 
+    q8_settings = replace(settings, cache_type_k="q8_0", cache_type_v="q8_0")
+    offload_ctx, offload_layers = _short_context_offload(layout, settings, weights, budget, result.gpu_layers_that_fit or 0)
+
     return LlamaNumbers(
         ctx_size=layout.n_ctx_train,
         parallel=1,
@@ -717,7 +723,21 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
         error="\n".join(result.oom_lines) if result.oom_lines else None,
         assumptions=_window_note(tuple("sliding" if layer.swa else "full" for layer in layout.kv_layers), layout.n_swa)
         + tuple(b for b in result.basis if not b.startswith("KV bytes: exact")),
+        kv_bytes_q8_0=llama.plan_kv(layout, q8_settings).kv_bytes,
+        offload_ctx=offload_ctx,
+        offload_gpu_layers=offload_layers,
     )
+
+
+def _short_context_offload(layout: llama.KvLayout, settings, weights: int, budget: int, layers_at_full: int) -> tuple[int, int]:
+    """(-c, -ngl) for partial offload when not one layer fits beside the whole context's cache: at
+    llama.cpp's smallest --fit context (FIT_MIN_CTX) the cache is small, so layers fit again.
+    (0, 0) when layers already fit at the full context, or none fit even at the short one."""
+    if layers_at_full > 0:
+        return 0, 0
+    short = replace(settings, ctx_size=min(layout.n_ctx_train, llama.FIT_MIN_CTX))
+    layers = llama.gpu_layers_that_fit(layout, llama.plan_kv(layout, short), short, weights, budget)
+    return (short.ctx_size, layers) if layers > 0 else (0, 0)
 
 
 def _ollama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, llama_numbers: LlamaNumbers,
