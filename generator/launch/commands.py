@@ -204,7 +204,7 @@ def _llamacpp_more_options(numbers: LlamaNumbers) -> list[tuple[str, str, tuple[
         # attention, which -fa auto turns on (llama_init_from_model, src/llama-context.cpp).
         freed = (numbers.kv_bytes - numbers.kv_bytes_q8_0) / MIB
         options.append(
-            ("quantized-kv",
+            ("quantized-kv-same-context",
                 f"q8_0 KV cache at the same {numbers.ctx_size:,} tokens: {freed:,.2f} MiB freed",
                 ("-c", str(numbers.ctx_size), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"),
                 f"The cache drops from {numbers.kv_bytes / MIB:,.2f} MiB to {numbers.kv_bytes_q8_0 / MIB:,.2f} MiB, and the "

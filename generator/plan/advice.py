@@ -70,6 +70,8 @@ LEVER_EFFECTS: Mapping[str, Mapping[str, int]] = {
     "clamp-context": {"context": -1, "kv-needed": -1, "host-needed": -1},
     "fp8-kv": {"kv-needed": -1},
     "quantized-kv": {"kv-needed": -1, "host-needed": -1},
+    # The same -c in fewer bytes: memory freed for compute buffers, but not one more token of context.
+    "quantized-kv-same-context": {"kv-needed": -1, "host-needed": -1},
     "enforce-eager": {"warmup-peak": -1, "kv-budget": +1},
     "raise-utilization": {"requested": +1, "kv-budget": +1, "headroom": -1},
     "lower-utilization": {"requested": -1, "kv-budget": -1, "headroom": +1},
@@ -183,7 +185,7 @@ def _distinct_commands(blocks: list) -> list:
     `-c N -np 1` both caps the context and keeps one slot), and a page offering both shows it once."""
     seen, kept = set(), []
     for block in blocks:
-        key = (block.argv, block.env) if getattr(block, "argv", ()) else id(block)
+        key = (block.engine, block.text, block.env)
         if key not in seen:
             seen.add(key)
             kept.append(block)
