@@ -112,7 +112,7 @@ class LlamaNumbers:
     assumptions: tuple[str, ...]
     kv_bytes_q8_0: int = 0  # the cache of ctx_size cells with -ctk q8_0 -ctv q8_0
     offload_ctx: int = 0  # a short context for partial offload when no layer fits at ctx_size (FIT_MIN_CTX)
-    offload_gpu_layers: int = 0  # the largest -ngl that fits at -c offload_ctx -np 1
+    offload_gpu_layers: int = 0  # the largest -ngl that fits at -c offload_ctx -np 1 (0: none, all in system RAM)
 
 
 @_pickled_as_calls
@@ -731,13 +731,12 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
 
 def _short_context_offload(layout: llama.KvLayout, settings, weights: int, budget: int, layers_at_full: int) -> tuple[int, int]:
     """(-c, -ngl) for partial offload when not one layer fits beside the whole context's cache: at
-    llama.cpp's smallest --fit context (FIT_MIN_CTX) the cache is small, so layers fit again.
-    (0, 0) when layers already fit at the full context, or none fit even at the short one."""
+    llama.cpp's smallest --fit context (FIT_MIN_CTX) the cache is small, so layers fit again, or,
+    when one layer's weights alone pass the GPU, none do (-ngl 0). (0, 0) when layers fit at the full context."""
     if layers_at_full > 0:
         return 0, 0
     short = replace(settings, ctx_size=min(layout.n_ctx_train, llama.FIT_MIN_CTX))
-    layers = llama.gpu_layers_that_fit(layout, llama.plan_kv(layout, short), short, weights, budget)
-    return (short.ctx_size, layers) if layers > 0 else (0, 0)
+    return short.ctx_size, llama.gpu_layers_that_fit(layout, llama.plan_kv(layout, short), short, weights, budget)
 
 
 def _ollama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, llama_numbers: LlamaNumbers,

@@ -28,7 +28,7 @@ from generator.launch.surface import (
     release_key,
 )
 from generator.schema import Model, ModelVariant
-from generator.units import MIB
+from generator.units import GIB, MIB
 
 
 @dataclass(frozen=True)
@@ -210,6 +210,19 @@ def _llamacpp_more_options(numbers: LlamaNumbers) -> list[tuple[str, str, tuple[
                 f"The cache drops from {numbers.kv_bytes / MIB:,.2f} MiB to {numbers.kv_bytes_q8_0 / MIB:,.2f} MiB, and the "
                 "memory it frees is left for the compute buffers that context shifts and graph reservations need. "
                 "A quantized V cache needs flash attention, so `-fa on` is set.",
+            )
+        )
+    if numbers.offload_ctx > 0 and numbers.offload_gpu_layers == 0:
+        # -ngl 0 keeps every layer, and with it that layer's KV cache, in host memory (llama_model::load_tensors
+        # places layers below n_layer - ngl on the CPU; src/llama-model.cpp at b11434).
+        options.append(
+            ("fewer-gpu-layers",
+                f"All {numbers.num_layers} layers in system RAM (-ngl 0) at {numbers.offload_ctx:,} tokens",
+                ("-c", str(numbers.offload_ctx), "-np", "1", "-ngl", "0"),
+                f"One layer's weights, about {numbers.weights_bytes / (numbers.num_layers + 1) / GIB:,.2f} GiB, do not fit beside "
+                f"llama.cpp's margin on this GPU, so no `-ngl` above 0 loads. With `-ngl 0` the {numbers.weights_bytes / GIB:,.2f} GiB "
+                "of weights and the cache load into system RAM, which must hold them, and generation runs at CPU speed; "
+                "a card or several with more memory is the fix that keeps it fast.",
             )
         )
     if numbers.offload_gpu_layers > 0:

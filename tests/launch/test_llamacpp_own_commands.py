@@ -65,3 +65,10 @@ def test_weights_that_leave_no_layer_beside_the_full_cache_offload_at_a_short_co
     blocks = offered_sections(dataset.errors["llamacpp-model-load-failed"], _section(llamacpp_blocks(model, variant, numbers)))
     argvs = [b.argv[3:] for b in blocks[0]["blocks"]]
     assert argvs == [("-c", "4096", "-np", "1", "-ngl", str(numbers.offload_gpu_layers))]
+
+
+def test_weights_with_no_layer_that_fits_load_into_system_ram(dataset) -> None:
+    model, variant, numbers = _pair(dataset, "rtx-a4000", "kimi-k2.5", "q3-k-s")
+    assert numbers.gpu_layers_that_fit == 0 and numbers.offload_gpu_layers == 0 and numbers.offload_ctx == 4096
+    blocks = offered_sections(dataset.errors["llamacpp-model-load-failed"], _section(llamacpp_blocks(model, variant, numbers)))
+    assert [b.argv[3:] for b in blocks[0]["blocks"]] == [("-c", "4096", "-np", "1", "-ngl", "0")]
