@@ -257,18 +257,9 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
                 elif int(value) >= v.max_model_len:
                     problem(f"--max-model-len {value} is not below the {v.max_model_len:,} that failed")
     elif engine == "llamacpp":
-        l = engine_numbers
-        if l is None:
-            return out
-        allowed = {l.max_ctx_f16, l.max_ctx_q8_0, l.max_ctx_q4_0, l.ctx_size}
-        for value in _flag_values(argv, "-c"):
-            if int(value) not in allowed:
-                problem(f"-c {value} is none of the engine's contexts for this pair ({sorted(allowed)})")
-            if lever == "clamp-context" and int(value) >= l.n_ctx:
-                problem(f"-c {value} is not below the {l.n_ctx:,} that failed")
-        for value in _flag_values(argv, "-ngl"):
-            if int(value) != l.gpu_layers_that_fit:
-                problem(f"-ngl {value} differs from the engine's {l.gpu_layers_that_fit}")
+        if engine_numbers is not None:
+            for message in _llamacpp_problems(block.argv, lever, engine_numbers):
+                problem(message)
     elif engine == "sglang":
         s = engine_numbers
         if s is None:
@@ -299,6 +290,24 @@ def _number_problems(url: str, what: str, block, lever: str, engine: str, engine
                 problem(f"OLLAMA_CONTEXT_LENGTH={ctx} is none of the engine's contexts for this pair ({sorted(allowed)})")
             if lever == "clamp-context" and not o.fits and int(ctx) >= o.num_ctx:
                 problem(f"OLLAMA_CONTEXT_LENGTH={ctx} is not below the {o.num_ctx:,} that failed")
+    return out
+
+
+def _llamacpp_problems(argv, lever: str, l) -> list[str]:
+    """A llama-server block's -c and -ngl against the engine's numbers for the pair."""
+    out: list[str] = []
+    allowed = {l.max_ctx_f16, l.max_ctx_q8_0, l.max_ctx_q4_0, l.ctx_size} | ({l.offload_ctx} if l.offload_ctx else set())
+    contexts = _flag_values(argv, "-c")
+    for value in contexts:
+        if int(value) not in allowed:
+            out.append(f"-c {value} is none of the engine's contexts for this pair ({sorted(allowed)})")
+        if lever == "clamp-context" and int(value) >= l.n_ctx:
+            out.append(f"-c {value} is not below the {l.n_ctx:,} that failed")
+    # Partial offload at the short context has its own layer count (pairs._short_context_offload).
+    layers = l.offload_gpu_layers if l.offload_ctx and contexts == [str(l.offload_ctx)] else l.gpu_layers_that_fit
+    for value in _flag_values(argv, "-ngl"):
+        if int(value) != layers:
+            out.append(f"-ngl {value} differs from the engine's {layers} at -c {', '.join(contexts) or 'unset'}")
     return out
 
 

@@ -10,7 +10,7 @@ from typing import Mapping
 
 # Bump when any engine's arithmetic changes: it invalidates incremental builds and moves
 # the pages' dateModified, since their numbers may have changed.
-ENGINE_VERSION = "2"  # 2: SGLang numbers on vLLM pairs
+ENGINE_VERSION = "3"  # 2: SGLang numbers on vLLM pairs; 3: llama.cpp partial offload at a short context, q8_0 cache bytes
 
 # The result classes are slotted: a catalog of 100k pages holds ~150k of each, and a __dict__ per
 # instance would double their memory.
@@ -108,6 +108,9 @@ class LlamaNumbers:
     kv_log_lines: tuple[str, ...]
     error: str | None
     assumptions: tuple[str, ...]
+    kv_bytes_q8_0: int = 0  # the cache of ctx_size cells with -ctk q8_0 -ctv q8_0
+    offload_ctx: int = 0  # a short context for partial offload when no layer fits at ctx_size (FIT_MIN_CTX)
+    offload_gpu_layers: int = 0  # the largest -ngl that fits at -c offload_ctx -np 1 (0: none, all in system RAM)
 
 
 @_pickled_as_calls

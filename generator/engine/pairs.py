@@ -513,6 +513,9 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
     def max_ctx(cache_type: str) -> int:
         return llama.max_ctx_that_fits(layout, replace(settings, cache_type_k=cache_type, cache_type_v=cache_type), weights, budget)
 
+    q8_settings = replace(settings, cache_type_k="q8_0", cache_type_v="q8_0")
+    offload_ctx, offload_layers = _short_context_offload(layout, settings, weights, budget, result.gpu_layers_that_fit or 0)
+
     return LlamaNumbers(
         ctx_size=layout.n_ctx_train,
         parallel=1,
@@ -535,7 +538,20 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
         error="\n".join(result.oom_lines) if result.oom_lines else None,
         assumptions=_window_note(tuple("sliding" if layer.swa else "full" for layer in layout.kv_layers), layout.n_swa)
         + tuple(b for b in result.basis if not b.startswith("KV bytes: exact")),
+        kv_bytes_q8_0=llama.plan_kv(layout, q8_settings).kv_bytes,
+        offload_ctx=offload_ctx,
+        offload_gpu_layers=offload_layers,
     )
+
+
+def _short_context_offload(layout: llama.KvLayout, settings, weights: int, budget: int, layers_at_full: int) -> tuple[int, int]:
+    """(-c, -ngl) for partial offload when not one layer fits beside the whole context's cache: at
+    llama.cpp's smallest --fit context (FIT_MIN_CTX) the cache is small, so layers fit again, or,
+    when one layer's weights alone pass the GPU, none do (-ngl 0). (0, 0) when layers fit at the full context."""
+    if layers_at_full > 0:
+        return 0, 0
+    short = replace(settings, ctx_size=min(layout.n_ctx_train, llama.FIT_MIN_CTX))
+    return short.ctx_size, llama.gpu_layers_that_fit(layout, llama.plan_kv(layout, short), short, weights, budget)
 
 
 def _ollama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, llama_numbers: LlamaNumbers,

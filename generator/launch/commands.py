@@ -28,7 +28,7 @@ from generator.launch.surface import (
     release_key,
 )
 from generator.schema import Model, ModelVariant
-from generator.units import MIB
+from generator.units import GIB, MIB
 
 
 @dataclass(frozen=True)
@@ -174,11 +174,68 @@ def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) 
                 "Keeps the full context by leaving the rest of the layers (and their KV) in system RAM; generation slows down accordingly.",
             )
         )
+    options += _llamacpp_more_options(numbers)
     blocks = []
     for lever, title, flags, why in options:
         argv = ("llama-server", "-m", gguf, *flags)
         blocks.append(CommandBlock("llamacpp", title, why, _join(argv), argv=argv, lever=lever))
     return blocks
+
+
+def _llamacpp_more_options(numbers: LlamaNumbers) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """The levers beyond a context cap: one slot for the whole cache, a q8_0 cache that frees memory
+    at the same context, and partial offload at a short context when no layer fits beside the full one.
+    Each page keeps only those its error's direction and record allow (plan/advice.py)."""
+    options = []
+    if numbers.max_ctx_f16 > 0:
+        # llama-server gives each of `-np N` slots n_ctx / N cells (llama_context: n_ctx_seq =
+        # n_ctx / n_seq_max, src/llama-context.cpp at b11434) and refuses a prompt of at least a slot's
+        # cells (tools/server/server-context.cpp, exceed_context_size_error); `-np 1` gives one request all of them.
+        options.append(
+            ("fewer-slots",
+                f"One slot with the whole {numbers.max_ctx_f16:,}-token cache",
+                ("-c", str(numbers.max_ctx_f16), "-np", "1"),
+                f"With `-np N` each slot holds only `-c`/N tokens. One slot gets all {numbers.max_ctx_f16:,}, the largest "
+                "context, in steps of 256, whose f16 KV cache fits next to the weights on this GPU.",
+            )
+        )
+    if numbers.fits and 0 < numbers.kv_bytes_q8_0 < numbers.kv_bytes:
+        # q8_0 rows: 34 bytes per 32 values (ggml-common.h block_q8_0); a quantized V cache needs flash
+        # attention, which -fa auto turns on (llama_init_from_model, src/llama-context.cpp).
+        freed = (numbers.kv_bytes - numbers.kv_bytes_q8_0) / MIB
+        options.append(
+            ("quantized-kv-same-context",
+                f"q8_0 KV cache at the same {numbers.ctx_size:,} tokens: {freed:,.2f} MiB freed",
+                ("-c", str(numbers.ctx_size), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"),
+                f"The cache drops from {numbers.kv_bytes / MIB:,.2f} MiB to {numbers.kv_bytes_q8_0 / MIB:,.2f} MiB, and the "
+                "memory it frees is left for the compute buffers that context shifts and graph reservations need. "
+                "A quantized V cache needs flash attention, so `-fa on` is set.",
+            )
+        )
+    if numbers.offload_ctx > 0 and numbers.offload_gpu_layers == 0:
+        # -ngl 0 keeps every layer, and with it that layer's KV cache, in host memory (llama_model::load_tensors
+        # places layers below n_layer - ngl on the CPU; src/llama-model.cpp at b11434).
+        options.append(
+            ("fewer-gpu-layers",
+                f"All {numbers.num_layers} layers in system RAM (-ngl 0) at {numbers.offload_ctx:,} tokens",
+                ("-c", str(numbers.offload_ctx), "-np", "1", "-ngl", "0"),
+                f"One layer's weights, about {numbers.weights_bytes / (numbers.num_layers + 1) / GIB:,.2f} GiB, do not fit beside "
+                f"llama.cpp's margin on this GPU, so no `-ngl` above 0 loads. With `-ngl 0` the {numbers.weights_bytes / GIB:,.2f} GiB "
+                "of weights and the cache load into system RAM, which must hold them, and generation runs at CPU speed; "
+                "a card or several with more memory is the fix that keeps it fast.",
+            )
+        )
+    if numbers.offload_gpu_layers > 0:
+        options.append(
+            ("fewer-gpu-layers",
+                f"Offload {numbers.offload_gpu_layers} of {numbers.num_layers} layers at {numbers.offload_ctx:,} tokens",
+                ("-c", str(numbers.offload_ctx), "-np", "1", "-ngl", str(numbers.offload_gpu_layers)),
+                f"Beside the full context's cache not one layer fits, so this starts at {numbers.offload_ctx:,} tokens, the "
+                f"smallest context `--fit` goes down to, with the largest `-ngl` whose weights, cache and compute buffer fit. "
+                "The other layers and their KV stay in system RAM, so generation is slower.",
+            )
+        )
+    return options
 
 
 # --------------------------------------------------------------------------- Ollama

@@ -70,6 +70,8 @@ LEVER_EFFECTS: Mapping[str, Mapping[str, int]] = {
     "clamp-context": {"context": -1, "kv-needed": -1, "host-needed": -1},
     "fp8-kv": {"kv-needed": -1},
     "quantized-kv": {"kv-needed": -1, "host-needed": -1},
+    # The same -c in fewer bytes: memory freed for compute buffers, but not one more token of context.
+    "quantized-kv-same-context": {"kv-needed": -1, "host-needed": -1},
     "enforce-eager": {"warmup-peak": -1, "kv-budget": +1},
     "raise-utilization": {"requested": +1, "kv-budget": +1, "headroom": -1},
     "lower-utilization": {"requested": -1, "kv-budget": -1, "headroom": +1},
@@ -178,6 +180,18 @@ def needs_own_engine_command(error) -> bool:
     return direction_of(error).too_big != "weights-on-gpu"
 
 
+def _distinct_commands(blocks: list) -> list:
+    """The first block of each command line: one invocation can serve two levers (llama-server's
+    `-c N -np 1` both caps the context and keeps one slot), and a page offering both shows it once."""
+    seen, kept = set(), []
+    for block in blocks:
+        key = (block.engine, block.text, block.env)
+        if key not in seen:
+            seen.add(key)
+            kept.append(block)
+    return kept
+
+
 def offered_sections(error, sections: list[dict]) -> list[dict]:
     """command_sections' output with the blocks this error does not offer removed (and a section
     left empty dropped; one that came without blocks is a note and stays). Other engines' sections are
@@ -185,7 +199,7 @@ def offered_sections(error, sections: list[dict]) -> list[dict]:
     engine left, the page shows none (but see needs_own_engine_command)."""
     kept = []
     for section in sections:
-        blocks = [b for b in section["blocks"] if offered(error, section["engine"], getattr(b, "lever", ""))]
+        blocks = _distinct_commands([b for b in section["blocks"] if offered(error, section["engine"], getattr(b, "lever", ""))])
         if blocks or not section["blocks"]:
             kept.append({**section, "blocks": blocks})
     if needs_own_engine_command(error) and not any(section["engine"] == error.engine for section in kept):

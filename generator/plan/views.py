@@ -23,6 +23,7 @@ LEVER_NAMES = {
     "clamp-context": "Cap the context",
     "fp8-kv": "fp8 KV cache",
     "quantized-kv": "Quantized KV cache",
+    "quantized-kv-same-context": "Quantized KV cache at the same context",
     "enforce-eager": "Skip CUDA graphs",
     "raise-utilization": "Raise the memory utilization",
     "lower-utilization": "Lower the memory utilization",

@@ -314,6 +314,7 @@ Lever = Literal[
     "clamp-context",
     "fp8-kv",
     "quantized-kv",
+    "quantized-kv-same-context",
     "enforce-eager",
     "raise-utilization",
     "lower-utilization",
