@@ -315,6 +315,8 @@ def read_page(html: str) -> _PageFacts:
             pos = closing.end()
     if title_start >= 0:
         title_regions.append((title_start, len(html)))
+    if title_regions and "<title" in html[title_regions[0][0]:title_regions[0][1]].lower():
+        return _read_with_htmlparser(html)  # a <title> opened inside the open title: html.parser decides
     _read_texts(facts, html, title_regions, regions, raw_text)
     return facts
 

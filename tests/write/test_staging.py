@@ -55,7 +55,7 @@ def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(syntheti
         subprocess.run(_build_command(root, site), check=True, capture_output=True, cwd=REPO, timeout=600)
         durations.append(time.monotonic() - started)
         versions[version] = tree(site)
-    assert len(versions["a"]) > 2000 and versions["a"] != versions["b"]
+    assert len(versions["a"]) > 1500 and versions["a"] != versions["b"]
     changed = sum(1 for path in versions["a"] if versions["a"][path] != versions["b"].get(path))
     assert changed > 100
     current, seen = "b", set()
