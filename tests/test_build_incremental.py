@@ -70,8 +70,8 @@ def _edit_pair_intro(root: Path) -> None:
     edit_yaml(pair, lambda d: d.update(intro=d["intro"].rstrip() + " One more sentence from the editor."))
 
 
-def _edit_error_prose(root: Path) -> None:
-    edit_yaml(root / "content/errors/vllm-max-model-len-error.yaml", lambda d: d.update(cause=d["cause"].rstrip() + "\nAn added sentence.\n"))
+def _edit_error_prose(root: Path, sentence: str = "An added sentence.") -> None:
+    edit_yaml(root / "content/errors/vllm-max-model-len-error.yaml", lambda d: d.update(cause=d["cause"].rstrip() + f"\n{sentence}\n"))
 
 
 def _edit_gpu_memory(root: Path) -> None:
@@ -387,13 +387,20 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
     build_and_write(root, site, jobs=2, search=True)
     assert (site / "pagefind/pagefind.js").is_file()
     assert {p for p in tree(site) if not p.startswith("pagefind/")} == set(cold(root, tmp_path))
-    before, stamps = tree(site), mtimes(site)
-    _edit_pair_intro(root)
 
     def broken(*args, **kwargs):
         raise RenderError([Issue("site", 1, 0, "search", "pagefind exited with 1")])
 
     monkeypatch.setattr(build_incremental, "index_search", broken)
+    # A pair page is indexed as its title and description: a new intro leaves what the index is
+    # made from as it was, so the published index is kept and Pagefind does not run.
+    index = {p: b for p, b in tree(site).items() if p.startswith("pagefind/")}
+    _edit_pair_intro(root)
+    build_and_write(root, site, jobs=2, search=True)
+    assert {p: b for p, b in tree(site).items() if p.startswith("pagefind/")} == index
+    # Indexed text that changes needs a new index; when Pagefind fails, the published site stays.
+    before, stamps = tree(site), mtimes(site)
+    _edit_error_prose(root, "Rewritten again for the index.")
     with pytest.raises(RenderError):
         build_and_write(root, site, jobs=2, search=True)
     assert tree(site) == before and mtimes(site) == stamps

@@ -34,7 +34,7 @@ from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
 from generator.write.guard import MARKER_NAME, check_out, files_on_disk
 from generator.write.manifest import Entry, Manifest, Published, stat_entry, up_to_date, write_manifest
-from generator.write.search_index import index_search
+from generator.write.search_index import index_search, sources_digest
 from generator.write.staging import Staging, publish
 from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
 
@@ -368,18 +368,41 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     for path in entries:
         if path not in placed:
             staging.link(path, out / path)
-    index = out / "pagefind"
-    if pagefind is not None:
-        if html_changed or not index.is_dir() or index.is_symlink():
-            index_search(staging.dir, pagefind, _search_sources(pages))
-        else:
-            staging.link_tree("pagefind", index)
+    digest = _index(staging, out, entries, pagefind, html_changed, pages)
     staging.mark(out)
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
     manifest = Manifest(inputs, final, render_key)
     publish(staging, out)
     write_manifest(out, manifest)
+    if digest is not None:
+        (state_dir(out) / SEARCH_DIGEST).write_text(digest, encoding="ascii")
     return manifest
+
+
+# Beside the site (write.state), the digest of what the published search index was made from.
+SEARCH_DIGEST = "search-index.sha"
+
+
+def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str | None, html_changed: bool,
+           pages: Sequence[Page]) -> str | None:
+    """Put the search index into the staged tree: the published one, linked, when what it is made
+    from has not changed (most edits change no indexed text: pair pages are indexed as their title and
+    description), else a new one. Returns the digest of its sources, None with search off."""
+    if pagefind is None:
+        return None
+    index = out / "pagefind"
+    published = index.is_dir() and not index.is_symlink()
+    if published and not html_changed:
+        staging.link_tree("pagefind", index)
+        return None
+    sources = list(_search_sources(pages))
+    digest = sources_digest(pagefind, sources, lambda path: entries[path].sha)
+    recorded = state_dir(out) / SEARCH_DIGEST
+    if published and recorded.is_file() and recorded.read_text(encoding="ascii") == digest:
+        staging.link_tree("pagefind", index)
+    else:
+        index_search(staging.dir, pagefind, sources)
+    return digest
 
 
 def _search_sources(pages: Sequence[Page]) -> Iterator[tuple[str, bytes | None]]:

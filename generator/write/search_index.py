@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from generator.errors import Issue, RenderError
 
@@ -32,3 +33,15 @@ def index_search(site_dir: Path, executable: str, sources: Iterable[tuple[str, b
         shutil.rmtree(source, ignore_errors=True)
     if done.returncode != 0:
         raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
+
+
+def sources_digest(executable: str, sources: Iterable[tuple[str, bytes | None]], sha_of: Callable[[str], str]) -> str:
+    """What an index is made from: the Pagefind binary and, per source, its path and its bytes (a
+    stand-in's) or the hash of the page it reads. Equal digests give the same index, so a build
+    whose digest matches the published index's reuses it instead of running Pagefind again."""
+    binary = os.stat(executable)
+    digest = hashlib.sha256(f"{os.path.realpath(executable)}\0{binary.st_size}\0{binary.st_mtime_ns}".encode())
+    for relative, stand_in in sources:
+        digest.update(b"\0" + relative.encode() + b"\0")
+        digest.update(hashlib.sha256(stand_in).digest() if stand_in is not None else sha_of(relative).encode())
+    return digest.hexdigest()
