@@ -399,6 +399,7 @@ def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | Non
     smi_mib = gpu.nvidia_smi_total_mib or total / MIB  # SGLang reads nvidia-smi memory.total for its default
     try:
         geometry = geometry_from_hf_config(config)
+        sglang.cell_size(config)  # refuses what SGLang's engine does not size (hybrid state layers) before any figure
         context = vllm.derive_max_model_len(config).value
         mla = geometry.mla is not None
 

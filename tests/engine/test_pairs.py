@@ -114,3 +114,14 @@ def test_sglang_scenarios_beside_vllm(catalog) -> None:
     llama = catalog.models["llama-3.1-8b-instruct"]
     too_big = compute_pair(catalog.gpus["t4"], llama, _variant(llama, "bf16"))
     assert not any(s.startswith("sglang-") for s in too_big.scenarios)  # torch fails while loading instead
+
+
+def test_hybrid_models_get_vllm_numbers_and_no_sglang_section(catalog) -> None:
+    """SGLang's engine does not size hybrid state layers: a hybrid checkpoint vLLM serves keeps its
+    vLLM figures, and its pair has no SGLang numbers rather than failing the build."""
+    hybrid = [m for m in catalog.models.values() if "linear_attention" in (m.config.layer_types or ())]
+    assert hybrid, "the catalog holds a hybrid model"
+    model = hybrid[0]
+    variant = next(v for v in model.variants if "vllm" in v.engines)
+    numbers = compute_pair(catalog.gpus["h100-sxm"], model, variant)
+    assert numbers.vllm is not None and numbers.sglang is None
