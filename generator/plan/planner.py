@@ -88,7 +88,8 @@ class _Planner:
             use_variant, use_numbers = variant, numbers
             if engine == "sglang":
                 # Computed beside vLLM for every checkpoint vLLM runs; no sibling build is looked for.
-                if numbers.sglang is not None:
+                # Without figures (a geometry SGLang's engine does not size) the section says so.
+                if numbers.sglang is not None or numbers.vllm is not None:
                     builds.append((engine, variant, numbers))
                 continue
             if engine not in variant.engines or getattr(numbers, engine) is None:

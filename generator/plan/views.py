@@ -296,6 +296,10 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
     for engine, use_variant, use_numbers in builds:
         builder = {"vllm": vllm_blocks, "sglang": sglang_blocks, "llamacpp": llamacpp_blocks, "ollama": ollama_blocks}[engine]
         engine_numbers = getattr(use_numbers, engine)
+        if engine_numbers is None:  # SGLang beside vLLM for a model its engine does not size
+            sections.append({"engine": engine, "name": ENGINE_NAMES[engine], "variant": use_variant, "other_build": False,
+                             "numbers": use_numbers, "blocks": [], "note": SGLANG_NOT_MODELLED})
+            continue
         blocks = builder(model, use_variant, engine_numbers)
         if blocks or engine == "sglang":  # SGLang's section says so when no GPU count up to 8 starts
             section = {
@@ -319,6 +323,8 @@ def own_sections(error: ErrorSignature, sections: list[dict[str, Any]]) -> list[
     return sglang_pages.with_levers(sections) if error.engine == "sglang" else sections
 
 
+SGLANG_NOT_MODELLED = ("SGLang serves this checkpoint too, but kvtriage does not yet model how SGLang sizes its pools for this"
+                       " model's layers (Mamba or linear-attention state beside attention), so no SGLang figure or command is given here.")
 SGLANG_NONE_START = (" With --tp-size 2, 4 or 8 of these cards the weights per card still leave no room for a KV pool,"
                      " so no SGLang command starts here.")
 

@@ -125,3 +125,14 @@ def test_hybrid_models_get_vllm_numbers_and_no_sglang_section(catalog) -> None:
     variant = next(v for v in model.variants if "vllm" in v.engines)
     numbers = compute_pair(catalog.gpus["h100-sxm"], model, variant)
     assert numbers.vllm is not None and numbers.sglang is None
+
+
+def test_vllm_pages_of_a_model_sglang_does_not_size_say_so(catalog) -> None:
+    from generator.plan.views import SGLANG_NOT_MODELLED, command_sections
+
+    model = next(m for m in catalog.models.values() if "linear_attention" in (m.config.layer_types or ()))
+    variant = next(v for v in model.variants if "vllm" in v.engines)
+    numbers = compute_pair(catalog.gpus["h100-sxm"], model, variant)
+    sections = command_sections(model, variant, (("vllm", variant, numbers), ("sglang", variant, numbers)))
+    sglang = next(s for s in sections if s["engine"] == "sglang")
+    assert sglang["blocks"] == [] and sglang["note"] == SGLANG_NOT_MODELLED
