@@ -116,23 +116,39 @@ def test_sglang_scenarios_beside_vllm(catalog) -> None:
     assert not any(s.startswith("sglang-") for s in too_big.scenarios)  # torch fails while loading instead
 
 
+
+# The text config of Qwen3.5-9B (layers of Gated DeltaNet state, every fourth one attention), as
+# https://huggingface.co/Qwen/Qwen3.5-9B ships it inside config.json's text_config.
+QWEN3_5_TEXT = {
+    "model_type": "qwen3_5_text", "head_dim": 256, "hidden_size": 4096, "intermediate_size": 12288,
+    "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 8, "full_attention_interval": 4,
+    "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+    "linear_num_value_heads": 32, "linear_value_head_dim": 128, "num_attention_heads": 16,
+    "num_key_value_heads": 4, "num_hidden_layers": 32, "vocab_size": 248320, "max_position_embeddings": 262144,
+    "torch_dtype": "bfloat16",
+}
+
+
+def _hybrid_pair(catalog):
+    from generator.schema import HfConfig
+
+    base = catalog.models["qwen3-8b"]
+    model = base.model_copy(update={"config": HfConfig.model_validate(QWEN3_5_TEXT)})
+    variant = next(v for v in model.variants if "vllm" in v.engines)
+    return model, variant, compute_pair(catalog.gpus["h100-sxm"], model, variant)
+
+
 def test_hybrid_models_get_vllm_numbers_and_no_sglang_section(catalog) -> None:
     """SGLang's engine does not size hybrid state layers: a hybrid checkpoint vLLM serves keeps its
     vLLM figures, and its pair has no SGLang numbers rather than failing the build."""
-    hybrid = [m for m in catalog.models.values() if "linear_attention" in (m.config.layer_types or ())]
-    assert hybrid, "the catalog holds a hybrid model"
-    model = hybrid[0]
-    variant = next(v for v in model.variants if "vllm" in v.engines)
-    numbers = compute_pair(catalog.gpus["h100-sxm"], model, variant)
+    _model, _variant, numbers = _hybrid_pair(catalog)
     assert numbers.vllm is not None and numbers.sglang is None
 
 
 def test_vllm_pages_of_a_model_sglang_does_not_size_say_so(catalog) -> None:
     from generator.plan.views import SGLANG_NOT_MODELLED, command_sections
 
-    model = next(m for m in catalog.models.values() if "linear_attention" in (m.config.layer_types or ()))
-    variant = next(v for v in model.variants if "vllm" in v.engines)
-    numbers = compute_pair(catalog.gpus["h100-sxm"], model, variant)
+    model, variant, numbers = _hybrid_pair(catalog)
     sections = command_sections(model, variant, (("vllm", variant, numbers), ("sglang", variant, numbers)))
     sglang = next(s for s in sections if s["engine"] == "sglang")
     assert sglang["blocks"] == [] and sglang["note"] == SGLANG_NOT_MODELLED
