@@ -124,15 +124,18 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         text = Path(args.file).read_text(encoding="utf-8", errors="replace")
     from generator.engine.from_log import recompute_llamacpp, recompute_vllm
     from generator.engine.llamacpp import CTX_PAD
+    from generator.kv.hf_ids import hf_id_index
 
     dataset = load_dataset(Path(args.root))
     errors = dataset.errors
     result = triage(text, records_from_errors(errors.values()))
     urls = {error_id: error_url(error_id) for error_id in errors}
-    model_facts = _triage_model(text, result.numbers.get("model"), dataset)
+    named = result.numbers.get("model")
+    found = hf_id_index(dataset.models).resolve(named) if isinstance(named, str) and named else None
+    model_facts = _triage_model(text, found)
     recompute = None
     if result.engine in ("vllm", None):
-        model = _resolved_model(dataset, result.numbers.get("model"))
+        model = _resolved_model(dataset, found)
         recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
     if result.engine in ("llamacpp", "ollama") and recompute is None:
         recompute = recompute_llamacpp(result.numbers, CTX_PAD)
@@ -156,16 +159,12 @@ def _cmd_triage(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _resolved_model(dataset, named: object):
-    """The catalog build a log's model id names (generator/kv/hf_ids.py), as the recompute takes it;
-    None when the catalog has no exact match or that build does not run on vLLM."""
+def _resolved_model(dataset, found):
+    """The catalog build a log's model id resolved to (generator/kv/hf_ids.py), as the recompute takes
+    it; None when the catalog has no exact match or that build does not run on vLLM."""
     from generator.engine.from_log import ModelConfig
     from generator.engine.pairs import variant_config
-    from generator.kv.hf_ids import hf_id_index
 
-    if not isinstance(named, str) or not named:
-        return None
-    found = hf_id_index(dataset.models).resolve(named)
     if found is None or found.same_architecture_only:
         return None  # a re-packaged repository shares the KV geometry but not the weights this recompute needs
     model = dataset.models[found.model_id]
@@ -176,31 +175,15 @@ def _resolved_model(dataset, named: object):
     return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
 
 
-def _catalog_models(dataset):
-    """Every vLLM-loadable build of the catalog, by the repository `vllm serve` is given: the list
-    the search page's recompute.js matches a log's model id against (its parity tests use it)."""
-    from generator.engine.from_log import ModelConfig
-    from generator.engine.pairs import variant_config
-
-    for model in dataset.models.values():
-        for variant in model.variants:
-            repo = variant.hf_repo or model.hf_repo
-            if repo and "vllm" in variant.engines:
-                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
-
-
-def _triage_model(text: str, named: object, dataset) -> dict[str, object]:
+def _triage_model(text: str, found) -> dict[str, object]:
     """The model behind a paste: the catalog record its log names, and a pasted config.json's KV cost."""
     from generator.engine.geometry import geometry_from_hf_config, kv_bytes_per_token
-    from generator.kv.catalog import catalog_key_for_hf_id
     from generator.tools.import_model import hf_config_fields
     from generator.triage.pasted import config_in_paste
 
     out: dict[str, object] = {}
-    if isinstance(named, str) and named:
-        key = catalog_key_for_hf_id(dataset, named)
-        if key is not None:
-            out["catalog_model"] = key
+    if found is not None:
+        out["catalog_model"] = found.key
     pasted = config_in_paste(text)
     if pasted is not None:
         try:

@@ -86,6 +86,18 @@ class VllmRecompute:
         return out
 
 
+def catalog_model_configs(models: Iterable[Any]) -> Iterable[ModelConfig]:
+    """Every vLLM-loadable build of the catalog (schema Model records), by the repository `vllm serve`
+    is given: the list the search page's recompute.js matches a log's model id against."""
+    from generator.engine.pairs import variant_config
+
+    for model in models:
+        for variant in model.variants:
+            repo = variant.hf_repo or model.hf_repo
+            if repo and "vllm" in variant.engines:
+                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
+
+
 def match_model(model_text: str | None, models: Iterable[ModelConfig]) -> ModelConfig | None:
     """The catalog model a log's model id names: its Hugging Face repo, or a local path that ends
     with the repo's name (case does not matter)."""

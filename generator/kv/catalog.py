@@ -50,9 +50,7 @@ class CatalogLookup:
 def catalog_key_for_hf_id(dataset: Dataset, named: str) -> str | None:
     """The `MODEL` or `MODEL-VARIANT` key a Hugging Face id (or a GGUF file, an Ollama tag) names."""
     found = hf_id_index(dataset.models).resolve(named)
-    if found is None:
-        return None
-    return f"{found.model_id}-{found.variant_id}" if found.variant_id else found.model_id
+    return found.key if found is not None else None
 
 
 SHIPPED_CATALOG = Path(__file__).with_name("catalog.json")

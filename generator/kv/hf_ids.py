@@ -41,6 +41,11 @@ class Resolved:
     # bytes per token, but different weights (their size and dtype are not the record's).
     same_architecture_only: bool = False
 
+    @property
+    def key(self) -> str:
+        """The `MODEL` or `MODEL-VARIANT` key of the catalog entry this names."""
+        return f"{self.model_id}-{self.variant_id}" if self.variant_id else self.model_id
+
 
 def _key(text: str) -> str:
     return text.strip().lower()

@@ -54,12 +54,12 @@ const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 
 @pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/recompute.js")
 def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
-    from generator.cli import _catalog_models
+    from generator.engine.from_log import catalog_model_configs
     from generator.triage import RULES
 
     dataset = load_dataset(ROOT)
     catalog = calculator_catalog(dataset)
-    models = list(_catalog_models(dataset))
+    models = list(catalog_model_configs(dataset.models.values()))
     # ES modules as .mjs, so Node loads them as the browser does.
     for name in ("kvcalc.js", "recompute.js"):
         shutil.copy(STATIC / name, tmp_path / name.replace(".js", ".mjs"))

@@ -133,13 +133,13 @@ def test_an_unclear_paste_lists_ranked_pages_in_matches_best_first(page, site_ur
 
 
 def test_a_log_that_prints_the_kv_memory_shows_the_readers_own_figures(page, site_url) -> None:
-    from generator.cli import _catalog_models
+    from generator.engine.from_log import catalog_model_configs
 
     _search(page, site_url, LOG)
     page.wait_for_selector("#diagnosis:not([hidden])", timeout=20000)
     text = page.inner_text("#diagnosis")
     numbers = triage(LOG, []).numbers
-    figures = recompute_vllm(numbers, None, match_model(numbers["model"], list(_catalog_models(load_dataset(ROOT)))))
+    figures = recompute_vllm(numbers, None, match_model(numbers["model"], list(catalog_model_configs(load_dataset(ROOT).models.values()))))
     assert f"Longest --max-model-len that starts: {figures.longest.low:,} to {figures.longest.high:,} tokens" in text
     assert f"With --kv-cache-dtype fp8: {figures.longest_fp8.low:,} to {figures.longest_fp8.high:,} tokens" in text
     assert "5.585 to 5.595 GiB" in text and "From your log:" in text and "Modelled:" in text
