@@ -16,9 +16,11 @@ from generator.schema import Dataset, DateLedger, LedgerEntry, Record
 
 
 def content_sha(record: Record) -> str:
-    # Fields no page shows (an error's triage patterns) are left out, so they move no date.
+    # Fields no page shows (an error's triage patterns) are left out, so they move no date; so are
+    # fields left at their default, so a new optional schema field does not re-date every record.
     undated = getattr(type(record), "UNDATED_FIELDS", frozenset())
-    payload = json.dumps(record.model_dump(mode="json", exclude=set(undated)), sort_keys=True, ensure_ascii=False)
+    dumped = record.model_dump(mode="json", exclude=set(undated), exclude_defaults=True)
+    payload = json.dumps(dumped, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:20]
 
 
