@@ -277,7 +277,7 @@ def _llamacpp_setting_options(numbers: LlamaNumbers) -> list[tuple[str, str, tup
                 f"{numbers.kv_bytes / MIB:,.2f} MiB in f16. A quantized V cache needs flash attention, which the default "
                 "`-fa auto` turns on by itself."
                 + ("" if numbers.fits else " Weights and cache do not all fit on this GPU: `--fit`, on by default, keeps "
-                   "`-c` and loads only the layers that fit, the rest into system RAM."),
+                   "`-c` and loads only the layers that fit, the rest into system RAM, which must hold them."),
             )
         )
     if numbers.max_ctx_q8_0 > 0:
