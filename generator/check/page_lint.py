@@ -5,11 +5,11 @@ Run by `kvtriage check` and by every build, over every page:
 - record_problems: each error record's fixes move its direction the right way (advice.py); its
   worked example reaches the failure on the release the page names, with no negative budget
   unless the error is that budget; the first fix it names appears in the example's commands
-  when it is a fix a command applies.
+  when it is a fix a command applies (vLLM's outcomes, or llama-server's command builder).
 - advice_problems: on every error and pair page, each command block applies a lever the page may
   offer, moves the failing number the right way (a smaller context, a lower or higher
-  utilization than the one that failed), and carries only numbers the engine computed for that
-  page; the lever table holds only the engine's outcomes.
+  utilization, a smaller -ub than the one that failed), and carries only numbers the engine
+  computed for that page (-c, -ngl, -ub); the lever table holds only the engine's outcomes.
 - advice_problems also refuses a page whose commands are all for other engines than its error's.
 - release_range_problems: a text's source cites no release tag outside the text's own `versions`.
 - text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from generator.errors import Issue
+from generator.launch.commands import llamacpp_blocks
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
 from generator.units import GIB
 
@@ -62,6 +63,12 @@ NEGATIVE_BUDGET_OK = frozenset({"weights-on-gpu", "kv-budget"})
 COMMAND_LEVERS = frozenset({
     "clamp-context", "fp8-kv", "quantized-kv", "enforce-eager", "raise-utilization", "lower-utilization",
     "tensor-parallel", "fewer-gpu-layers", "fewer-seqs",
+})
+# llama-server levers the command builder applies for a pair (launch/commands.py llamacpp_blocks): a
+# llama.cpp record's first fix among these must have a command on its worked example.
+LLAMACPP_COMMAND_LEVERS = frozenset({
+    "clamp-context", "quantized-kv", "quantized-kv-same-context", "fewer-slots", "fewer-gpu-layers",
+    "smaller-ubatch", "matching-kv-types", "enable-flash-attn", "drop-removed-flag",
 })
 
 
@@ -159,6 +166,13 @@ def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
                                     f"so it fails before {QUANTITY_NAMES[direction.too_big]} matters",
                                     "Pick a pair whose weights fit the budget"))
         first = next((f.lever for f in error.fixes if f.memory == "gpu"), None)
+        if error.engine == "llamacpp" and first in LLAMACPP_COMMAND_LEVERS and first in gpu_levers(error):
+            missing = _llamacpp_first_fix_missing(dataset, error, numbers, first)
+            if missing is not None:
+                issues.append(Issue(path, _line_of(root, path, f"lever: {first}", fixes_at), 0, "fixes[0]",
+                                    f"{error.id}: the first fix ({first}) has no llama-server command on the worked example {where}; "
+                                    f"the builder offers {missing or 'none'}",
+                                    "Name first a fix the example's commands apply, or pick an example the engine prices it for"))
         if first in COMMAND_LEVERS and first in gpu_levers(error):
             levers = {getattr(o, "lever", "") for o in (v.levers if v is not None else ())}
             if error.engine == "vllm" and first not in levers:
@@ -166,6 +180,17 @@ def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:
                                     f"{error.id}: the first fix ({first}) has no command on the worked example {where}; the engine offers {sorted(levers) or 'none'}",
                                     "Name first a fix the example's commands apply, or pick an example the engine prices it for"))
     return issues
+
+
+def _llamacpp_first_fix_missing(dataset, error, numbers, first: str) -> list[str] | None:
+    """None when the example's llama-server commands apply `first`; else the levers they do apply."""
+    ex = error.example
+    model = dataset.models.get(ex.model)
+    variant = next((v for v in model.variants if v.id == ex.variant), None) if model is not None else None
+    if variant is None or numbers.llamacpp is None:
+        return []
+    levers = sorted({block.lever for block in llamacpp_blocks(model, variant, numbers.llamacpp)})
+    return None if first in levers else levers
 
 
 # --------------------------------------------------------------------------- pages
@@ -308,6 +333,12 @@ def _llamacpp_problems(argv, lever: str, l) -> list[str]:
     for value in _flag_values(argv, "-ngl"):
         if int(value) != layers:
             out.append(f"-ngl {value} differs from the engine's {layers} at -c {', '.join(contexts) or 'unset'}")
+    # The compute buffer the block states is the engine's at its -ub; a smaller-ubatch block must lower it.
+    for value in _flag_values(argv, "-ub"):
+        if int(value) != l.small_ubatch:
+            out.append(f"-ub {value} differs from the engine's {l.small_ubatch or 'none'} for this pair")
+        elif lever == "smaller-ubatch" and int(value) >= l.ubatch_size:
+            out.append(f"-ub {value} is not below the {l.ubatch_size} that failed")
     return out
 
 

@@ -111,6 +111,10 @@ class LlamaNumbers:
     kv_bytes_q8_0: int = 0  # the cache of ctx_size cells with -ctk q8_0 -ctv q8_0
     offload_ctx: int = 0  # a short context for partial offload when no layer fits at ctx_size (FIT_MIN_CTX)
     offload_gpu_layers: int = 0  # the largest -ngl that fits at -c offload_ctx -np 1 (0: none, all in system RAM)
+    ubatch_size: int = 512  # -ub of the reader's launch (llama-server's default)
+    small_ubatch: int = 0  # the -ub a compute-buffer fix offers (0: none, the buffer would not shrink)
+    compute_buffer_bytes_small_ubatch: int = 0  # the compute buffer at -ub small_ubatch, same -c
+    total_bytes_small_ubatch: int = 0  # GPU use at -ub small_ubatch, same -c and -ngl
 
 
 @_pickled_as_calls

@@ -515,6 +515,8 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
         return llama.max_ctx_that_fits(layout, replace(settings, cache_type_k=cache_type, cache_type_v=cache_type), weights, budget)
 
     q8_settings = replace(settings, cache_type_k="q8_0", cache_type_v="q8_0")
+    small = llama.use_at_ubatch(layout, settings, weights, llama.SMALL_UBATCH)
+    shrinks = small.compute_bytes < result.compute_buffer_bytes
     offload_ctx, offload_layers = _short_context_offload(layout, settings, weights, budget, result.gpu_layers_that_fit or 0)
 
     return LlamaNumbers(
@@ -542,6 +544,10 @@ def _llama_numbers(gpu: Gpu, model: Model, variant: ModelVariant, weights: int, 
         kv_bytes_q8_0=llama.plan_kv(layout, q8_settings).kv_bytes,
         offload_ctx=offload_ctx,
         offload_gpu_layers=offload_layers,
+        ubatch_size=settings.ubatch_size,
+        small_ubatch=llama.SMALL_UBATCH if shrinks else 0,
+        compute_buffer_bytes_small_ubatch=small.compute_bytes if shrinks else 0,
+        total_bytes_small_ubatch=small.total_bytes if shrinks else 0,
     )
 
 

@@ -174,7 +174,7 @@ def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) 
                 "Keeps the full context by leaving the rest of the layers (and their KV) in system RAM; generation slows down accordingly.",
             )
         )
-    options += _llamacpp_more_options(numbers)
+    options += _llamacpp_more_options(numbers) + _llamacpp_setting_options(numbers)
     blocks = []
     for lever, title, flags, why in options:
         argv = ("llama-server", "-m", gguf, *flags)
@@ -235,6 +235,73 @@ def _llamacpp_more_options(numbers: LlamaNumbers) -> list[tuple[str, str, tuple[
                 "The other layers and their KV stay in system RAM, so generation is slower.",
             )
         )
+    return options
+
+
+def _fits_text(context: int, model_context: int, cache_type: str) -> str:
+    if context >= model_context:
+        return f"The model's whole context, {context:,} tokens, fits with the cache in {cache_type} next to the weights on this GPU."
+    return f"{context:,} tokens is the largest context, in steps of 256, whose {cache_type} cache fits next to the weights on this GPU."
+
+
+def _llamacpp_setting_options(numbers: LlamaNumbers) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """The levers that change a setting rather than the memory plan: a smaller micro-batch for a compute
+    buffer that failed, K and V in one type for MLA models, flash attention for a quantized V cache, and
+    the replacement of a removed loading flag. Each page keeps those its record names (plan/advice.py)."""
+    options = []
+    if numbers.fits and numbers.small_ubatch:
+        freed = (numbers.total_bytes - numbers.total_bytes_small_ubatch) / MIB
+        options.append(
+            ("smaller-ubatch",
+                f"-ub {numbers.small_ubatch}: compute buffer {numbers.compute_buffer_bytes / MIB:,.2f} MiB → "
+                f"{numbers.compute_buffer_bytes_small_ubatch / MIB:,.2f} MiB",
+                ("-c", str(numbers.ctx_size), "-np", "1", "-ub", str(numbers.small_ubatch)),
+                f"llama.cpp reserves its compute buffer for the largest micro-batch it may run, min(`-c`, `-ub`) tokens, "
+                f"at load and again after every context shift or defragmentation. With `-ub {numbers.small_ubatch}` instead "
+                f"of {numbers.ubatch_size} the estimated buffer drops from {numbers.compute_buffer_bytes / MIB:,.2f} MiB to "
+                f"{numbers.compute_buffer_bytes_small_ubatch / MIB:,.2f} MiB, {freed:,.2f} MiB more room beside the weights "
+                f"and the cache, at the same {numbers.ctx_size:,} tokens. Prompts are processed {numbers.small_ubatch} tokens "
+                "at a time, so prompt processing is slower. `-b` only caps `-ub` (the micro-batch is the smaller of the two), "
+                "so a smaller `-b` alone does the same.",
+            )
+        )
+    if 0 < numbers.kv_bytes_q8_0 < numbers.kv_bytes:
+        # llama_init_from_model refuses K and V types that differ for MLA models (src/llama-context.cpp);
+        # with -fa auto a quantized V cache turns flash attention on by itself (PR #25871).
+        options.append(
+            ("matching-kv-types",
+                f"K and V both q8_0 at {numbers.ctx_size:,} tokens: {numbers.kv_bytes_q8_0 / MIB:,.2f} MiB of cache",
+                ("-c", str(numbers.ctx_size), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0"),
+                f"`-ctk` and `-ctv` name the same type, which a model that caches one latent per token accepts. The cache "
+                f"of {numbers.ctx_size:,} tokens takes {numbers.kv_bytes_q8_0 / MIB:,.2f} MiB in q8_0 instead of "
+                f"{numbers.kv_bytes / MIB:,.2f} MiB in f16. A quantized V cache needs flash attention, which the default "
+                "`-fa auto` turns on by itself."
+                + ("" if numbers.fits else " Weights and cache do not all fit on this GPU: `--fit`, on by default, keeps "
+                   "`-c` and loads only the layers that fit, the rest into system RAM, which must hold them."),
+            )
+        )
+    if numbers.max_ctx_q8_0 > 0:
+        options.append(
+            ("enable-flash-attn",
+                f"Flash attention on, q8_0 KV cache: {numbers.max_ctx_q8_0:,} tokens",
+                ("-c", str(numbers.max_ctx_q8_0), "-np", "1", "-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on"),
+                "`-fa on` lets llama.cpp read a quantized V cache, which without flash attention it cannot. "
+                + _fits_text(numbers.max_ctx_q8_0, numbers.ctx_size, "q8_0"),
+            )
+        )
+    context = numbers.max_ctx_f16 or numbers.ctx_size
+    # --load-mode replaced --mmap, --no-mmap, --mlock and --direct-io (data/surfaces/removed-flags.txt).
+    options.append(
+        ("drop-removed-flag",
+            "--load-mode none in place of --no-mmap",
+            ("-c", str(context), "-np", "1", "--load-mode", "none"),
+            "The same launch in the form current builds accept: `--load-mode none` reads the weights without mapping the "
+            "file, as `--no-mmap` did; `--load-mode mmap`, `mlock` and `dio` stand for `--mmap`, `--mlock` and "
+            "`--direct-io`. "
+            + (_fits_text(numbers.max_ctx_f16, numbers.ctx_size, "f16") if numbers.max_ctx_f16 else
+               "No context fits next to the weights on this GPU: `--fit`, on by default, keeps `-c` and loads only the layers that fit."),
+        )
+    )
     return options
 
 

@@ -31,6 +31,8 @@ Quantity = Literal[
     "kv-type-mismatch",  # K and V cache types that a kernel cannot combine
     "kernel-support",  # what the attention kernels accept (flash attention on, for a quantized V)
     "room-after-weights",  # GPU memory left beside the weights for cache and compute buffers
+    "compute-buffer",  # llama.cpp's worst-case compute graph, sized for min(n_ctx, n_ubatch) tokens
+    "room-for-compute",  # GPU memory left beside the weights and the KV cache, where compute buffers go
     # Not memory: a command line that names options the build does not have.
     "flags-not-accepted",  # flags (or preset keys) on the command line that the build no longer registers
     "build-options",  # the options the build registers (its replacements, such as --load-mode)
@@ -53,6 +55,7 @@ DIRECTIONS: Mapping[str, Direction] = {
     "vllm-max-len-above-derived": Direction("context", "derived-limit"),
     "llamacpp-kv-alloc": Direction("kv-needed", "room-after-weights"),
     "llamacpp-context-fail": Direction("kv-needed", "room-after-weights"),
+    "llamacpp-compute-buffer": Direction("compute-buffer", "room-for-compute"),
     "ollama-system-memory": Direction("host-needed", "host-ram"),
     "ollama-partial-offload": Direction("kv-needed", "room-after-weights"),
     "ollama-gpu-oom": Direction("kv-needed", "room-after-weights"),
@@ -67,27 +70,31 @@ DIRECTIONS: Mapping[str, Direction] = {
 # lever -> {quantity: +1 grows it, -1 shrinks it}. Only what the lever does by itself: a smaller
 # quantization does not change what vLLM requests at start, nor the memory outside its budget.
 LEVER_EFFECTS: Mapping[str, Mapping[str, int]] = {
-    "clamp-context": {"context": -1, "kv-needed": -1, "host-needed": -1},
+    "clamp-context": {"context": -1, "kv-needed": -1, "host-needed": -1, "room-for-compute": +1},
     "fp8-kv": {"kv-needed": -1},
     "quantized-kv": {"kv-needed": -1, "host-needed": -1},
     # The same -c in fewer bytes: memory freed for compute buffers, but not one more token of context.
-    "quantized-kv-same-context": {"kv-needed": -1, "host-needed": -1},
+    "quantized-kv-same-context": {"kv-needed": -1, "host-needed": -1, "room-for-compute": +1},
     "enforce-eager": {"warmup-peak": -1, "kv-budget": +1},
     "raise-utilization": {"requested": +1, "kv-budget": +1, "headroom": -1},
     "lower-utilization": {"requested": -1, "kv-budget": -1, "headroom": +1},
-    "tensor-parallel": {"weights-on-gpu": -1, "kv-needed": -1, "kv-budget": +1, "room-after-weights": +1},
-    "smaller-quant": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": -1, "room-after-weights": +1},
-    "bigger-gpu": {"free-memory": +1, "kv-budget": +1, "headroom": +1, "host-needed": -1, "room-after-weights": +1},
+    "tensor-parallel": {"weights-on-gpu": -1, "kv-needed": -1, "kv-budget": +1, "room-after-weights": +1, "room-for-compute": +1},
+    "smaller-quant": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": -1, "room-after-weights": +1, "room-for-compute": +1},
+    "bigger-gpu": {"free-memory": +1, "kv-budget": +1, "headroom": +1, "host-needed": -1, "room-after-weights": +1,
+                   "room-for-compute": +1},
     "fewer-slots": {"kv-needed": -1, "host-needed": -1},
-    "fewer-gpu-layers": {"weights-on-gpu": -1, "kv-needed": -1, "host-needed": +1, "room-after-weights": +1},
-    "free-gpu-memory": {"free-memory": +1, "headroom": +1, "room-after-weights": +1},
+    "fewer-gpu-layers": {"weights-on-gpu": -1, "kv-needed": -1, "host-needed": +1, "room-after-weights": +1, "room-for-compute": +1},
+    "free-gpu-memory": {"free-memory": +1, "headroom": +1, "room-after-weights": +1, "room-for-compute": +1},
     "kv-on-cpu": {"kv-needed": -1, "host-needed": +1},
     "allow-long-max-len": {"derived-limit": +1},
     "enable-flash-attn": {"kernel-support": +1},
     "matching-kv-types": {"kv-type-mismatch": -1},
     "fewer-seqs": {"warmup-peak": -1, "kv-budget": +1},
-    "cpu-offload-weights": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": +1, "room-after-weights": +1},
+    "cpu-offload-weights": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": +1, "room-after-weights": +1, "room-for-compute": +1},
     "drop-removed-flag": {"flags-not-accepted": -1},
+    # -ub N: llama.cpp reserves its worst-case graph for min(n_ctx, n_ubatch) tokens, so the compute
+    # buffer shrinks with it; the KV cache and the context stay as they were.
+    "smaller-ubatch": {"compute-buffer": -1},
 }
 
 # What the quantities are called on a page and in messages.
@@ -108,6 +115,8 @@ QUANTITY_NAMES: Mapping[str, str] = {
     "room-after-weights": "the GPU memory left beside the weights",
     "flags-not-accepted": "the flags the build no longer accepts",
     "build-options": "the options the build registers",
+    "compute-buffer": "the compute buffer llama.cpp reserves",
+    "room-for-compute": "the GPU memory left beside the weights and the KV cache",
 }
 
 # A KV cache that failed in system RAM rather than on the GPU (llama.cpp with -nkvo or no GPU

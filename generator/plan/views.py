@@ -40,6 +40,7 @@ LEVER_NAMES = {
     "fewer-seqs": "Fewer sequences per batch (--max-num-seqs)",
     "cpu-offload-weights": "Offload weights to CPU memory",
     "drop-removed-flag": "Drop the removed flag (or use its replacement)",
+    "smaller-ubatch": "A smaller micro-batch (-ub)",
 }
 
 

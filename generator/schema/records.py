@@ -300,6 +300,7 @@ Scenario = Literal[
     "vllm-max-len-above-derived",  # --max-model-len above what config.json allows
     "llamacpp-kv-alloc",  # cudaMalloc out of memory for the KV buffer
     "llamacpp-context-fail",  # failed to create the context
+    "llamacpp-compute-buffer",  # a running context cannot get its compute buffer (K-shift, defrag, the graph reserved after)
     "ollama-system-memory",  # model requires more system memory
     "ollama-partial-offload",  # fits only partly on the GPU, so it is slow
     "ollama-gpu-oom",  # llama-server exits with cudaMalloc out of memory
@@ -331,6 +332,7 @@ Lever = Literal[
     "fewer-seqs",
     "cpu-offload-weights",
     "drop-removed-flag",
+    "smaller-ubatch",
 ]
 
 
@@ -354,7 +356,7 @@ class Fix(Record):
 Quantity = Literal[
     "kv-needed", "kv-budget", "requested", "free-memory", "weights-on-gpu", "warmup-peak", "headroom",
     "host-needed", "host-ram", "derived-limit", "context", "kv-type-mismatch", "kernel-support", "room-after-weights",
-    "flags-not-accepted", "build-options",
+    "flags-not-accepted", "build-options", "compute-buffer", "room-for-compute",
 ]
 
 

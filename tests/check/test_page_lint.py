@@ -128,3 +128,20 @@ def test_a_utilization_command_must_move_below_what_failed_and_fit_what_is_free(
     messages = [i.message for i in _number_problems("/x/", "t", block, "lower-utilization", "vllm", v, DIRECTIONS["vllm-startup-free-memory"])]
     assert any("not below the" in m for m in messages), messages
     assert any("requests more than the" in m for m in messages), messages
+
+
+def test_a_micro_batch_the_engine_did_not_price_is_refused(site_root: Path) -> None:
+    """A -ub on a page is the engine's small_ubatch, and a smaller-ubatch block lowers it."""
+    from dataclasses import replace
+
+    from generator.check.page_lint import _llamacpp_problems
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+
+    numbers = compute_results(load_dataset(site_root))[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")].llamacpp
+    numbers = replace(numbers, small_ubatch=128)
+    argv = ("llama-server", "-m", "x.gguf", "-c", str(numbers.ctx_size), "-np", "1", "-ub")
+    assert _llamacpp_problems((*argv, "128"), "smaller-ubatch", numbers) == []
+    assert any("differs from the engine's 128" in m for m in _llamacpp_problems((*argv, "256"), "smaller-ubatch", numbers))
+    same = replace(numbers, small_ubatch=numbers.ubatch_size)
+    assert any("not below the 512 that failed" in m for m in _llamacpp_problems((*argv, "512"), "smaller-ubatch", same))

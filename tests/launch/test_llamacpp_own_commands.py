@@ -46,7 +46,36 @@ def test_each_error_keeps_the_blocks_that_answer_it(dataset) -> None:
     exceeded = offered_sections(dataset.errors["llamacpp-context-exceeded"], _section(blocks))
     assert {b.lever for b in exceeded[0]["blocks"]} == {"fewer-slots"}  # a q8_0 cache at the same -c adds no token
     compute = offered_sections(dataset.errors["llamacpp-compute-buffer-failed"], _section(blocks))
-    assert {b.lever for b in compute[0]["blocks"]} == {"quantized-kv-same-context"}
+    assert {b.lever for b in compute[0]["blocks"]} == {"quantized-kv-same-context", "smaller-ubatch"}
+
+
+def test_the_compute_buffer_page_offers_a_smaller_ubatch_with_what_it_buys(dataset) -> None:
+    model, variant, numbers = _pair(dataset, "rtx-4090", "qwen2.5-coder-14b-instruct", "q4-k-m")
+    assert numbers.fits and numbers.small_ubatch == 128 < numbers.ubatch_size == 512
+    # Every term of the estimated compute buffer is linear in min(n_ctx, n_ubatch): a quarter of the micro-batch, a quarter of the buffer.
+    assert numbers.compute_buffer_bytes_small_ubatch * 4 == numbers.compute_buffer_bytes
+    assert numbers.total_bytes - numbers.total_bytes_small_ubatch == numbers.compute_buffer_bytes - numbers.compute_buffer_bytes_small_ubatch
+    kept = offered_sections(dataset.errors["llamacpp-compute-buffer-failed"], _section(llamacpp_blocks(model, variant, numbers)))
+    block = next(b for b in kept[0]["blocks"] if b.lever == "smaller-ubatch")
+    assert block.argv[3:] == ("-c", str(numbers.ctx_size), "-np", "1", "-ub", "128")
+    assert "317.00 MiB to 79.25 MiB" in block.why
+    assert verify_commands([("/x/", [block])], dataset_surfaces(dataset)) == []
+
+
+@pytest.mark.parametrize("error_id, lever, flags", [
+    ("llamacpp-mla-kv-type-mismatch", "matching-kv-types", ("-ctk", "q8_0", "-ctv", "q8_0")),
+    ("llamacpp-quantized-v-needs-flash-attn", "enable-flash-attn", ("-ctk", "q8_0", "-ctv", "q8_0", "-fa", "on")),
+    ("llamacpp-removed-flag", "drop-removed-flag", ("--load-mode", "none")),
+])
+def test_the_setting_pages_get_a_llama_server_command_of_their_own(dataset, error_id: str, lever: str, flags: tuple) -> None:
+    error = dataset.errors[error_id]
+    ex = error.example
+    model, variant, numbers = _pair(dataset, ex.gpu, ex.model, ex.variant)
+    kept = offered_sections(error, _section(llamacpp_blocks(model, variant, numbers)))
+    assert [b.lever for b in kept[0]["blocks"]] == [lever]
+    block = kept[0]["blocks"][0]
+    assert block.argv[-len(flags):] == flags
+    assert verify_commands([("/x/", [block])], dataset_surfaces(dataset)) == []
 
 
 def test_one_command_line_shows_once_when_two_levers_are_offered(dataset) -> None:

@@ -24,6 +24,7 @@ from generator.engine.llamacpp.constants import (
     FLASH_ATTN_ON,
     GGML_BLOCK,
     QUANTIZED_CACHE_TYPES,
+    SMALL_UBATCH,
     SWA_PATTERN_BY_GGUF_ARCH,
     LlamaCppError,
     LlamaCppInputError,
@@ -45,6 +46,7 @@ from generator.engine.llamacpp.vram import (
     gpu_use,
     max_ctx_that_fits,
     oom_log_lines,
+    use_at_ubatch,
 )
 from generator.units import GIB, MIB
 
@@ -76,6 +78,7 @@ __all__ = [
     "MIB",
     "QUANTIZED_CACHE_TYPES",
     "RemediationPlan",
+    "SMALL_UBATCH",
     "SWA_PATTERN_BY_GGUF_ARCH",
     "ServerSettings",
     "WEIGHTS_BASIS",
@@ -102,4 +105,5 @@ __all__ = [
     "row_size",
     "settings_from_request",
     "swa_cells_per_stream",
+    "use_at_ubatch",
 ]

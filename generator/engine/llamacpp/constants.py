@@ -27,6 +27,10 @@ QUANTIZED_CACHE_TYPES = frozenset(t for t, (blck, _) in GGML_BLOCK.items() if bl
 CTX_PAD = 256
 CTX_PAD_BEFORE_2025_11_FA_OFF = 32
 DEFAULT_UBATCH = 512
+# The -ub a page offers when the compute buffer is what failed: a quarter of the default, so the
+# worst-case graph (sized for min(n_ctx, n_ubatch) tokens) is about a quarter too, while prompts
+# are still processed 128 tokens at a time.
+SMALL_UBATCH = 128
 AUTO_PARALLEL = 4  # tools/server/server.cpp: n_parallel auto -> 4 slots, kv_unified = true
 FIT_TARGET_BYTES = 1024 * MIB  # common/fit.cpp: --fit-target default, free memory left per device
 FIT_MIN_CTX = 4096  # --fit-ctx default

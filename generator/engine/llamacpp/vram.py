@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
 from generator.engine.llamacpp.cache import KvPlan, _kv_parts, _kv_setup, kv_log_lines, plan_kv
@@ -78,6 +78,16 @@ def _gpu_parts(layout: KvLayout, settings: ServerSettings, weights_bytes: int, n
     if settings.kv_offload and repeating:
         kv_gpu = kv_bytes_from_layer(layout.n_layer - repeating)
     return weights_gpu, kv_gpu, compute_bytes if units else 0
+
+
+def use_at_ubatch(layout: KvLayout, settings: ServerSettings, weights_bytes: int, ubatch_size: int) -> GpuUse:
+    """GPU use with `-ub ubatch_size` and the other settings unchanged. llama_context keeps
+    n_ubatch = min(n_batch, n_ubatch) and reserves the worst-case graph for min(n_ctx, n_ubatch)
+    tokens at load and again after every KV-cache update (sched_reserve, memory_update), so the
+    compute buffer follows -ub; an iSWA model's SWA cache holds n_swa + n_ubatch cells, so it
+    shrinks a little too."""
+    small = replace(settings, ubatch_size=ubatch_size)
+    return gpu_use(layout, plan_kv(layout, small), small, weights_bytes, _ngl_value(layout, small))
 
 
 def _ngl_value(layout: KvLayout, settings: ServerSettings) -> int:
