@@ -183,8 +183,54 @@ def _quantized(config: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return config
 
 
+def _gdn(rng: random.Random) -> dict[str, Any]:
+    keys = {"linear_num_key_heads": rng.choice([8, 16]), "linear_num_value_heads": rng.choice([16, 32, 48, 64]),
+            "linear_key_head_dim": rng.choice([64, 128]), "linear_value_head_dim": 128}
+    if rng.random() < 0.7:
+        keys["linear_conv_kernel_dim"] = 4
+    return keys
+
+
+def _state(rng: random.Random) -> dict[str, Any]:
+    """Hybrids whose other layers keep a state per sequence (Gated DeltaNet, Mamba-2, Mamba-1), under
+    each family's own config.json names, and the configs geometry.py refuses."""
+    config = _dense(rng)
+    layers = config["num_hidden_layers"]
+    kind = rng.choice(["qwen3_5", "qwen3_5", "qwen3_next", "granite", "granite", "nemotron_h", "jamba", "refused", "broken"])
+    every_4th = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(layers)]
+    if kind == "qwen3_5":
+        config.update(model_type="qwen3_5_text", layer_types=every_4th, full_attention_interval=4, **_gdn(rng))
+        if rng.random() < 0.7:
+            config["mamba_ssm_dtype"] = rng.choice(["float32", "bfloat16"])
+    elif kind == "qwen3_next":
+        config.update(model_type="qwen3_next", full_attention_interval=rng.choice([2, 4]), **_gdn(rng))
+    elif kind == "granite":
+        config.update(model_type="granitemoehybrid", layer_types=[rng.choice(["mamba"] * 5 + ["attention"]) for _ in range(layers)],
+                      mamba_n_heads=rng.choice([48, 64, 128]), mamba_d_head=64, mamba_d_state=128, mamba_d_conv=4,
+                      mamba_n_groups=rng.choice([1, 8]))
+        if rng.random() < 0.5:
+            config["mamba_expand"] = 2
+    elif kind == "nemotron_h":
+        config.update(model_type="nemotron_h", hybrid_override_pattern="".join(rng.choice("MM-*E") for _ in range(layers)),
+                      mamba_num_heads=rng.choice([64, 128]), mamba_head_dim=64, ssm_state_size=128, n_groups=8, conv_kernel=4, expand=2)
+    elif kind == "jamba":
+        config.update(model_type="jamba", attn_layer_period=8, attn_layer_offset=rng.choice([0, 4]), mamba_d_state=16, mamba_d_conv=4, mamba_expand=2)
+    elif kind == "refused":
+        config.update(model_type=rng.choice(["falcon_h1", "lfm2"]), **_gdn(rng))
+    else:
+        config.update(rng.choice([
+            {"model_type": "qwen3_5_text", "layer_types": ["linear_attention"] * layers, **_gdn(rng)},  # every layer keeps state
+            {"model_type": "qwen3_5_text", "layer_types": every_4th, "linear_num_value_heads": 32},  # sizes missing
+            {"model_type": "nemotron_h", "hybrid_override_pattern": "M*" * layers},  # one character per layer, twice over
+            {"model_type": "nemotron_h", "hybrid_override_pattern": "-" * layers},  # no layer keeps anything
+            {"model_type": "qwen3_5_text", "layer_types": every_4th, "mamba_ssm_dtype": "float8", **_gdn(rng)},
+            {"model_type": "custom", "layer_types": ["mamba"] * (layers - 1) + ["attention"]},  # Mamba layers, no Mamba sizes
+        ]))
+    return config
+
+
 def random_config(rng: random.Random) -> dict[str, Any]:
-    config = rng.choice([_dense, _dense, _hybrid, _mla, _moe])(rng)
+    config = rng.choice([_dense, _dense, _hybrid, _mla, _moe, _state])(rng)
     if rng.random() < 0.25:
         config = _quantized(config, rng)
     if rng.random() < 0.1:
@@ -349,6 +395,68 @@ def random_requests(calc: dict[str, Any], count: int, seed: int = SEED) -> list[
         request = rng.choice(makers)(rng, calc)
         request["id"] = f"random-{n}"
         out.append(request)
+    return out
+
+
+# --------------------------------------------------------------------------- hybrids with state layers
+
+# Shaped like the families' published config.json files (test inputs, not catalog records): Gated DeltaNet
+# with a float32 temporal state (Qwen3.5 / 3.6), Gated DeltaNet by interval (Qwen3-Next, MoE), Mamba-2 by
+# layer_types (Granite-4.0-H) and by pattern (Nemotron-H), Mamba-1 by period (Jamba).
+STATE_CONFIGS: dict[str, dict[str, Any]] = {
+    "qwen3.5-style": {
+        "model_type": "qwen3_5_text", "num_hidden_layers": 64, "num_attention_heads": 24, "num_key_value_heads": 4, "head_dim": 256,
+        "hidden_size": 5120, "intermediate_size": 17408, "vocab_size": 248320, "torch_dtype": "bfloat16", "max_position_embeddings": 262144,
+        "layer_types": ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(64)], "full_attention_interval": 4,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128, "linear_value_head_dim": 128,
+        "linear_conv_kernel_dim": 4, "mamba_ssm_dtype": "float32"},
+    "qwen3-next-style": {
+        "model_type": "qwen3_next", "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "hidden_size": 2048, "intermediate_size": 5120, "vocab_size": 151936, "torch_dtype": "bfloat16", "max_position_embeddings": 262144,
+        "full_attention_interval": 4, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512},
+    "granite-4.0-h-style": {
+        "model_type": "granitemoehybrid", "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "hidden_size": 4096, "intermediate_size": 1024, "vocab_size": 100352, "torch_dtype": "bfloat16", "max_position_embeddings": 131072,
+        "layer_types": ["attention" if i % 10 == 5 else "mamba" for i in range(40)], "mamba_n_heads": 128, "mamba_d_head": 64,
+        "mamba_d_state": 128, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 2, "num_local_experts": 72, "num_experts_per_tok": 10},
+    "nemotron-h-style": {
+        "model_type": "nemotron_h", "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "hidden_size": 4480, "intermediate_size": 15680, "vocab_size": 131072, "torch_dtype": "bfloat16", "max_position_embeddings": 131072,
+        "hybrid_override_pattern": "".join("*" if i % 13 == 7 else "-" if i % 2 else "M" for i in range(52)),
+        "mamba_num_heads": 128, "mamba_head_dim": 80, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "expand": 2},
+    "jamba-style": {
+        "model_type": "jamba", "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_size": 4096,
+        "intermediate_size": 14336, "vocab_size": 65536, "torch_dtype": "bfloat16", "max_position_embeddings": 262144,
+        "attn_layer_period": 8, "attn_layer_offset": 4, "mamba_d_state": 16, "mamba_d_conv": 4, "mamba_expand": 2},
+}
+
+
+def state_requests(models: list[str]) -> list[dict[str, Any]]:
+    """Every engine on each STATE_CONFIGS shape and on the catalog's hybrid builds (`models`), over GPUs,
+    parallelism, KV dtypes, block sizes and lengths: vLLM sizes them, llama.cpp and SGLang refuse them."""
+    rng = random.Random(SEED + 1)
+    out: list[dict[str, Any]] = []
+    sources = [{"hf_config": config} for config in STATE_CONFIGS.values()] + [{"model": key} for key in models]
+    for source in sources:
+        for gpu in ("rtx-4090", "h100-sxm", "b200", None):
+            for tp, dtype, block, length in [(1, "auto", None, None), (2, "fp8", None, -1), (4, "auto", 16, 32768),
+                                             (8, "fp8_e5m2", 2048, None), (1, "auto", None, rng.choice([8192, 131072, 262144]))]:
+                r: dict[str, Any] = {"engine": "vllm", **source, "tensor_parallel_size": tp, "gpu_count": tp, "kv_cache_dtype": dtype}
+                if gpu:
+                    r["gpu"] = gpu
+                else:
+                    r["kv_cache_memory_bytes"] = rng.choice(["8G", "40G", 2 * GIB])
+                if block:
+                    r["block_size"] = block
+                if length:
+                    r["max_model_len"] = length
+                out.append(r)
+        out.append({"engine": "vllm", **source, "gpu": "rtx-4090", "pipeline_parallel_size": 2, "gpu_count": 2})
+        out.append({"engine": "sglang", **source, "gpu": "h100-sxm"})
+        out.append({"engine": "llamacpp", **source, "gpu": "rtx-4090", "weights_gib": 17.0})
+    for n, request in enumerate(out):
+        request["id"] = f"state-{n}"
     return out
 
 

@@ -35,6 +35,10 @@ _HF_LAYER_TYPE = {
 }
 
 
+# Hybrids with attention and state side by side in one layer, shared attention blocks, or other
+# state kinds: vLLM builds more cache layers than config.json lists, which this geometry does not model.
+STATE_REFUSED = ("falcon_h1", "zamba2", "plamo2", "minimax_text_01", "kimi_linear", "lfm2")
+
 # Qwen-style configs carry a `sliding_window` value that `use_sliding_window: false`
 # (the transformers default) switches off; when on, `max_window_layers` picks the layers.
 _QWEN_STYLE = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"})
@@ -183,9 +187,7 @@ def _text_config(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _state_layer_kinds(cfg: Mapping[str, Any], model_type: str, num_layers: int) -> tuple[str, ...] | None:
     """Which layers keep state, for the hybrid families whose config.json has no `layer_types`."""
-    if model_type in ("falcon_h1", "zamba2", "plamo2", "minimax_text_01", "kimi_linear", "lfm2"):
-        # Attention and state side by side in one layer, shared attention blocks, or other state
-        # kinds: vLLM builds more cache layers than config.json lists, which this geometry does not model.
+    if model_type in STATE_REFUSED:
         raise GeometryError(f"{model_type} mixes attention and state layers in a way this calculator does not model yet")
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str):

@@ -66,9 +66,16 @@ def vllm_constants() -> dict[str, Any]:
                       "hopper": list(releases._HOPPER_NAMES)},
         "geometry": {
             "dtype_bytes": dict(geo.DTYPE_BYTES),
-            # Attention kinds only: the in-page calculator does not model state (Mamba / DeltaNet) layers yet,
-            # so a hybrid config keeps failing there with the unknown-layer-type message.
+            # Attention kinds only: state (Mamba / DeltaNet) layers are kvcalc-hybrid.js's, from "hybrid".
             "hf_layer_type": {k: v for k, v in geo._HF_LAYER_TYPE.items() if v != geo.STATE},
+            # Lists, not objects: the JSON's keys are sorted, and the error texts name them in Python's order.
+            "hybrid": {
+                "layer_types": [list(item) for item in geo._HF_LAYER_TYPE.items()],
+                "refused": list(geo.STATE_REFUSED),
+                "dtypes": list(geo.DTYPE_BYTES),
+                "mamba_dtype_bytes": dict(vllm.MAMBA_DTYPE_BYTES),
+                "align": vllm.HYBRID_BLOCK_ALIGNMENT,
+            },
             "qwen_style": sorted(geo._QWEN_STYLE),
             "default_window": dict(geo._DEFAULT_WINDOW),
             "default_pattern": dict(geo._DEFAULT_PATTERN),
@@ -157,7 +164,11 @@ def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
                 if value:
                     entry[key] = value
             variants.append(entry)
-        models.append({"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants})
+        config = model.config.as_config_json()
+        entry = {"id": model.id, "name": model.name, "repo": model.hf_repo, "config": config, "variants": variants}
+        if geo.geometry_from_hf_config(config).has_state:
+            entry["state"] = True  # the page loads kvcalc-hybrid.js for it
+        models.append(entry)
     return {
         "v": 1,
         "gpus": gpus,

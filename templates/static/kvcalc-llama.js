@@ -13,6 +13,8 @@ const mibText = (b) => fixed(Math.fround(b) / MiB, 2);
 
 /** kv_layout_from_geometry */
 export function layout(g, L) {
+  // Mamba / DeltaNet layers keep a recurrent state in llama.cpp's separate r/s cache.
+  if (g.state) fail(`${g.modelType} has Mamba or linear-attention layers; their llama.cpp recurrent cache is not modelled`);
   if (g.modelType.startsWith("gemma3n")) fail("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled");
   const base = { arch: g.modelType, nLayer: g.layers, nCtxTrain: g.maxPos, nEmbd: g.hidden, nHead: g.heads, nVocab: g.vocab, nFf: g.inter };
   if (g.mla) {

@@ -6,7 +6,11 @@ const HF_KEYS = ["model_type", "num_hidden_layers", "num_attention_heads", "num_
   "intermediate_size", "vocab_size", "torch_dtype", "max_position_embeddings", "rope_scaling", "sliding_window", "use_sliding_window",
   "sliding_window_pattern", "layer_types", "attention_chunk_size", "no_rope_layers", "kv_lora_rank", "qk_rope_head_dim", "q_lora_rank",
   "qk_nope_head_dim", "v_head_dim", "tie_word_embeddings", "num_local_experts", "num_experts", "n_routed_experts", "n_shared_experts",
-  "moe_intermediate_size", "first_k_dense_replace", "num_experts_per_tok", "quantization_config"];
+  "moe_intermediate_size", "first_k_dense_replace", "num_experts_per_tok", "full_attention_interval", "linear_num_key_heads",
+  "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "mamba_n_heads", "mamba_d_head",
+  "mamba_d_state", "mamba_n_groups", "mamba_d_conv", "mamba_expand", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups",
+  "conv_kernel", "expand", "hybrid_override_pattern", "attn_layer_period", "attn_layer_offset", "layers_block_type", "mamba_ssm_dtype",
+  "quantization_config"];
 
 /** The engine's keys of a pasted config.json (its text_config for multimodal checkpoints); throws on text that is not one. */
 export function pastedConfig(text) {

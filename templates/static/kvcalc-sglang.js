@@ -76,6 +76,7 @@ function isHybridSwa(S, hf, g) {
 /** cell_size: per-token pool bytes of one rank. */
 function cellSize(S, hf, g, dtype, tp, ratio) {
   if (tp < 1) throw new SglangError("--tp-size must be at least 1");
+  if (g.state) throw new SglangError(`${g.modelType} has Mamba or linear-attention layers; SGLang's hybrid pools are not modelled`);
   const text = textOf(hf), nb = kvDtypeBytes(S, dtype, g), layers = g.layers;
   if (g.mla) {
     const { rank, rope } = g.mla, index = cfgInt(text, "index_head_dim");

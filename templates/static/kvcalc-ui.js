@@ -2,8 +2,9 @@
 // this only adds the form. Settings live in the URL query so a result can be shared.
 // The engine and the catalog load by their fingerprinted URLs (data attributes), as /static/ caches for a year;
 // llama.cpp and Ollama (kvcalc-llama.js) and SGLang (kvcalc-sglang.js), with their views (kvcalc-ui-engines.js), only
-// once the reader picks one of them; the config.json reader (kvcalc-paste.js) once the reader enters a model's numbers.
-let K, llamaLoading = null, sglangLoading = null, viewsLoading = null, pasteLoading = null, views = null;
+// once the reader picks one of them; the config.json reader (kvcalc-paste.js) once the reader enters a model's numbers;
+// state layers (kvcalc-hybrid.js) for a catalog model that has them or a pasted config.json.
+let K, hybridLoading = null, llamaLoading = null, sglangLoading = null, viewsLoading = null, pasteLoading = null, views = null;
 
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
@@ -156,6 +157,7 @@ async function start(root) {
     if (sglangLoading) await sglangLoading;
     if (viewsLoading) await viewsLoading;
     const entry = cat.models[get("m")], custom = !entry, gpuCustom = !cat.gpus[get("g")], allowed = engines();
+    if (entry ? entry.model.state : pasted) await (hybridLoading = hybridLoading || import(d.hybridSrc).then((m) => m.install(K)));
     if (custom) loadPaste();
     for (const o of controls.e[0].options) o.disabled = !allowed.includes(o.value);
     if (!allowed.includes(get("e"))) set("e", allowed[0]);

@@ -1,6 +1,7 @@
 // kvtriage's engine in the browser: generator/engine/{geometry,vllm}.py and requests.answer_request, line
-// for line, for vLLM 0.33.0 (kvcalc-llama.js adds llama.cpp and Ollama). Constants (budget model,
-// error templates, dtype tables) come from the build's catalog JSON, so Python stays the one source.
+// for line, for vLLM 0.33.0 (kvcalc-llama.js adds llama.cpp and Ollama, kvcalc-hybrid.js Mamba / Gated-DeltaNet
+// state layers). Constants (budget model, error templates, dtype tables) come from the build's catalog JSON,
+// so Python stays the one source.
 // tests/test_calculator_parity.py runs both on the same requests in Chromium and compares every field.
 const GiB = 2 ** 30, MiB = 2 ** 20;
 class InputError extends Error {}   // vLLM/llama.cpp reject the request (VllmInputError, GeometryError, ...)
@@ -69,6 +70,9 @@ export const kib = (b) => (b % 1024 === 0 ? tok(b / 1024) : fixed(b / 1024, 2, t
 export const tokens = tok;
 
 // ---------------------------------------------------------------- geometry.py
+/** State layers (Mamba, Gated DeltaNet): kvcalc-hybrid.js's install() fills these in for a model that has them. */
+export const hybrid = {};
+
 export function geometry(config, G) {
   if (!isObj(config)) fail("config.json must be a JSON object");
   let cfg = config;
@@ -98,9 +102,10 @@ export function geometry(config, G) {
   const mla = get(cfg, "kv_lora_rank") !== null ? { rank: int("kv_lora_rank"), rope: int("qk_rope_head_dim") } : null;
   const rope = get(cfg, "rope_scaling");
   if (rope !== null && !isObj(rope)) fail("`rope_scaling` must be an object or null");
-  let kinds;
+  let kinds = hybrid.kinds?.(cfg, modelType, layers, G);
   const types = get(cfg, "layer_types");
-  if (types !== null) {
+  if (kinds);
+  else if (types !== null) {
     if (!Array.isArray(types) || types.length !== layers) fail(`\`layer_types\` must list ${layers} entries, one per layer`);
     kinds = types.map((t) => has(G.hf_layer_type, t) ? G.hf_layer_type[t] : fail(`\`layer_types\` entry ${repr(t)} is not one of ${Object.keys(G.hf_layer_type).join(", ")}`));
   } else if (modelType.startsWith("llama4") && cfg.attention_chunk_size) {
@@ -118,10 +123,11 @@ export function geometry(config, G) {
     kinds = isInt(p) && p > 1 ? [...Array(layers).keys()].map((i) => ((i + 1) % p ? "sliding" : "full")) : Array(layers).fill("sliding");
   }
   if (kinds.includes("sliding") && window === null) fail("`layer_types` names sliding layers but `sliding_window` is not set");
+  const state = hybrid.state?.(cfg, kinds, modelType, hidden, G);
   return {
     modelType, layers, heads, kvHeads, headDim, hidden, inter: int("intermediate_size", false), vocab, dtype,
     dtypeBytes: G.dtype_bytes[dtype], maxPos, kinds, window: kinds.includes("sliding") ? window : null,
-    chunk: kinds.includes("chunked") ? int("attention_chunk_size", false) : null, mla, tied: !!get(cfg, "tie_word_embeddings", false),
+    chunk: kinds.includes("chunked") ? int("attention_chunk_size", false) : null, mla, tied: !!get(cfg, "tie_word_embeddings", false), state,
   };
 }
 
@@ -183,8 +189,9 @@ const stageSplit = (layers, pp) => {
 function kvGroups(g) {
   const win = (k) => (k === "sliding" ? g.window : k === "chunked" ? g.chunk : null);
   const buckets = new Map();
-  g.kinds.forEach((k, i) => { if (!buckets.has(k)) buckets.set(k, []); buckets.get(k).push(i); });
-  if (buckets.size === 1) return [{ kind: g.kinds[0], window: win(g.kinds[0]), layers: [...g.kinds.keys()] }];
+  // MLP/MoE-only layers ("none") register no cache.
+  g.kinds.forEach((k, i) => { if (k === "none") return; if (!buckets.has(k)) buckets.set(k, []); buckets.get(k).push(i); });
+  if (buckets.size === 1) { const [[kind, layers]] = buckets; return [{ kind, window: win(kind), layers }]; }
   const sizes = [...buckets.values()].map((l) => l.length);
   let size = Math.min(...sizes);
   if (Math.max(...sizes) < Math.min(...sizes) * 1.5) size = Math.max(...sizes);
@@ -196,8 +203,9 @@ function kvGroups(g) {
   return out;
 }
 
+// A state group holds one page per request (MambaSpec, --mamba-cache-mode none).
 const groupBlocks = (gr, len, bs, fly) =>
-  gr.kind === "sliding" ? cdiv(Math.min(gr.window - 1 + fly, len), bs) + 1
+  gr.kind === "state" ? 1 : gr.kind === "sliding" ? cdiv(Math.min(gr.window - 1 + fly, len), bs) + 1
     : gr.kind === "chunked" ? cdiv(Math.min(gr.window + fly, len), bs) : cdiv(len, bs);
 const blocksPerRequest = (groups, len, bs, fly) => sum(groups.map((gr) => groupBlocks(gr, len, bs, fly)));
 
@@ -310,7 +318,7 @@ function resolve(s, V) {
   if (!(util > 0 && util <= 1)) fail(`gpu_memory_utilization must be in (0, 1], got ${reprFloat(util)}`);
   if (s.kv_cache_memory_bytes === null && s.available_kv_cache_bytes === null && !s.gpu_total_bytes)
     fail("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes");
-  kvPerLayer(g, s.kv_cache_dtype, tp, V);
+  const perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V);
   const d = deriveMaxLen(s.hf_config, V), ml = s.max_model_len;
   if (ml !== null && ml !== -1) {
     positive("max_model_len", ml);
@@ -320,7 +328,7 @@ function resolve(s, V) {
   const [seqs, toks] = batchDefaults(s.gpu_total_bytes || 0, s.gpu_name);
   const maxSeqs = s.max_num_seqs || seqs;
   const batched = s.max_num_batched_tokens === null ? Math.min(maxSeqs * (ml === null || ml === -1 ? d.dflt : ml), toks) : s.max_num_batched_tokens;
-  const block = s.block_size || (g.mla ? mlaBlockSize(s.gpu_name, V) : null) || V.block_size;
+  const block = g.state ? hybrid.block(g, tp, s.block_size, perLayer, V.geometry.hybrid) : s.block_size || (g.mla ? mlaBlockSize(s.gpu_name, V) : null) || V.block_size;
   return [g, d, { ...s, gpu_memory_utilization: util, block_size: block, max_num_seqs: maxSeqs, max_num_batched_tokens: batched }];
 }
 
@@ -353,12 +361,13 @@ export function planVllm(input, V) {
   stageSplit(g.layers, pp).forEach((layers, stage) => {
     const end = start + layers;
     const bpb = Math.max(...groups.map((gr) => gr.layers.filter((i) => i >= start && i < end).length)) * page;
+    const kv = g.kinds.slice(start, end).filter((k) => k !== "state" && k !== "none").length; // layers keeping per-token KV
     start = end;
     let breakdown = null, available;
     if (s.available_kv_cache_bytes !== null) available = s.available_kv_cache_bytes;
     else if (s.kv_cache_memory_bytes !== null) available = s.kv_cache_memory_bytes;
     else { breakdown = stageBudget(s, g, shape, stage, layers, V); available = availableOf(breakdown); }
-    stages.push({ stage, layers, bpb, available, blocks: fdiv(Math.max(available, 0), bpb), breakdown });
+    stages.push({ stage, layers, kv, bpb, available, blocks: fdiv(Math.max(available, 0), bpb), breakdown });
   });
   const checks = stages.map((st) => st.available - st.bpb);
   const ml = s.max_model_len, auto = ml === -1, unset = ml === null || auto;
@@ -396,7 +405,7 @@ export function planVllm(input, V) {
     estimated_max_model_len: fit, error, available_kv_cache_bytes: chosen.available, breakdown: chosen.breakdown, vllm_version: V.version,
     max_model_len: len, derived_max_model_len: d.value, kv_cache_dtype: s.kv_cache_dtype, block_size: bs, tensor_parallel_size: tp,
     pipeline_parallel_size: pp, gpu_memory_utilization: s.gpu_memory_utilization, max_num_batched_tokens: s.max_num_batched_tokens,
-    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: perLayer * chosen.layers,
+    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: perLayer * chosen.kv,
     num_kv_cache_groups: groups.length, blocks_per_request: perReq, needed_bytes: needed, check_bytes: checks[chosen.stage], in_flight_tokens: fly,
     binding_stage: chosen.stage, log_lines: log, assumptions: budget ? V.assumptions : null,
   };

@@ -78,9 +78,11 @@
       numbers.n_ctx !== undefined && numbers.device_free_mib !== undefined && numbers.second_device === undefined;
     if (!panel || !numbers || (numbers.available_kv_cache_gib === undefined && !llama)) return Promise.resolve(false);
     var d = panel.dataset;
-    return Promise.all([import(d.engineSrc), import(d.recomputeSrc), fetch(d.catalog).then(function (r) { return r.json(); })])
+    // The state-layer module too: the log may name a hybrid (Mamba / Gated DeltaNet) catalog model.
+    return Promise.all([import(d.engineSrc), import(d.recomputeSrc), fetch(d.catalog).then(function (r) { return r.json(); }), import(d.hybridSrc)])
       .then(function (loaded) {
         var K = loaded[0], R = loaded[1], raw = loaded[2];
+        loaded[3].install(K);
         if (llama) {
           var fit = R.recomputeLlamacpp(numbers, raw.llamacpp.ctx_pad);
           if (!fit || fit.fitting_ctx === null) return false;

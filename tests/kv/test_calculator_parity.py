@@ -111,7 +111,7 @@ def run_js(page, site_url: str, expression: str, arg: Any) -> Any:
         page.goto(site_url + "/")
     text = page.evaluate(
         "async (arg) => { const K = await import('/static/kvcalc.js'); (await import('/static/kvcalc-llama.js')).install(K);"
-        " (await import('/static/kvcalc-sglang.js')).install(K);"
+        " (await import('/static/kvcalc-sglang.js')).install(K); (await import('/static/kvcalc-hybrid.js')).install(K);"
         " return JSON.stringify((" + expression + ")(K, arg)); }",
         arg,
     )
@@ -362,7 +362,7 @@ def test_other_engines_and_the_config_field_load_only_when_the_reader_needs_them
     page.on("request", lambda request: fetched.append(request.url.split("?")[0].rsplit("/", 1)[-1]))
     page.goto(site_url + PAIR_URL + "?skv=fp8_e4m3")
     page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
-    on_demand = {"kvcalc-llama.js", "kvcalc-sglang.js", "kvcalc-ui-engines.js", "kvcalc-paste.js"}
+    on_demand = {"kvcalc-llama.js", "kvcalc-sglang.js", "kvcalc-ui-engines.js", "kvcalc-paste.js", "kvcalc-hybrid.js"}
     assert "kvcalc.js" in fetched and not on_demand & set(fetched)
     assert "skv=fp8_e4m3" in page.url  # kept for when the reader picks SGLang
     page.select_option("#kc-e", "sglang")

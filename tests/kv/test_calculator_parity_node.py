@@ -18,7 +18,7 @@ import pytest
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 
-from ..calculator_cases import catalog_requests, python_answer, python_catalog, random_requests, sglang_bound_requests
+from ..calculator_cases import STATE_CONFIGS, catalog_requests, python_answer, python_catalog, random_requests, sglang_bound_requests, state_requests
 from ..conftest import REPO
 from .test_calculator_parity import differences
 
@@ -85,3 +85,33 @@ def test_sglang_request_bounds_match(shipped) -> None:
                 "gpu_memory_gib", "weights_gib", "mem_fraction_static", "swa_full_tokens_ratio", "max_running_requests"):
         assert any(e.startswith(f"{key} must be at most") for e in bound_errors), key
     assert any("is not a size any GPU has" in a.get("error_input", "") for a in answers)
+
+
+def test_state_layer_hybrids_match(shipped) -> None:
+    """Gated-DeltaNet and Mamba hybrids (kvcalc-hybrid.js): vLLM's aligned block and state pages, the
+    other engines' refusals, and the catalog's hybrid builds as their pair pages compute them."""
+    dataset, calc, _models, _gpus = shipped
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]]
+    assert hybrids, "the catalog has no hybrid model"
+    requests = state_requests(hybrids) + [r for r in catalog_requests(dataset, calc) if r["model"] in hybrids]
+    answers = assert_parity(requests, shipped)
+    vllm = [a for r, a in zip(requests, answers) if r["engine"] == "vllm"]
+    assert any(a.get("fits") for a in vllm) and any(a.get("fits") is False for a in vllm)
+    # The block is raised past the default 16 so one attention page holds a state page.
+    assert all(a["block_size"] > 16 for a in vllm if "block_size" in a)
+    assert all("error_input" in a for r, a in zip(requests, answers) if r["engine"] in ("llamacpp", "sglang"))
+
+
+def test_a_pasted_hybrid_config_keeps_its_state_keys() -> None:
+    """kvcalc-paste.js keeps the keys import-model keeps, the state layers' among them."""
+    from generator.tools.import_model import hf_config_fields
+
+    configs = [*STATE_CONFIGS.values(), {"model_type": "qwen3_5", "dtype": "bfloat16", "text_config": STATE_CONFIGS["qwen3.5-style"]}]
+    script = ("import { readFileSync } from 'node:fs'; import { pathToFileURL } from 'node:url';"
+              f"const U = await import(pathToFileURL({json.dumps(str(REPO / 'templates/static/kvcalc-paste.js'))}));"
+              "process.stdout.write(JSON.stringify(JSON.parse(readFileSync(0, 'utf8')).map((t) => U.pastedConfig(t))));")
+    done = subprocess.run([NODE, "--input-type=module", "-e", script], input=json.dumps([json.dumps(c) for c in configs]),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for config, read in zip(configs, json.loads(done.stdout), strict=True):
+        assert read == hf_config_fields(config)[0]

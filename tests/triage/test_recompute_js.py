@@ -35,6 +35,7 @@ SCRIPT = """
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 (async () => {
   const K = await import(input.kvcalc), R = await import(input.recompute);
+  (await import(input.hybrid)).install(K);
   const triage = require(input.triage);
   const models = R.catalogModels(input.catalog);
   const out = input.cases.map((c) => {
@@ -61,11 +62,11 @@ def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
     catalog = calculator_catalog(dataset)
     models = list(catalog_model_configs(dataset.models.values()))
     # ES modules as .mjs, so Node loads them as the browser does.
-    for name in ("kvcalc.js", "recompute.js"):
+    for name in ("kvcalc.js", "recompute.js", "kvcalc-hybrid.js"):
         shutil.copy(STATIC / name, tmp_path / name.replace(".js", ".mjs"))
     texts = [paste["text"] for paste in PASTES] + [LOG, LLAMA_LOG, COMMAND_LOG]
     cases = [{"text": text, "numbers": triage(text, []).numbers} for text in texts]
-    payload = {"kvcalc": str(tmp_path / "kvcalc.mjs"), "recompute": str(tmp_path / "recompute.mjs"),
+    payload = {"kvcalc": str(tmp_path / "kvcalc.mjs"), "recompute": str(tmp_path / "recompute.mjs"), "hybrid": str(tmp_path / "kvcalc-hybrid.mjs"),
                "triage": str(STATIC / "triage.js"), "catalog": json.loads(json.dumps(catalog)), "rules": RULES, "cases": cases}
     run = subprocess.run([NODE, "-e", SCRIPT], input=json.dumps(payload), capture_output=True, text=True, timeout=300, check=True)
     results = json.loads(run.stdout)
