@@ -90,6 +90,34 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     assert index.resolve(named) is None
 
 
+@pytest.mark.parametrize(("named", "model"), [
+    ("mlx-community/Qwen3-8B-4bit", "qwen3-8b"),
+    ("someone/Qwen3-32B-GPTQ-Int8", "qwen3-32b"),
+    ("Intel/Qwen3-8B-int4-AutoRound", "qwen3-8b"),
+    ("bartowski/Qwen3-32B-GGUF", "qwen3-32b"),
+    ("Qwen3-32B-UD-Q6_K_XL.gguf", "qwen3-32b"),  # a GGUF file whose stem is a re-pack
+    (r"D:\models\Qwen3-8B-AWQ", "qwen3-8b"),  # a Windows path: the last component
+    ("/root/.cache/huggingface/hub/models--bartowski--Qwen3-32B-GGUF/snapshots/0a1b/Qwen3-32B-Q5_K_S.gguf", "qwen3-32b"),
+    ("hf.co/bartowski/Qwen3-32B-GGUF:Q4_K_M", "qwen3-32b"),
+    ("qwen3:30b-a3b-q8_0", "qwen3-30b-a3b"),  # an Ollama tag past the catalog's qwen3:30b
+    ("gemma3:27b-it-qat", "gemma-3-27b-it"),
+])
+def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
+    found = index.resolve(named)
+    assert found is not None and found.model_id == model
+    # A name the catalog lists (a repository, a file, a tag) is exact; a re-pack it does not list is not.
+    assert found.same_architecture_only == (found.variant_id is None and "gguf" not in named.lower())
+
+
+@pytest.mark.parametrize("named", [
+    "qwen3:31b-q8_0",  # a size the catalog has no tag for
+    "someone/Qwen3-8B-abliterated-4bit",
+    "Qwen3-8B-Base-Q4_K_M.gguf",
+])
+def test_general_rules_do_not_reach_other_checkpoints(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
 def test_an_exact_catalog_repository_is_not_flagged(index: HfIdIndex) -> None:
     found = index.resolve("Qwen/Qwen2.5-7B-Instruct-AWQ")
     assert found is not None and not found.same_architecture_only
