@@ -157,7 +157,10 @@ def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
                 if value:
                     entry[key] = value
             variants.append(entry)
-        models.append({"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants})
+        record = {"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants}
+        if model.hf_aliases:
+            record["aliases"] = list(model.hf_aliases)  # earlier repository names, which recompute.js resolves too
+        models.append(record)
     return {
         "v": 1,
         "gpus": gpus,

@@ -16,8 +16,8 @@ model's, so the KV bytes per token are the same; the weights are not):
 - an Ollama tag whose `name:size` is a catalog variant's tag, with another quantization or
   flavour after it (`qwen3:30b-a3b-q8_0` for the catalog's `qwen3:30b`).
 
-This module is the one place the rule lives: the triage CLI, `kvtriage kv` and the search page's
-recompute (templates/static/resolve.js, held to it by tests/triage/test_resolve_js.py) use it.
+This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
+page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from generator.engine.from_log import ModelConfig
+from generator.engine.pairs import variant_config
 from generator.schema import Model
 
 _URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?", re.I)
@@ -152,3 +154,17 @@ class HfIdIndex:
 
 def hf_id_index(models: Mapping[str, Model] | Iterable[Model]) -> HfIdIndex:
     return HfIdIndex(models.values() if isinstance(models, Mapping) else models)
+
+
+def vllm_build(models: Mapping[str, Model], found: Resolved | None) -> ModelConfig | None:
+    """The catalog build a resolved id names, as the vLLM recompute takes it; None when nothing
+    resolved, when only the architecture is known (a re-pack's weights are not the record's), or
+    when that build does not run on vLLM. recompute.js `vllmBuild` follows it step for step."""
+    if found is None or found.same_architecture_only:
+        return None
+    model = models[found.model_id]
+    # No variant named: the model's own repository, which its first variant loads from.
+    variant = next((v for v in model.variants if v.id == found.variant_id), model.variants[0])
+    if "vllm" not in variant.engines:
+        return None
+    return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
