@@ -101,6 +101,9 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("hf.co/bartowski/Qwen3-32B-GGUF:Q4_K_M", "qwen3-32b"),
     ("qwen3:30b-a3b-q8_0", "qwen3-30b-a3b"),  # an Ollama tag past the catalog's qwen3:30b
     ("gemma3:27b-it-qat", "gemma-3-27b-it"),
+    ("gemma3", "gemma-3-4b-it"),  # an Ollama library name the record lists (ollama_names), its default size
+    ("gemma3:latest", "gemma-3-4b-it"),
+    ("llama3.1:70b-instruct-q4_K_M", "llama-3.1-70b-instruct"),  # a tag past a listed library name
 ])
 def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
     found = index.resolve(named)
@@ -111,6 +114,7 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
 
 @pytest.mark.parametrize("named", [
     "qwen3:31b-q8_0",  # a size the catalog has no tag for
+    "gemma3:2b",  # a listed library name, another size
     "someone/Qwen3-8B-abliterated-4bit",
     "Qwen3-8B-Base-Q4_K_M.gguf",
 ])

@@ -160,6 +160,8 @@ def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
         record = {"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants}
         if model.hf_aliases:
             record["aliases"] = list(model.hf_aliases)  # earlier repository names, which recompute.js resolves too
+        if model.ollama_names:
+            record["ollama_names"] = list(model.ollama_names)
         models.append(record)
     return {
         "v": 1,

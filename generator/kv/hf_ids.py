@@ -13,8 +13,10 @@ model's, so the KV bytes per token are the same; the weights are not):
   quantization or packaging words (`RedHatAI/Qwen3-32B-FP8-dynamic`, `unsloth/gemma-3-27b-it-bnb-4bit`,
   `mlx-community/Qwen3-8B-4bit`, `bartowski/Qwen3-8B-GGUF`);
 - a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`);
-- an Ollama tag whose `name:size` is a catalog variant's tag, with another quantization or
-  flavour after it (`qwen3:30b-a3b-q8_0` for the catalog's `qwen3:30b`).
+- an Ollama library name the catalog lists for a model (`gemma3`, `llama3.1:70b`, sourced per
+  record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
+  listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
+  catalog's `qwen3:30b`).
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -80,7 +82,8 @@ class HfIdIndex:
         self.tags: dict[str, Resolved] = {}
         names: list[tuple[str, Resolved]] = []
         base_names: list[tuple[str, Resolved]] = []
-        for model in models:
+        models_seen = list(models)
+        for model in models_seen:
             owned = [(model.hf_repo, Resolved(model.id, None)), *((alias, Resolved(model.id, None)) for alias in model.hf_aliases)]
             owned += [(v.hf_repo, Resolved(model.id, v.id)) for v in model.variants if v.hf_repo and v.format != "gguf"]
             owned += [(v.hf_repo, Resolved(model.id, v.id)) for v in model.variants if v.hf_repo and v.format == "gguf"]
@@ -96,14 +99,18 @@ class HfIdIndex:
                     self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
         self.names = _unique(names)
         self.base_names = _unique(base_names)
+        self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
 
     def resolve(self, named: str) -> Resolved | None:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
         text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\")
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
+        if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
+            return found  # an Ollama library name, e.g. gemma3 (its default size)
         if (tag := _OLLAMA_TAG.match(text)) is not None:
-            found = self.tags.get(_key(f"{tag.group(1)}:{tag.group(2)}"))
+            name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
+            found = self.tags.get(name_size) or self.library.get(name_size)
             return Resolved(found.model_id, None, True) if found is not None else None
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
         text = re.sub(r":[A-Za-z0-9_.-]+$", "", text) if "/" in text else text  # hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)

@@ -61,7 +61,8 @@ function buildIndex(raw) {
       if (v.ollama) setDefault(tags, key(v.ollama), target(m.id, v.id));
     }
   }
-  return { repos, files, tags, names: unique(names), baseNames: unique(baseNames) };
+  const library = unique(raw.models.flatMap((m) => (m.ollama_names || []).map((n) => [key(n), target(m.id, null, true)])));
+  return { repos, files, tags, library, names: unique(names), baseNames: unique(baseNames) };
 }
 
 function repackaged(index, leaf) {
@@ -102,9 +103,12 @@ export function resolveModel(modelText, raw) {
   const index = buildIndex(raw);
   let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "");
   if (index.tags.has(key(text))) return index.tags.get(key(text));
+  const libraryName = key(text.replace(/:latest$/i, ""));
+  if (index.library.has(libraryName)) return index.library.get(libraryName);
   const tag = OLLAMA_TAG.exec(text);
   if (tag) {
-    const found = index.tags.get(key(`${tag[1]}:${tag[2]}`));
+    const nameSize = key(`${tag[1]}:${tag[2]}`);
+    const found = index.tags.get(nameSize) || index.library.get(nameSize);
     return found ? target(found.model_id, null, true) : null;
   }
   text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");

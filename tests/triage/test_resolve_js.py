@@ -37,7 +37,7 @@ CASES = [
     "Qwen/Qwen2.5-7B-Instruct", "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-AWQ/tree/main", "RedHatAI/Qwen3-8B-FP8-dynamic",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/abc", "/data/models/Qwen/Qwen3-8B/", "Qwen3-235B-A22B-FP8",
     "/models/Llama-3.3-70B-Instruct-Q8_0-00001-of-00002.gguf", "qwen2.5-coder:7b", "qwen3:30b-a3b-q8_0", "gemma3:27b-it-qat",
-    "qwen3:31b-q8_0", r"D:\\models\\Qwen3-8B-AWQ", "hf.co/bartowski/Qwen3-32B-GGUF:Q4_K_M", "Qwen3-32B-UD-Q6_K_XL.gguf",
+    "qwen3:31b-q8_0", "gemma3", "gemma3:latest", "llama3.1:70b-instruct-q4_K_M", "gemma3:2b", r"D:\\models\\Qwen3-8B-AWQ", "hf.co/bartowski/Qwen3-32B-GGUF:Q4_K_M", "Qwen3-32B-UD-Q6_K_XL.gguf",
     "mlx-community/Qwen3-8B-4bit", "Intel/Qwen3-8B-int4-AutoRound", "someone/Qwen3-8B-abliterated-4bit", "Qwen/Qwen3-8B-Base-AWQ",
     "someone/-AWQ", "'meta-llama/Meta-Llama-3.1-8B-Instruct'", "Qwen/Qwen2.5-7B-Instruct-1M", "",
 ]
