@@ -124,7 +124,7 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         text = Path(args.file).read_text(encoding="utf-8", errors="replace")
     from generator.engine.from_log import recompute_llamacpp, recompute_vllm
     from generator.engine.llamacpp import CTX_PAD
-    from generator.kv.hf_ids import hf_id_index
+    from generator.kv.hf_ids import hf_id_index, vllm_build
 
     dataset = load_dataset(Path(args.root))
     errors = dataset.errors
@@ -135,7 +135,7 @@ def _cmd_triage(args: argparse.Namespace) -> int:
     model_facts = _triage_model(text, found)
     recompute = None
     if result.engine in ("vllm", None):
-        model = _resolved_model(dataset, found)
+        model = vllm_build(dataset.models, found)
         recompute = recompute_vllm(result.numbers, result.release if result.engine == "vllm" else None, model)
     if result.engine in ("llamacpp", "ollama") and recompute is None:
         recompute = recompute_llamacpp(result.numbers, CTX_PAD)
@@ -157,22 +157,6 @@ def _cmd_triage(args: argparse.Namespace) -> int:
         for key, value in model_facts.items():
             print(f"{key}: {value if not isinstance(value, dict) else ', '.join(f'{k} {v}' for k, v in value.items())}")
     return EXIT_OK
-
-
-def _resolved_model(dataset, found):
-    """The catalog build a log's model id resolved to (generator/kv/hf_ids.py), as the recompute takes
-    it; None when the catalog has no exact match or that build does not run on vLLM."""
-    from generator.engine.from_log import ModelConfig
-    from generator.engine.pairs import variant_config
-
-    if found is None or found.same_architecture_only:
-        return None  # a re-packaged repository shares the KV geometry but not the weights this recompute needs
-    model = dataset.models[found.model_id]
-    # No variant named: the model's own repository, which its first variant loads from.
-    variant = next((v for v in model.variants if v.id == found.variant_id), model.variants[0])
-    if "vllm" not in variant.engines:
-        return None
-    return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
 
 
 def _triage_model(text: str, found) -> dict[str, object]:

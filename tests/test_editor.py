@@ -373,6 +373,18 @@ def test_import_model_refuses_a_config_the_schema_rejects(site_root: Path, tmp_p
     assert (site_root / "data/models.yaml").read_bytes() == before
 
 
+def test_import_model_refuses_per_layer_attention_it_cannot_size(site_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Nemotron-NAS (Llama-3.3-Nemotron-Super-49B): per-layer block_configs, some layers without attention.
+    blocks = [{"attention": {"n_heads_in_group": 8, "no_op": False}}, {"attention": {"n_heads_in_group": None, "no_op": True}}]
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(dict(TINY_CONFIG, model_type="nemotron-nas", block_configs=blocks * 16)))
+    before = (site_root / "data/models.yaml").read_bytes()
+    assert main(["import-model", "--hf-config", str(config), "--root", str(site_root), "--write"]) == EXIT_CONTENT
+    err = capsys.readouterr().err
+    assert "'nemotron-nas' sets attention per layer (block_configs)" in err and "Traceback" not in err
+    assert (site_root / "data/models.yaml").read_bytes() == before
+
+
 def test_new_and_stamp_never_write_through_a_link_out_of_the_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from .conftest import copy_site
 

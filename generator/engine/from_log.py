@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from generator.engine.geometry import FULL
 from generator.engine.vllm import (
@@ -84,35 +84,6 @@ class VllmRecompute:
         out.append(f"  from your log: {', '.join(self.from_log)}")
         out.append(f"  modelled: {', '.join(self.modelled)}")
         return out
-
-
-def catalog_model_configs(models: Iterable[Any]) -> Iterable[ModelConfig]:
-    """Every vLLM-loadable build of the catalog (schema Model records), by the repository `vllm serve`
-    is given: the list the search page's recompute.js matches a log's model id against."""
-    from generator.engine.pairs import variant_config
-
-    for model in models:
-        for variant in model.variants:
-            repo = variant.hf_repo or model.hf_repo
-            if repo and "vllm" in variant.engines:
-                yield ModelConfig(repo=repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))
-
-
-def match_model(model_text: str | None, models: Iterable[ModelConfig]) -> ModelConfig | None:
-    """The catalog model a log's model id names: its Hugging Face repo, or a local path that ends
-    with the repo's name (case does not matter)."""
-    if not model_text:
-        return None
-    text = model_text.strip().rstrip("/").lower()
-    tail = text.rsplit("/", 1)[-1]
-    by_tail = None
-    for model in models:
-        repo = model.repo.lower()
-        if text == repo:
-            return model
-        if by_tail is None and tail == repo.rsplit("/", 1)[-1]:
-            by_tail = model
-    return by_tail
 
 
 def _available(numbers: Mapping[str, Any]) -> tuple[float, str] | None:

@@ -164,11 +164,14 @@ def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
                 if value:
                     entry[key] = value
             variants.append(entry)
-        config = model.config.as_config_json()
-        entry = {"id": model.id, "name": model.name, "repo": model.hf_repo, "config": config, "variants": variants}
-        if geo.geometry_from_hf_config(config).has_state:
-            entry["state"] = True  # the page loads kvcalc-hybrid.js for it
-        models.append(entry)
+        record = {"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants}
+        if geo.geometry_from_hf_config(record["config"]).has_state:
+            record["state"] = True  # the page loads kvcalc-hybrid.js for it
+        if model.hf_aliases:
+            record["aliases"] = list(model.hf_aliases)  # earlier repository names, which recompute.js resolves too
+        if model.ollama_names:
+            record["ollama_names"] = list(model.ollama_names)
+        models.append(record)
     return {
         "v": 1,
         "gpus": gpus,

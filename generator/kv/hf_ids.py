@@ -1,15 +1,25 @@
 """Hugging Face model ids, as logs and pastes name them, resolved to catalog records.
 
 A log names a model the way the reader started it: `Qwen/Qwen2.5-7B-Instruct-AWQ`, a local
-copy (`/models/Qwen2-7B-Instruct`), a hub URL, or a GGUF file. Matching is exact but
+copy (`/models/Qwen2-7B-Instruct`, `C:\\models\\Qwen3-8B`), a hub URL, a hub cache folder
+(`models--Qwen--Qwen3-8B`), a GGUF file (sharded or not) or an Ollama tag. Matching is exact but
 forgiving of the wrapping: case, a URL or path prefix and a trailing slash are ignored; a bare
 name (no owner) matches only when exactly one catalog repository carries that name. Nothing is
 matched by similarity, so a fine-tune or a different size never lands on the wrong record.
 
-One rule goes past exact names: a re-packer's repository (any owner) named exactly like a catalog
-model's own repository plus a known quantization or packaging suffix (`RedHatAI/Qwen3-32B-FP8-dynamic`,
-`unsloth/gemma-3-27b-it-bnb-4bit`) resolves to that model with `same_architecture_only` set. Its
-config.json is the base model's, so the KV bytes per token are the same; its weights are not.
+Rules past exact names, each setting `same_architecture_only` (the config.json is the base
+model's, so the KV bytes per token are the same; the weights are not):
+- a re-packer's repository (any owner) named like a catalog model's own repository plus
+  quantization or packaging words (`RedHatAI/Qwen3-32B-FP8-dynamic`, `unsloth/gemma-3-27b-it-bnb-4bit`,
+  `mlx-community/Qwen3-8B-4bit`, `bartowski/Qwen3-8B-GGUF`);
+- a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`);
+- an Ollama library name the catalog lists for a model (`gemma3`, `llama3.1:70b`, sourced per
+  record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
+  listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
+  catalog's `qwen3:30b`).
+
+This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
+page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
 """
 
 from __future__ import annotations
@@ -18,19 +28,23 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from generator.engine.from_log import ModelConfig
+from generator.engine.pairs import variant_config
 from generator.schema import Model
 
 _URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?", re.I)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
 # The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf).
-_QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16)$", re.I)
-# Suffixes re-packers add to the base repository's name; longest first so -AWQ-INT4 wins over -AWQ.
-_PACKAGING_SUFFIXES = sorted((
-    "-AWQ", "-AWQ-INT4", "-GPTQ-Int4", "-GPTQ-Int8", "-GPTQ", "-FP8", "-FP8-dynamic", "-W4A16", "-W8A8",
-    "-W4A16-G128", "-NVFP4", "-FP4", "-bnb-4bit", "-unsloth-bnb-4bit", "-GGUF", "-MLX-4bit", "-int4", "-int8",
-    "-quantized.w4a16", "-quantized.w8a8", "-quantized.w8a16",  # neuralmagic / RedHatAI naming
-), key=len, reverse=True)
+_QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$", re.I)
+# One word re-packers append to the base repository's name, e.g. the parts of -GPTQ-Int4,
+# -FP8-dynamic, -W4A16-G128, -unsloth-bnb-4bit, -MLX-4bit, -GGUF, -AWQ-INT4, .quantized.w8a8,
+# -int4-AutoRound (Intel). Stripped from the end one at a time.
+_PACKAGING_WORD = re.compile(
+    r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
+    r"|gguf|mlx|quantized|autoround|exl2)$", re.I)
+# An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
+_OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-[a-z0-9._-]+)?$", re.I)
 
 
 @dataclass(frozen=True)
@@ -51,14 +65,23 @@ def _key(text: str) -> str:
     return text.strip().lower()
 
 
+def _unique(pairs: Iterable[tuple[str, Resolved]]) -> dict[str, Resolved]:
+    """Keys that name exactly one target; a key two records claim names neither."""
+    seen: dict[str, set[Resolved]] = {}
+    for key, target in pairs:
+        seen.setdefault(key, set()).add(target)
+    return {key: next(iter(targets)) for key, targets in seen.items() if len(targets) == 1}
+
+
 class HfIdIndex:
-    """Every repository and GGUF file the catalog names, keyed case-insensitively."""
+    """Every repository, GGUF file and Ollama tag the catalog names, keyed case-insensitively."""
 
     def __init__(self, models: Iterable[Model]) -> None:
         self.repos: dict[str, Resolved] = {}
         self.files: dict[str, Resolved] = {}
         self.tags: dict[str, Resolved] = {}
-        names: dict[str, set[Resolved]] = {}
+        names: list[tuple[str, Resolved]] = []
+        base_names: list[tuple[str, Resolved]] = []
         models_seen = list(models)
         for model in models_seen:
             owned = [(model.hf_repo, Resolved(model.id, None)), *((alias, Resolved(model.id, None)) for alias in model.hf_aliases)]
@@ -67,58 +90,88 @@ class HfIdIndex:
             for repo, target in owned:
                 # The first claim wins: a model's own repository before a variant that reuses it.
                 self.repos.setdefault(_key(repo), target)
-                names.setdefault(_key(repo.split("/")[1]), set()).add(self.repos[_key(repo)])
+                names.append((_key(repo.split("/")[1]), self.repos[_key(repo)]))
+            base_names += [(_key(repo.split("/")[1]), Resolved(model.id, None, True)) for repo in (model.hf_repo, *model.hf_aliases)]
             for variant in model.variants:
                 if variant.gguf_file:
                     self.files.setdefault(_key(variant.gguf_file), Resolved(model.id, variant.id))
                 if variant.ollama_tag:
                     self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
-        self.names = {name: next(iter(targets)) for name, targets in names.items() if len(targets) == 1}
-        base_names: dict[str, set[str]] = {}
-        for model in models_seen:
-            for repo in (model.hf_repo, *model.hf_aliases):
-                base_names.setdefault(_key(repo.split("/")[1]), set()).add(model.id)
-        self.base_names = {name: next(iter(ids)) for name, ids in base_names.items() if len(ids) == 1}
+        self.names = _unique(names)
+        self.base_names = _unique(base_names)
+        self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
 
     def resolve(self, named: str) -> Resolved | None:
-        """The record a log's model id names, or None when the catalog has no exact match."""
-        text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/")
+        """The record a log's model id names, or None when the catalog has no match by these rules."""
+        text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\")
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
+        if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
+            return found  # an Ollama library name, e.g. gemma3 (its default size)
+        if (tag := _OLLAMA_TAG.match(text)) is not None:
+            name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
+            found = self.tags.get(name_size) or self.library.get(name_size)
+            return Resolved(found.model_id, None, True) if found is not None else None
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
-        leaf = text.rsplit("/", 1)[-1]
-        if leaf.lower().endswith(".gguf"):
-            found = self.files.get(_key(leaf)) or self.files.get(_key(_SHARD.sub("", leaf)))
+        text = re.sub(r":[A-Za-z0-9_.-]+$", "", text) if "/" in text else text  # hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)
+        parts = [p for p in re.split(r"[/\\]", text) if p]
+        if parts and parts[-1].lower().endswith(".gguf"):
+            found = self._gguf(parts.pop())
             if found is not None:
                 return found
-            # A file this catalog does not list: its name without the quantization may still be the model's.
-            stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
-            if stem and (found := self.names.get(_key(stem))) is not None:
-                return Resolved(found.model_id, None)
-            text = text.rsplit("/", 1)[0] if "/" in text else ""
-            leaf = text.rsplit("/", 1)[-1]
-        if not text:
+        if not parts:
             return None
+        return self._repository(parts)
+
+    def _gguf(self, leaf: str) -> Resolved | None:
+        found = self.files.get(_key(leaf)) or self.files.get(_key(_SHARD.sub("", leaf)))
+        if found is not None:
+            return found
+        # A file this catalog does not list: its name without the quantization may still be the model's.
+        stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
+        if stem and (found := self.names.get(_key(stem))) is not None:
+            return Resolved(found.model_id, None)
+        return self._repackaged(stem) if stem else None
+
+    def _repository(self, parts: list[str]) -> Resolved | None:
+        text = "/".join(parts)
         if _REPO.match(text) and (found := self.repos.get(_key(text))) is not None:
             return found
-        parts = [p for p in re.split(r"[/\\]", text) if p]
         if len(parts) >= 2 and (found := self.repos.get(_key("/".join(parts[-2:])))) is not None:
             return found  # a local copy kept under owner/name, e.g. ~/models/Qwen/Qwen3-8B
-        # Hub cache folders are models--owner--name.
-        cache = re.search(r"models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)", text)
-        if cache and (found := self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}"))) is not None:
-            return found
+        # Hub cache folders are models--owner--name (then snapshots/<commit>).
+        for part in reversed(parts):
+            cache = re.fullmatch(r"models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)", part)
+            if cache:
+                return self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}")) or self._named(cache.group(2))
+        return self._named(parts[-1])
+
+    def _named(self, leaf: str) -> Resolved | None:
         return self.names.get(_key(leaf)) or self._repackaged(leaf)
 
     def _repackaged(self, leaf: str) -> Resolved | None:
-        """A base model's repository name plus one packaging suffix, e.g. Qwen3-8B-AWQ."""
-        for suffix in _PACKAGING_SUFFIXES:
-            if leaf.lower().endswith(suffix.lower()) and len(leaf) > len(suffix):
-                model_id = self.base_names.get(_key(leaf[: -len(suffix)]))
-                if model_id is not None:
-                    return Resolved(model_id, None, same_architecture_only=True)
+        """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4."""
+        stripped = leaf
+        while (word := _PACKAGING_WORD.search(stripped)) is not None and word.start() > 0:
+            stripped = stripped[: word.start()]
+            if (found := self.base_names.get(_key(stripped))) is not None:
+                return found
         return None
 
 
 def hf_id_index(models: Mapping[str, Model] | Iterable[Model]) -> HfIdIndex:
     return HfIdIndex(models.values() if isinstance(models, Mapping) else models)
+
+
+def vllm_build(models: Mapping[str, Model], found: Resolved | None) -> ModelConfig | None:
+    """The catalog build a resolved id names, as the vLLM recompute takes it; None when nothing
+    resolved, when only the architecture is known (a re-pack's weights are not the record's), or
+    when that build does not run on vLLM. recompute.js `vllmBuild` follows it step for step."""
+    if found is None or found.same_architecture_only:
+        return None
+    model = models[found.model_id]
+    # No variant named: the model's own repository, which its first variant loads from.
+    variant = next((v for v in model.variants if v.id == found.variant_id), model.variants[0])
+    if "vllm" not in variant.engines:
+        return None
+    return ModelConfig(repo=variant.hf_repo or model.hf_repo, name=f"{model.name} {variant.name}", hf_config=variant_config(model, variant))

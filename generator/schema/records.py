@@ -204,6 +204,9 @@ class LongContext(Record):
 
 
 class Model(Record):
+    # Which Ollama names resolve to a model changes what a pasted log finds, not what its pages say.
+    UNDATED_FIELDS: ClassVar[frozenset[str]] = frozenset({"ollama_names", "ollama_names_source"})
+
     id: Slug
     name: NonEmpty
     family: NonEmpty
@@ -219,12 +222,19 @@ class Model(Record):
     hf_aliases: tuple[Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")], ...] = Field(
         (), description="Other Hugging Face ids of the same checkpoint (an earlier name, an official re-upload); logs naming them resolve to this model."
     )
+    ollama_names: tuple[Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._-]*(?::[a-z0-9._-]+)?$")], ...] = Field(
+        (), description="Ollama library names that serve this model at a quantization the record does not state (`gemma3` for "
+                        "its default size, `llama3.1:70b`); logs naming them, or a tag past them (`gemma3:4b-it-q8_0`), resolve "
+                        "to this model's architecture only.")
+    ollama_names_source: Source | None = None
     notes: tuple[NonEmpty, ...] = ()
 
     @model_validator(mode="after")
     def _params_sourced(self) -> Model:
         if (self.total_params is not None or self.active_params is not None) and self.params_source is None:
             raise ValueError("total_params needs params_source")
+        if self.ollama_names and self.ollama_names_source is None:
+            raise ValueError("ollama_names needs ollama_names_source")
         seen: set[str] = set()
         for variant in self.variants:
             if variant.id in seen:

@@ -41,6 +41,13 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
     """The HfConfig keys of a config.json (its text_config for multimodal checkpoints), and notes on what was left out."""
     if not isinstance(config, Mapping):
         raise _problem(where, "config.json must be a JSON object")
+    if "block_configs" in config:
+        # DeciLM / Nemotron-NAS (Llama-3.3-Nemotron-Super-49B, Llama-3.1-Nemotron-Ultra-253B): each layer has
+        # its own block config, some with fewer KV heads and some with no attention at all, so the
+        # model-wide num_key_value_heads would give a wrong KV size.
+        raise _problem(where, f"model_type {config.get('model_type')!r} sets attention per layer (block_configs), "
+                       "which the engine does not model: its KV cache cannot be computed from one head count",
+                       "leave this model out of the catalog until the engine models per-layer attention")
     notes: list[str] = []
     cfg: Mapping[str, Any] = config
     inner = config.get("text_config")

@@ -14,31 +14,124 @@ const version = (text) => {
 };
 const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] >= b[2];
 
-/** match_model: the catalog build a log's model id names, by repo or by the folder's name. */
-export function matchModel(modelText, models) {
-  if (!modelText) return null;
-  const text = String(modelText).trim().replace(/\/+$/, "").toLowerCase();
-  const tail = text.split("/").pop();
-  let byTail = null;
-  for (const model of models) {
-    const repo = model.repo.toLowerCase();
-    if (text === repo) return model;
-    if (byTail === null && tail === repo.split("/").pop()) byTail = model;
-  }
-  return byTail;
-}
+// generator/kv/hf_ids.py in the browser: the catalog record a log's model id names (HfIdIndex.resolve),
+// and the vLLM build the recompute takes (vllm_build). tests/triage/test_resolve_js.py holds the two
+// to the same answers.
+const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co)\/(?:models\/)?/i;
+const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
+const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
+const PACKAGING_WORD = new RegExp(
+  "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
+  "|gguf|mlx|quantized|autoround|exl2)$", "i");
+const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-[a-z0-9._-]+)?$/i;
+const CACHE_DIR = /^models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 
-/** The catalog's vLLM builds as match_model candidates: {repo, name, hf_config}. */
-export function catalogModels(raw) {
-  const out = [];
-  for (const m of raw.models)
-    for (const v of m.variants) {
-      const repo = v.repo || m.repo;
-      if (repo && v.engines.includes("vllm"))
-        out.push({ repo, name: `${m.name} ${v.name}`, hf_config: v.quant ? { ...m.config, quantization_config: v.quant } : m.config });
-    }
+const key = (text) => String(text).trim().toLowerCase();
+const target = (modelId, variantId, sameArchitectureOnly) =>
+  ({ model_id: modelId, variant_id: variantId, same_architecture_only: !!sameArchitectureOnly });
+const targetKey = (t) => `${t.model_id}|${t.variant_id}|${t.same_architecture_only}`;
+
+function unique(pairs) {
+  const seen = new Map();
+  for (const [k, t] of pairs) {
+    if (!seen.has(k)) seen.set(k, new Map());
+    seen.get(k).set(targetKey(t), t);
+  }
+  const out = new Map();
+  for (const [k, targets] of seen) if (targets.size === 1) out.set(k, targets.values().next().value);
   return out;
 }
+
+function buildIndex(raw) {
+  const repos = new Map(), files = new Map(), tags = new Map(), names = [], baseNames = [];
+  const setDefault = (map, k, t) => { if (!map.has(k)) map.set(k, t); };
+  for (const m of raw.models) {
+    const owned = [[m.repo, target(m.id, null)], ...(m.aliases || []).map((a) => [a, target(m.id, null)])];
+    for (const gguf of [false, true])
+      for (const v of m.variants)
+        if (v.repo && v.engines.includes("vllm") !== gguf) owned.push([v.repo, target(m.id, v.id)]);
+    for (const [repo, t] of owned) {
+      setDefault(repos, key(repo), t);
+      names.push([key(repo.split("/")[1]), repos.get(key(repo))]);
+    }
+    for (const repo of [m.repo, ...(m.aliases || [])]) baseNames.push([key(repo.split("/")[1]), target(m.id, null, true)]);
+    for (const v of m.variants) {
+      if (v.gguf) setDefault(files, key(v.gguf), target(m.id, v.id));
+      if (v.ollama) setDefault(tags, key(v.ollama), target(m.id, v.id));
+    }
+  }
+  const library = unique(raw.models.flatMap((m) => (m.ollama_names || []).map((n) => [key(n), target(m.id, null, true)])));
+  return { repos, files, tags, library, names: unique(names), baseNames: unique(baseNames) };
+}
+
+function repackaged(index, leaf) {
+  let stripped = leaf, word;
+  while ((word = PACKAGING_WORD.exec(stripped)) !== null && word.index > 0) {
+    stripped = stripped.slice(0, word.index);
+    const found = index.baseNames.get(key(stripped));
+    if (found) return found;
+  }
+  return null;
+}
+
+const named = (index, leaf) => index.names.get(key(leaf)) || repackaged(index, leaf);
+
+function ggufFile(index, leaf) {
+  const found = index.files.get(key(leaf)) || index.files.get(key(leaf.replace(SHARD, "")));
+  if (found) return found;
+  const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
+  const byName = stem ? index.names.get(key(stem)) : undefined;
+  if (byName) return target(byName.model_id, null);
+  return stem ? repackaged(index, stem) : null;
+}
+
+function repository(index, parts) {
+  const text = parts.join("/");
+  if (REPO.test(text) && index.repos.has(key(text))) return index.repos.get(key(text));
+  if (parts.length >= 2 && index.repos.has(key(parts.slice(-2).join("/")))) return index.repos.get(key(parts.slice(-2).join("/")));
+  for (const part of [...parts].reverse()) {
+    const cache = CACHE_DIR.exec(part);
+    if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || named(index, cache[2]);
+  }
+  return named(index, parts[parts.length - 1]);
+}
+
+/** HfIdIndex.resolve: {model_id, variant_id, same_architecture_only}, or null. */
+export function resolveModel(modelText, raw) {
+  if (!modelText) return null;
+  const index = buildIndex(raw);
+  let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "");
+  if (index.tags.has(key(text))) return index.tags.get(key(text));
+  const libraryName = key(text.replace(/:latest$/i, ""));
+  if (index.library.has(libraryName)) return index.library.get(libraryName);
+  const tag = OLLAMA_TAG.exec(text);
+  if (tag) {
+    const nameSize = key(`${tag[1]}:${tag[2]}`);
+    const found = index.tags.get(nameSize) || index.library.get(nameSize);
+    return found ? target(found.model_id, null, true) : null;
+  }
+  text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");
+  if (text.includes("/")) text = text.replace(/:[A-Za-z0-9_.-]+$/, "");
+  const parts = text.split(/[/\\]/).filter((p) => p);
+  if (parts.length && parts[parts.length - 1].toLowerCase().endsWith(".gguf")) {
+    const found = ggufFile(index, parts.pop());
+    if (found) return found;
+  }
+  return parts.length ? repository(index, parts) : null;
+}
+
+/** vllm_build: the catalog build {repo, name, hf_config} the recompute takes, or null. */
+export function vllmBuild(raw, found) {
+  if (!found || found.same_architecture_only) return null;
+  const m = raw.models.find((x) => x.id === found.model_id);
+  const v = m.variants.find((x) => x.id === found.variant_id) || m.variants[0];
+  if (!v.engines.includes("vllm")) return null;
+  return { repo: v.repo || m.repo, name: `${m.name} ${v.name}`, hf_config: v.quant ? { ...m.config, quantization_config: v.quant } : m.config };
+}
+
+/** The build a log's model id names: resolveModel, then vllmBuild. */
+export const matchModel = (modelText, raw) => vllmBuild(raw, resolveModel(modelText, raw));
 
 function inputs(model, numbers, available, maxModelLen, dtype) {
   const tp = numbers.tensor_parallel_size || 1;

@@ -90,7 +90,7 @@
           renderFix(panel, R.readerFix(query, fit));
           return true;
         }
-        var model = R.matchModel(numbers.model, R.catalogModels(raw));
+        var model = R.matchModel(numbers.model, raw);
         var figures = R.recomputeVllm(numbers, model, K, raw.vllm);
         if (!figures) return false;
         render(panel, figures);

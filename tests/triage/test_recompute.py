@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 from generator.cli import main
-from generator.engine.from_log import GIB, PRINTED_HALF_STEP_GIB, ModelConfig, match_model, recompute_llamacpp, recompute_vllm
+from generator.engine.from_log import GIB, PRINTED_HALF_STEP_GIB, ModelConfig, recompute_llamacpp, recompute_vllm
 from generator.engine.llamacpp import CTX_PAD
 from generator.engine.vllm import VllmInputs, plan_vllm
+from generator.kv.hf_ids import hf_id_index, vllm_build
+from generator.load import load_dataset
 from generator.triage import triage
 
 from .test_corpus import PASTES, ROOT
@@ -34,7 +36,7 @@ def _longest(available_gib: float, dtype: str = "auto") -> int:
 def test_the_longest_length_is_the_engines_at_both_ends_of_the_printed_rounding() -> None:
     result = triage(LOG, [])
     assert result.numbers["model"] == "meta-llama/Llama-3.1-8B-Instruct"
-    figures = recompute_vllm(result.numbers, result.release, match_model(result.numbers["model"], [MODEL]))
+    figures = recompute_vllm(result.numbers, result.release, MODEL)
     assert figures is not None and figures.available_gib == 5.59
     assert (figures.longest.low, figures.longest.high) == (_longest(5.59 - PRINTED_HALF_STEP_GIB), _longest(5.59 + PRINTED_HALF_STEP_GIB))
     assert figures.longest.low < figures.longest.high < 131072
@@ -57,9 +59,17 @@ def test_the_estimate_vllm_printed_is_taken_as_exact() -> None:
 
 
 def test_a_model_is_matched_by_repo_or_by_the_folder_it_was_downloaded_to() -> None:
-    assert match_model("meta-llama/llama-3.1-8b-instruct", [MODEL]) is MODEL
-    assert match_model("/models/Llama-3.1-8B-Instruct/", [MODEL]) is MODEL
-    assert match_model("Qwen/Qwen2.5-7B-Instruct", [MODEL]) is None
+    models = load_dataset(ROOT).models
+    index = hf_id_index(models)
+
+    def build(named: str) -> ModelConfig | None:
+        return vllm_build(models, index.resolve(named))
+
+    assert build("meta-llama/llama-3.1-8b-instruct").repo == "meta-llama/Llama-3.1-8B-Instruct"
+    assert build("/models/Llama-3.1-8B-Instruct/").hf_config["num_hidden_layers"] == CONFIG["num_hidden_layers"]
+    assert build("Qwen/Qwen2.5-7B-Instruct-AWQ").hf_config["quantization_config"]["quant_method"] == "awq"
+    assert build("someone/Qwen3-8B-W4A16") is None  # the architecture is known, the weights are not
+    assert build("Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf") is None  # a GGUF build does not run on vLLM
 
 
 def test_kvtriage_triage_prints_the_recomputed_figures(tmp_path, capsys) -> None:

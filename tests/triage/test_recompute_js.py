@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from generator.engine.from_log import match_model, recompute_llamacpp, recompute_vllm
+from generator.engine.from_log import recompute_llamacpp, recompute_vllm
 from generator.engine.llamacpp import CTX_PAD
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
@@ -37,9 +37,8 @@ const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
   const K = await import(input.kvcalc), R = await import(input.recompute);
   (await import(input.hybrid)).install(K);
   const triage = require(input.triage);
-  const models = R.catalogModels(input.catalog);
   const out = input.cases.map((c) => {
-    const model = R.matchModel(c.numbers.model, models);
+    const model = R.matchModel(c.numbers.model, input.catalog);
     return { model: model ? model.repo : null, figures: R.recomputeVllm(c.numbers, model, K, input.catalog.vllm),
              llama: R.recomputeLlamacpp(c.numbers, input.catalog.llamacpp.ctx_pad), telling: triage.tellingLine(c.text, input.rules),
              command: R.readerCommand(c.text) };
@@ -55,12 +54,12 @@ const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 
 @pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/recompute.js")
 def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
-    from generator.engine.from_log import catalog_model_configs
+    from generator.kv.hf_ids import hf_id_index, vllm_build
     from generator.triage import RULES
 
     dataset = load_dataset(ROOT)
     catalog = calculator_catalog(dataset)
-    models = list(catalog_model_configs(dataset.models.values()))
+    index = hf_id_index(dataset.models)
     # ES modules as .mjs, so Node loads them as the browser does.
     for name in ("kvcalc.js", "recompute.js", "kvcalc-hybrid.js"):
         shutil.copy(STATIC / name, tmp_path / name.replace(".js", ".mjs"))
@@ -72,7 +71,8 @@ def test_recompute_js_gives_the_figures_python_gives(tmp_path) -> None:
     results = json.loads(run.stdout)
     shown = commands = 0
     for text, case, js in zip(texts, cases, results):
-        model = match_model(case["numbers"].get("model"), models)
+        named = case["numbers"].get("model")
+        model = vllm_build(dataset.models, index.resolve(named)) if named else None
         assert js["model"] == (model.repo if model else None), text[:80]
         py = json.loads(json.dumps(recompute_data(recompute_vllm(case["numbers"], None, model))))
         assert not differences(py, js["figures"]), (text[:80], differences(py, js["figures"]))

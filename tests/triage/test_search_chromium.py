@@ -23,7 +23,7 @@ from urllib.parse import quote
 import pytest
 
 from generator.build.pipeline import build_site, write_site
-from generator.engine.from_log import match_model, recompute_vllm
+from generator.engine.from_log import recompute_vllm
 from generator.kv.calculator import catalog_json
 from generator.load import load_dataset
 from generator.render.site_files import search_index_file
@@ -133,13 +133,14 @@ def test_an_unclear_paste_lists_ranked_pages_in_matches_best_first(page, site_ur
 
 
 def test_a_log_that_prints_the_kv_memory_shows_the_readers_own_figures(page, site_url) -> None:
-    from generator.engine.from_log import catalog_model_configs
+    from generator.kv.hf_ids import hf_id_index, vllm_build
 
     _search(page, site_url, LOG)
     page.wait_for_selector("#diagnosis:not([hidden])", timeout=20000)
     text = page.inner_text("#diagnosis")
     numbers = triage(LOG, []).numbers
-    figures = recompute_vllm(numbers, None, match_model(numbers["model"], list(catalog_model_configs(load_dataset(ROOT).models.values()))))
+    models = load_dataset(ROOT).models
+    figures = recompute_vllm(numbers, None, vllm_build(models, hf_id_index(models).resolve(numbers["model"])))
     assert f"Longest --max-model-len that starts: {figures.longest.low:,} to {figures.longest.high:,} tokens" in text
     assert f"With --kv-cache-dtype fp8: {figures.longest_fp8.low:,} to {figures.longest_fp8.high:,} tokens" in text
     assert "5.585 to 5.595 GiB" in text and "From your log:" in text and "Modelled:" in text

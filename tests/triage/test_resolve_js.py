@@ -1,0 +1,69 @@
+"""recompute.js `resolveModel` / `vllmBuild` against generator/kv/hf_ids.py, under Node: one rule for
+which catalog record a log's model id names, on every id the corpora and the holdout name and on the
+hand-made cases of tests/test_hf_ids.py. Skipped where there is no `node`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from generator.kv.calculator import calculator_catalog
+from generator.kv.hf_ids import hf_id_index, vllm_build
+from generator.load import load_dataset
+from tests.hf_named import named_model_ids
+
+from .test_corpus import ROOT
+
+NODE = shutil.which("node")
+SCRIPT = """
+const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
+(async () => {
+  const R = await import(input.recompute);
+  const out = input.ids.map((named) => {
+    const found = R.resolveModel(named, input.catalog);
+    const build = R.vllmBuild(input.catalog, found);
+    return { found, repo: build ? build.repo : null, config: build ? build.hf_config : null };
+  });
+  process.stdout.write(JSON.stringify(out));
+})();
+"""
+# Forms the corpora may not hold: Windows paths, hub cache folders, hf.co URLs with a quantization,
+# shards, re-packs, Ollama tags past a catalog tag, and names that must not resolve.
+CASES = [
+    "Qwen/Qwen2.5-7B-Instruct", "https://huggingface.co/Qwen/Qwen2.5-7B-Instruct-AWQ/tree/main", "RedHatAI/Qwen3-8B-FP8-dynamic",
+    "/root/.cache/huggingface/hub/models--Qwen--Qwen3-8B/snapshots/abc", "/data/models/Qwen/Qwen3-8B/", "Qwen3-235B-A22B-FP8",
+    "/models/Llama-3.3-70B-Instruct-Q8_0-00001-of-00002.gguf", "qwen2.5-coder:7b", "qwen3:30b-a3b-q8_0", "gemma3:27b-it-qat",
+    "qwen3:31b-q8_0", "gemma3", "gemma3:latest", "llama3.1:70b-instruct-q4_K_M", "gemma3:2b", r"D:\\models\\Qwen3-8B-AWQ", "hf.co/bartowski/Qwen3-32B-GGUF:Q4_K_M", "Qwen3-32B-UD-Q6_K_XL.gguf",
+    "mlx-community/Qwen3-8B-4bit", "Intel/Qwen3-8B-int4-AutoRound", "someone/Qwen3-8B-abliterated-4bit", "Qwen/Qwen3-8B-Base-AWQ",
+    "someone/-AWQ", "'meta-llama/Meta-Llama-3.1-8B-Instruct'", "Qwen/Qwen2.5-7B-Instruct-1M", "",
+]
+
+
+def _ids() -> list[str]:
+    holdout = yaml.safe_load((ROOT / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
+    return list(dict.fromkeys([*named_model_ids(ROOT), *(entry["id"] for entry in holdout), *CASES]))
+
+
+@pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/recompute.js")
+def test_the_page_resolves_every_model_id_as_python_does(tmp_path) -> None:
+    dataset = load_dataset(ROOT)
+    index = hf_id_index(dataset.models)
+    shutil.copy(ROOT / "templates/static/recompute.js", tmp_path / "recompute.mjs")
+    ids = _ids()
+    payload = {"recompute": str(tmp_path / "recompute.mjs"), "catalog": calculator_catalog(dataset), "ids": ids}
+    run = subprocess.run([NODE, "-e", SCRIPT], input=json.dumps(payload), capture_output=True, text=True, timeout=300, check=True)
+    resolved = 0
+    for named, js in zip(ids, json.loads(run.stdout), strict=True):
+        found = index.resolve(named) if named else None
+        expected = None if found is None else {"model_id": found.model_id, "variant_id": found.variant_id,
+                                               "same_architecture_only": found.same_architecture_only}
+        assert js["found"] == expected, named
+        build = vllm_build(dataset.models, found)
+        assert js["repo"] == (build.repo if build else None), named
+        assert js["config"] == (json.loads(json.dumps(build.hf_config)) if build else None), named
+        resolved += found is not None
+    assert resolved >= 30
