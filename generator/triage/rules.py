@@ -99,8 +99,10 @@ WRAP_WIDTH = 60
 
 # A line that states a failure (its matches are worth more than a line that just logs).
 # Besides error levels and exception names, the wording engines use to refuse a setting ("V cache
-# quantization requires flash_attn", "Insufficient Memory", "cannot be allocated") states a failure.
-FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated)"
+# quantization requires flash_attn", "Insufficient Memory", "cannot be allocated") states a failure,
+# and so does a back end's out-of-memory status code (Vulkan's ErrorOutOfDeviceMemory, Metal's
+# kIOGPUCommandBufferCallbackErrorOutOfMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY).
+FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated|OutOf(Device|Host)?Memory|_OUT_OF_(DEVICE_|HOST_)?MEMORY)"
 
 # Lines that only report that another, earlier failure happened. Matches on them lose to any
 # specific match elsewhere in the paste, but still win when they are all there is.
@@ -125,7 +127,8 @@ WRAPPER_LINES = [
     r"Worker failed with error",
     r"Scheduler hit an exception",
     r"Received sigquit from a child process",
-    r"MQEngineDeadError|AsyncEngineDeadError|EngineDeadError",
+    # The message after the exception name is the wrapper's own ("EngineCore encountered an issue").
+    r"(MQEngineDeadError|AsyncEngineDeadError|EngineDeadError).*",
     r"llama runner process (has terminated|no longer running)|llama runner terminated",
     r"model runner has unexpectedly stopped",
     r"error starting llama server",
@@ -133,6 +136,8 @@ WRAPPER_LINES = [
     # llama.cpp's front ends report that context creation or model loading failed after the
     # library printed why (a V-cache check, a compute buffer, the KV cache, the weights).
     r"failed to create[ _]context with model",
+    # "failed to initialize the context: <cause>": the cause after the colon is not a wrapper.
+    r"failed to initialize the context: ",
     r"\bload_model: failed to load model\b",
     r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
 ]
@@ -368,6 +373,9 @@ EXTRACT = [
     ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
     ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
     ["request_tokens", r"The input \((\d+) tokens\)", "int"],
+    # vLLM V0's scheduler warning, and SGLang's request check of 2026.
+    ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
+    ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
     ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
     ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
@@ -376,6 +384,8 @@ EXTRACT = [
     ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)", "int"],
     ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
     ["context_tokens", r"context length \((\d+) tokens\)", "int"],
+    ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
+    ["context_tokens", r"maximum context length of (\d+) tokens", "int"],
 ]
 
 # Everything above in one JSON-serialisable table, in the order triage.js reads it.
