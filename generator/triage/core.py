@@ -310,12 +310,9 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                         score += scores["wrapper_line"]
                         notes.append("wrapper line: the failure it reports is elsewhere")
                     if any(start < match.end() and match.start() < end for start, end in fact["generic"]):
-                        # Generic text says memory ran out, not where: only a log of the record's own
-                        # engine (or one running it inside) makes its page a candidate at all.
-                        if engine is None or engine_score < 0:
-                            continue
-                        score += scores["generic_hit"]
-                        notes.append("generic out-of-memory text")
+                        # Generic text says memory ran out, not where: it names no page by itself;
+                        # the step it happened in does (below).
+                        continue
                     if record.weight:
                         notes.append(f"weight {record.weight:+d}")
                     offer(Candidate(record.id, record.engine, record.title, round(score, 2),

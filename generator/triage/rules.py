@@ -31,8 +31,6 @@ SCORES = {
     "position_max": 6,
     # The line only says that something else failed ("Engine core initialization failed").
     "wrapper_line": -45,
-    # A record's pattern matched only the generic out-of-memory text of the line.
-    "generic_hit": -60,
     # The record's engine is the one the log was printed by, or another one.
     "engine_match": 15,
     "engine_mismatch": -40,
@@ -166,7 +164,8 @@ GENERIC_OOM = [
 STEP_MARKERS = {
     "vllm": [
         # Building the model's layers (make_layers, a model class's __init__) creates its weights.
-        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__"],
+        # The checkpoint loader's progress lines print only while the weights load.
+        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__|Loading (safetensors|pt) checkpoint shards|Using model weights format"],
         # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
         # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
         ["sampler_warmup", 0, r"The above exception was the direct cause"],
@@ -241,7 +240,8 @@ ENGINE_MARKERS = {
         [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
     ],
     "llamacpp": [
-        [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info"],
+        # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).
+        [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info|\bcommon_(init|fit|params)\w*:"],
     ],
     "ollama": [
         # A model tag as `ollama run` names it: "llama3.1:8b", "deepseek-r1:671b" (not ":latest",

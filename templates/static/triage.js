@@ -245,12 +245,8 @@
               score += scores.wrapper_line;
               notes.push("wrapper line: the failure it reports is elsewhere");
             }
-            if (fact.generic.some(function (span) { return span[0] < end && start < span[1]; })) {
-              // Generic text names no page unless the log is the record's engine's (or runs it inside).
-              if (engine === null || adjustment[0] < 0) return;
-              score += scores.generic_hit;
-              notes.push("generic out-of-memory text");
-            }
+            // Generic text says memory ran out, not where: it names no page by itself; the step does.
+            if (fact.generic.some(function (span) { return span[0] < end && start < span[1]; })) return;
             if (record.weight) notes.push("weight " + (record.weight > 0 ? "+" : "") + record.weight);
             offer(candidate(record, score, line, index, pattern, null, notes));
             // llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
