@@ -373,9 +373,10 @@ EXTRACT = [
     ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
     ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
     ["request_tokens", r"The input \((\d+) tokens\)", "int"],
-    # vLLM V0's scheduler warning, and SGLang's request check of 2026.
+    # vLLM V0's scheduler warning, SGLang's request check of 2026, llama-cpp-python's check.
     ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
     ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
+    ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
     ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
     ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
@@ -386,6 +387,7 @@ EXTRACT = [
     ["context_tokens", r"context length \((\d+) tokens\)", "int"],
     ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
     ["context_tokens", r"maximum context length of (\d+) tokens", "int"],
+    ["context_tokens", r"exceed context window of (\d+)", "int"],
 ]
 
 # Everything above in one JSON-serialisable table, in the order triage.js reads it.
