@@ -80,6 +80,10 @@ def _search(pattern: str, text: str) -> re.Match[str] | None:
     return _regex(pattern).search(text)
 
 
+def _matches(pattern: str, text: str) -> list[re.Match[str]]:
+    return [match for match in _regex(pattern).finditer(text) if match.end() > match.start()]
+
+
 # --------------------------------------------------------------------------- normalise
 
 
@@ -198,9 +202,15 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
             match = _search(pattern, line)
             if match:
                 spans.append((match.start(), match.end()))
+        wrappers = []
+        for pattern in rules["wrapper_lines"]:
+            match = _search(pattern, line)
+            if match:
+                wrappers.append((match.start(), match.end()))
         facts.append({
             "failure": bool(_search(rules["failure_line"], line)),
-            "wrapper": any(_search(pattern, line) for pattern in rules["wrapper_lines"]),
+            "wrapper": bool(wrappers),
+            "wrappers": wrappers,
             "expected": any(_search(pattern, line) for pattern in rules["expected_lines"])
             or any(_equal_groups(pattern, line) for pattern in rules["expected_when_equal"]),
             "generic": spans,
@@ -284,38 +294,37 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
         engine_score, engine_note = _engine_adjustment(record.engine, engine, rules)
         for pattern in record.patterns:
             for index, line in enumerate(lines):
-                match = _search(pattern, line)
-                if not match:
-                    continue
-                fact = facts[index]
-                if fact["expected"]:
-                    continue
-                score = scores["hit"] + record.weight + engine_score + _position(index, len(lines), scores)
-                score += scores["specific_per_char"] * min(len(match.group(0)), scores["specific_chars_max"])
-                notes = [engine_note] if engine_note else []
-                score += scores["failure_line"] if fact["failure"] else scores["not_failure_line"]
-                if fact["wrapper"]:
-                    score += scores["wrapper_line"]
-                    notes.append("wrapper line: the failure it reports is elsewhere")
-                if any(start < match.end() and match.start() < end for start, end in fact["generic"]):
-                    # Generic text says memory ran out, not where: only a log of the record's own
-                    # engine (or one running it inside) makes its page a candidate at all.
-                    if engine is None or engine_score < 0:
+                # Every match, not only the leftmost: on a line that joins several messages the
+                # first alternative to match may be the generic one.
+                for match in _matches(pattern, line):
+                    fact = facts[index]
+                    if fact["expected"]:
                         continue
-                    score += scores["generic_hit"]
-                    notes.append("generic out-of-memory text")
-                if record.weight:
-                    notes.append(f"weight {record.weight:+d}")
-                offer(Candidate(record.id, record.engine, record.title, round(score, 2),
-                                Reason(line, index + 1, pattern, _wording(record, line), None, tuple(notes))))
-                # llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
-                outer_page = rules["engine_embeds"].get(engine or "", {}).get("pages", {}).get(record.id)
-                outer = by_id.get(outer_page) if outer_page else None
-                if outer is not None:
-                    outer_score = score - engine_score + scores["engine_match"] + scores["embedded"]
-                    offer(Candidate(outer.id, outer.engine, outer.title, round(outer_score, 2),
-                                    Reason(line, index + 1, pattern, _wording(outer, line), None,
-                                           (f"{record.engine} failure inside {engine}: {record.id}",))))
+                    score = scores["hit"] + record.weight + engine_score + _position(index, len(lines), scores)
+                    score += scores["specific_per_char"] * min(len(match.group(0)), scores["specific_chars_max"])
+                    notes = [engine_note] if engine_note else []
+                    score += scores["failure_line"] if fact["failure"] else scores["not_failure_line"]
+                    # Only the wrapper's own words: a line can carry the cause beside it ("terminated:
+                    # <cause>", or log lines a terminal joined into one).
+                    if any(start < match.end() and match.start() < end for start, end in fact["wrappers"]):
+                        score += scores["wrapper_line"]
+                        notes.append("wrapper line: the failure it reports is elsewhere")
+                    if any(start < match.end() and match.start() < end for start, end in fact["generic"]):
+                        # Generic text says memory ran out, not where: it names no page by itself;
+                        # the step it happened in does (below).
+                        continue
+                    if record.weight:
+                        notes.append(f"weight {record.weight:+d}")
+                    offer(Candidate(record.id, record.engine, record.title, round(score, 2),
+                                    Reason(line, index + 1, pattern, _wording(record, line), None, tuple(notes))))
+                    # llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
+                    outer_page = rules["engine_embeds"].get(engine or "", {}).get("pages", {}).get(record.id)
+                    outer = by_id.get(outer_page) if outer_page else None
+                    if outer is not None:
+                        outer_score = score - engine_score + scores["engine_match"] + scores["embedded"]
+                        offer(Candidate(outer.id, outer.engine, outer.title, round(outer_score, 2),
+                                        Reason(line, index + 1, pattern, _wording(outer, line), None,
+                                               (f"{record.engine} failure inside {engine}: {record.id}",))))
 
     raw_lines = [_clean(raw) for raw in text.split("\n")]
     step = _route_by_step(lines, raw_lines, facts, engine, rules, by_id, offer)

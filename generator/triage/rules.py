@@ -31,8 +31,6 @@ SCORES = {
     "position_max": 6,
     # The line only says that something else failed ("Engine core initialization failed").
     "wrapper_line": -45,
-    # A record's pattern matched only the generic out-of-memory text of the line.
-    "generic_hit": -60,
     # The record's engine is the one the log was printed by, or another one.
     "engine_match": 15,
     "engine_mismatch": -40,
@@ -99,8 +97,10 @@ WRAP_WIDTH = 60
 
 # A line that states a failure (its matches are worth more than a line that just logs).
 # Besides error levels and exception names, the wording engines use to refuse a setting ("V cache
-# quantization requires flash_attn", "Insufficient Memory", "cannot be allocated") states a failure.
-FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated)"
+# quantization requires flash_attn", "Insufficient Memory", "cannot be allocated") states a failure,
+# and so does a back end's out-of-memory status code (Vulkan's ErrorOutOfDeviceMemory, Metal's
+# kIOGPUCommandBufferCallbackErrorOutOfMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY).
+FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated|OutOf(Device|Host)?Memory|_OUT_OF_(DEVICE_|HOST_)?MEMORY)"
 
 # Lines that only report that another, earlier failure happened. Matches on them lose to any
 # specific match elsewhere in the paste, but still win when they are all there is.
@@ -125,7 +125,8 @@ WRAPPER_LINES = [
     r"Worker failed with error",
     r"Scheduler hit an exception",
     r"Received sigquit from a child process",
-    r"MQEngineDeadError|AsyncEngineDeadError|EngineDeadError",
+    # The message after the exception name is the wrapper's own ("EngineCore encountered an issue").
+    r"(MQEngineDeadError|AsyncEngineDeadError|EngineDeadError).*",
     r"llama runner process (has terminated|no longer running)|llama runner terminated",
     r"model runner has unexpectedly stopped",
     r"error starting llama server",
@@ -133,6 +134,8 @@ WRAPPER_LINES = [
     # llama.cpp's front ends report that context creation or model loading failed after the
     # library printed why (a V-cache check, a compute buffer, the KV cache, the weights).
     r"failed to create[ _]context with model",
+    # "failed to initialize the context: <cause>": the cause after the colon is not a wrapper.
+    r"failed to initialize the context: ",
     r"\bload_model: failed to load model\b",
     r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
 ]
@@ -161,7 +164,8 @@ GENERIC_OOM = [
 STEP_MARKERS = {
     "vllm": [
         # Building the model's layers (make_layers, a model class's __init__) creates its weights.
-        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__"],
+        # The checkpoint loader's progress lines print only while the weights load.
+        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__|Loading (safetensors|pt) checkpoint shards|Using model weights format"],
         # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
         # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
         ["sampler_warmup", 0, r"The above exception was the direct cause"],
@@ -236,7 +240,8 @@ ENGINE_MARKERS = {
         [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
     ],
     "llamacpp": [
-        [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info"],
+        # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).
+        [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info|\bcommon_(init|fit|params)\w*:"],
     ],
     "ollama": [
         # A model tag as `ollama run` names it: "llama3.1:8b", "deepseek-r1:671b" (not ":latest",
@@ -368,6 +373,10 @@ EXTRACT = [
     ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
     ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
     ["request_tokens", r"The input \((\d+) tokens\)", "int"],
+    # vLLM V0's scheduler warning, SGLang's request check of 2026, llama-cpp-python's check.
+    ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
+    ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
+    ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
     ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
     ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
@@ -376,6 +385,9 @@ EXTRACT = [
     ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)", "int"],
     ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
     ["context_tokens", r"context length \((\d+) tokens\)", "int"],
+    ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
+    ["context_tokens", r"maximum context length of (\d+) tokens", "int"],
+    ["context_tokens", r"exceed context window of (\d+)", "int"],
 ]
 
 # Everything above in one JSON-serialisable table, in the order triage.js reads it.

@@ -23,6 +23,29 @@
     return regex ? regex.exec(text) : null;
   }
 
+  // Every non-empty match of the pattern in the text, left to right (Python's finditer).
+  var compiledAll = {};
+  function matchesOf(pattern, text) {
+    var regex = compiledAll[pattern];
+    if (regex === undefined) {
+      try {
+        regex = new RegExp(pattern, "g");
+      } catch (err) {
+        regex = null;
+      }
+      compiledAll[pattern] = regex;
+    }
+    var found = [];
+    if (!regex) return found;
+    regex.lastIndex = 0;
+    var match;
+    while ((match = regex.exec(text)) !== null) {
+      if (match[0].length) found.push(match);
+      else regex.lastIndex++;
+    }
+    return found;
+  }
+
   // ------------------------------------------------------------------------- normalise
 
   function clean(raw) {
@@ -146,9 +169,15 @@
         var match = search(pattern, line);
         if (match) spans.push([match.index, match.index + match[0].length]);
       });
+      var wrappers = [];
+      rules.wrapper_lines.forEach(function (pattern) {
+        var match = search(pattern, line);
+        if (match) wrappers.push([match.index, match.index + match[0].length]);
+      });
       return {
         failure: !!search(rules.failure_line, line),
-        wrapper: rules.wrapper_lines.some(function (pattern) { return search(pattern, line); }),
+        wrapper: wrappers.length > 0,
+        wrappers: wrappers,
         expected: rules.expected_lines.some(function (pattern) { return search(pattern, line); }) ||
           rules.expected_when_equal.some(function (pattern) {
             var match = search(pattern, line);
@@ -201,34 +230,33 @@
       var adjustment = engineAdjustment(record.engine, engine, rules);
       record.patterns.forEach(function (pattern) {
         lines.forEach(function (line, index) {
-          var match = search(pattern, line);
-          if (!match) return;
-          var fact = facts[index];
-          if (fact.expected) return;
-          var start = match.index, end = match.index + match[0].length;
-          var score = scores.hit + (record.weight || 0) + adjustment[0] + position(index, lines.length, scores);
-          score += scores.specific_per_char * Math.min(match[0].length, scores.specific_chars_max);
-          var notes = adjustment[1] ? [adjustment[1]] : [];
-          score += fact.failure ? scores.failure_line : scores.not_failure_line;
-          if (fact.wrapper) {
-            score += scores.wrapper_line;
-            notes.push("wrapper line: the failure it reports is elsewhere");
-          }
-          if (fact.generic.some(function (span) { return span[0] < end && start < span[1]; })) {
-            // Generic text names no page unless the log is the record's engine's (or runs it inside).
-            if (engine === null || adjustment[0] < 0) return;
-            score += scores.generic_hit;
-            notes.push("generic out-of-memory text");
-          }
-          if (record.weight) notes.push("weight " + (record.weight > 0 ? "+" : "") + record.weight);
-          offer(candidate(record, score, line, index, pattern, null, notes));
-          // llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
-          var outerPage = ((rules.engine_embeds[engine || ""] || {}).pages || {})[record.id];
-          var outer = outerPage ? byId[outerPage] : undefined;
-          if (outer) {
-            var outerScore = score - adjustment[0] + scores.engine_match + scores.embedded;
-            offer(candidate(outer, outerScore, line, index, pattern, null, [record.engine + " failure inside " + engine + ": " + record.id]));
-          }
+          // Every match, not only the leftmost: on a line that joins several messages the first
+          // alternative to match may be the generic one.
+          matchesOf(pattern, line).forEach(function (match) {
+            var fact = facts[index];
+            if (fact.expected) return;
+            var start = match.index, end = match.index + match[0].length;
+            var score = scores.hit + (record.weight || 0) + adjustment[0] + position(index, lines.length, scores);
+            score += scores.specific_per_char * Math.min(match[0].length, scores.specific_chars_max);
+            var notes = adjustment[1] ? [adjustment[1]] : [];
+            score += fact.failure ? scores.failure_line : scores.not_failure_line;
+            // Only the wrapper's own words: a line can carry the cause beside it.
+            if (fact.wrappers.some(function (span) { return span[0] < end && start < span[1]; })) {
+              score += scores.wrapper_line;
+              notes.push("wrapper line: the failure it reports is elsewhere");
+            }
+            // Generic text says memory ran out, not where: it names no page by itself; the step does.
+            if (fact.generic.some(function (span) { return span[0] < end && start < span[1]; })) return;
+            if (record.weight) notes.push("weight " + (record.weight > 0 ? "+" : "") + record.weight);
+            offer(candidate(record, score, line, index, pattern, null, notes));
+            // llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
+            var outerPage = ((rules.engine_embeds[engine || ""] || {}).pages || {})[record.id];
+            var outer = outerPage ? byId[outerPage] : undefined;
+            if (outer) {
+              var outerScore = score - adjustment[0] + scores.engine_match + scores.embedded;
+              offer(candidate(outer, outerScore, line, index, pattern, null, [record.engine + " failure inside " + engine + ": " + record.id]));
+            }
+          });
         });
       });
     });
