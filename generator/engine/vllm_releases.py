@@ -182,6 +182,38 @@ def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eage
     return False
 
 
+# From 0.22 the V2 GPU model runner is the default for some models, and up to 0.28 its
+# profile_cudagraph_memory returns 0, so nothing is subtracted for graphs whatever the env switch
+# says; 0.29 gives it a real estimate. Which models get the V2 runner by default
+# (VllmConfig.use_v2_model_runner / _is_default_v2_model_runner_model):
+#   0.22-0.23: Qwen3ForCausalLM only, not MoE, not quantized;
+#   0.24: the architectures listed in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (Qwen3, Llama, Mistral,
+#         DeepSeek-V2, Qwen2-MoE, Granite-MoE);
+#   0.25-0.28: every generating model that is neither hybrid nor MoE, plus the listed MoE ones.
+V2_RUNNER_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.22.0/vllm/config/vllm.py#L518",
+    "https://github.com/vllm-project/vllm/blob/v0.24.0/vllm/config/vllm.py#L68",
+    "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/config/vllm.py#L605",
+    "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/v1/worker/gpu/model_runner.py#L843",
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L896",
+)
+# config.json model_type of the architectures those lists name.
+_V2_ARCHS_024 = frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe"})
+_V2_MOE_ARCHS = frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"})
+
+
+def v2_runner_skips_estimate(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool,
+                             quantized: bool) -> bool:
+    """True when the release runs this model on the V2 model runner, whose estimate is 0 up to 0.28."""
+    if not (0, 22, 0) <= version < (0, 29, 0) or is_hybrid:
+        return False
+    if version < (0, 24, 0):
+        return model_type == "qwen3" and not is_moe and not quantized
+    if version < (0, 25, 0):
+        return model_type in _V2_ARCHS_024
+    return not is_moe or model_type in _V2_MOE_ARCHS
+
+
 # --------------------------------------------------------------------------- MLA block sizes
 
 # CUDA picks an MLA backend that fixes the block size when the user gives none: FlashMLA (64, Hopper
