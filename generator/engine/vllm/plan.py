@@ -32,6 +32,7 @@ from generator.engine.vllm.versions import (
 from generator.engine.vllm_releases import (
     SAMPLER_BACKENDS,
     default_mla_block_size,
+    runs_v0_engine,
     sampler_bytes_per_logit,
     v2_runner_skips_estimate,
 )
@@ -268,13 +269,13 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
     if inputs.non_torch_bytes is not None:
         non_torch = inputs.non_torch_bytes
     else:
-        non_torch = assumptions.non_torch_bytes_v0 if uses_v0_engine(version) else assumptions.non_torch_bytes
+        non_torch = assumptions.non_torch_bytes_v0 if runs_v0_engine(version, inputs.gpu_name) else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
     activation = inputs.activation_peak_bytes
     if activation is None:
         activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
-                                      sampler_bytes_per_logit(version, inputs.sampler_backend))
+                                      sampler_bytes_per_logit(version, inputs.sampler_backend, runs_v0_engine(version, inputs.gpu_name)))
     cudagraph = 0
     if graph_estimate_subtracted(inputs, version, facts):
         cudagraph = inputs.cudagraph_bytes
@@ -323,7 +324,7 @@ def _sizing_groups(inputs: VllmInputs, geometry: Geometry, version: tuple[int, i
     groups = facts.groups
     if geometry.has_state:
         groups = _state_groups(groups, inputs.mamba_cache_mode)
-    if uses_v0_engine(version):
+    if runs_v0_engine(version, inputs.gpu_name):
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
     return groups
