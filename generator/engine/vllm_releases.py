@@ -49,9 +49,8 @@ class SamplerRow:
 
 SAMPLER_DEFAULTS: tuple[SamplerRow, ...] = (
     # V0's profile run samples max_num_seqs dummy prompts with top_p=0.99 and top_k=vocab-1, and its
-    # _apply_top_k_top_p sorts them as V1's native path does (about 40 B per logit: 0.90 GiB for
-    # 192 x 128,256 logits on a T4 and 1.22 GiB for 256 x 128,256 on an RTX 4070 laptop, both V0 on
-    # 0.8.2; 1.42 GiB for 256 x 152,064 on 0.7.3). Multimodal models profile fewer sequences
+    # _apply_top_k_top_p sorts them as V1's native path does (about 40 B per logit: the V0 TP=4 0.8.5
+    # start prints 1.45 GiB for 256 x 151,936 logits). Multimodal models profile fewer sequences
     # (max_num_batched_tokens // the largest multimodal item), which this table does not model.
     SamplerRow((0, 0, 0), (0, 7, 99), V0_SAMPLER,
                "https://github.com/vllm-project/vllm/blob/v0.7.3/vllm/worker/model_runner.py#L1237"),
