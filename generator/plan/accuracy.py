@@ -104,7 +104,7 @@ def _vllm_inputs(log: VllmLog, config: dict[str, Any], **extra: Any) -> VllmInpu
 
 def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     model = evidence.models[log.model]
-    marks = [label for label, on in (("holdout", log.split == "holdout"), ("known gap", bool(log.known_gap))) if on]
+    marks = [label for label, on in (("holdout", bool(log.split)), ("known gap", bool(log.known_gap))) if on]
     settings = log.settings
     return {
         "id": log.id, "source": _source(log.url), "release": _vllm_release(log.vllm_version), "version": log.vllm_version,
