@@ -55,7 +55,7 @@ class BudgetAssumptions:
     sampler_source: str = (
         "The sampler warm-up sorts max_num_seqs x vocab logits; its bytes per logit depend on the "
         "release's top-k/top-p path (vllm/v1/sample/ops/topk_topp_sampler.py at each tag): about 40 B on the PyTorch sort "
-        "path (default 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
+        "path (V0's own sampler and V1's default in 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
         "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
     )
     cudagraph_bytes_per_size_per_layer: int = round(0.45 * MIB)
