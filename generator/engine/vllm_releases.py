@@ -10,6 +10,7 @@ lists the releases read.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from generator.units import GIB
@@ -31,7 +32,7 @@ SAMPLER_BACKENDS = (NATIVE, FLASHINFER, TRITON)
 # flashinfer / triton: no sort; the fp32 logits and one probability tensor (8 B) - the A100
 # 0.10.1.1 logs that print "Using FlashInfer for top-p & top-k sampling" and the RTX 3090 0.17.1
 # logs (Triton path) show no larger peak.
-SAMPLER_BYTES_PER_LOGIT = {NATIVE: 40, FLASHINFER: 8, TRITON: 8, V0_SAMPLER: 8}
+SAMPLER_BYTES_PER_LOGIT = {NATIVE: 40, FLASHINFER: 8, TRITON: 8, V0_SAMPLER: 40}
 SAMPLER_SOURCE = (
     "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/sample/ops/topk_topp_sampler.py "
     "(apply_top_k_top_p sorts the [max_num_seqs, vocab] logits; flashinfer_sample does not)"
@@ -47,9 +48,12 @@ class SamplerRow:
 
 
 SAMPLER_DEFAULTS: tuple[SamplerRow, ...] = (
-    # V0's sampler: the V0 logs at 256 sequences (0.6.4-0.7.3) print no sort-sized peak.
+    # V0's profile run samples max_num_seqs dummy prompts with top_p=0.99 and top_k=vocab-1, and its
+    # _apply_top_k_top_p sorts them as V1's native path does (about 40 B per logit: the V0 TP=4 0.8.5
+    # start prints 1.45 GiB for 256 x 151,936 logits). Multimodal models profile fewer sequences
+    # (max_num_batched_tokens // the largest multimodal item), which this table does not model.
     SamplerRow((0, 0, 0), (0, 7, 99), V0_SAMPLER,
-               "https://github.com/vllm-project/vllm/blob/v0.7.3/vllm/worker/model_runner.py"),
+               "https://github.com/vllm-project/vllm/blob/v0.7.3/vllm/worker/model_runner.py#L1237"),
     # FlashInfer when installed, but it is an optional extra of the wheel
     # (`Provides-Extra: flashinfer` in the 0.11.0 METADATA): a plain `pip install vllm` sorts.
     SamplerRow((0, 8, 0), (0, 11, 99), NATIVE,
@@ -73,10 +77,35 @@ def default_sampler_backend(version: tuple[int, int, int]) -> str:
     return FLASHINFER
 
 
-def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None) -> int:
-    if version < (0, 8, 0):
+def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, v0: bool = False) -> int:
+    if v0 or version < (0, 8, 0):
         return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
     return SAMPLER_BYTES_PER_LOGIT[backend or default_sampler_backend(version)]
+
+
+# --------------------------------------------------------------------------- which engine starts
+
+# V1 is the default from 0.8.0, but up to 0.10.1 EngineArgs._is_v1_supported_oracle falls back to V0
+# on CUDA GPUs below compute capability 8.0 ("Compute Capability < 8.0"); 0.10.2 drops the check.
+V0_FALLBACK_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.8.0/vllm/engine/arg_utils.py#L1475",
+    "https://github.com/vllm-project/vllm/blob/v0.10.1.1/vllm/engine/arg_utils.py#L1403",
+)
+# Volta, Turing and Pascal parts by the names CUDA reports (Tesla T4/V100/P100/P40, GeForce RTX 20xx
+# and GTX, TITAN RTX, Quadro RTX).
+_PRE_AMPERE = re.compile(r"\b(t4|v100s?|p100|p40|p4|titan rtx|quadro rtx \d{4}|rtx 20[5-8]0( ti| super)?|gtx \d{3,4}( ti)?)\b")
+
+
+def is_pre_ampere_gpu(gpu_name: str) -> bool:
+    return bool(_PRE_AMPERE.search(gpu_name.lower()))
+
+
+def runs_v0_engine(version: tuple[int, int, int], gpu_name: str = "") -> bool:
+    """Whether `vllm serve` starts the V0 engine: every release before 0.8, and 0.8.0-0.10.1 on a GPU
+    below compute capability 8.0."""
+    if version < (0, 8, 0):
+        return True
+    return version < (0, 10, 2) and is_pre_ampere_gpu(gpu_name)
 
 
 # --------------------------------------------------------------------------- scheduler defaults
@@ -119,7 +148,7 @@ def batch_defaults_for(version: tuple[int, int, int], gpu_total_bytes: int, gpu_
     """(max_num_seqs, max_num_batched_tokens) `vllm serve` picks on this GPU in that release."""
     name = gpu_name.lower()
     by_name = "h100" in name or "h200" in name
-    if version < (0, 8, 0):
+    if runs_v0_engine(version, gpu_name):
         return 256, _v0_batched_tokens(version, max_model_len)
     if version <= (0, 8, 3):
         return 1024, 8192 if by_name else 2048
@@ -180,6 +209,38 @@ def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eage
                 return False
             return row.subtracted_by_default if estimate_env is None else estimate_env
     return False
+
+
+# From 0.22 the V2 GPU model runner is the default for some models, and up to 0.28 its
+# profile_cudagraph_memory returns 0, so nothing is subtracted for graphs whatever the env switch
+# says; 0.29 gives it a real estimate. Which models get the V2 runner by default
+# (VllmConfig.use_v2_model_runner / _is_default_v2_model_runner_model):
+#   0.22-0.23: Qwen3ForCausalLM only, not MoE, not quantized;
+#   0.24: the architectures listed in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (Qwen3, Llama, Mistral,
+#         DeepSeek-V2, Qwen2-MoE, Granite-MoE);
+#   0.25-0.28: every generating model that is neither hybrid nor MoE, plus the listed MoE ones.
+V2_RUNNER_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.22.0/vllm/config/vllm.py#L518",
+    "https://github.com/vllm-project/vllm/blob/v0.24.0/vllm/config/vllm.py#L68",
+    "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/config/vllm.py#L605",
+    "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/v1/worker/gpu/model_runner.py#L843",
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L896",
+)
+# config.json model_type of the architectures those lists name.
+_V2_ARCHS_024 = frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe"})
+_V2_MOE_ARCHS = frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"})
+
+
+def v2_runner_skips_estimate(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool,
+                             quantized: bool) -> bool:
+    """True when the release runs this model on the V2 model runner, whose estimate is 0 up to 0.28."""
+    if not (0, 22, 0) <= version < (0, 29, 0) or is_hybrid:
+        return False
+    if version < (0, 24, 0):
+        return model_type == "qwen3" and not is_moe and not quantized
+    if version < (0, 25, 0):
+        return model_type in _V2_ARCHS_024
+    return not is_moe or model_type in _V2_MOE_ARCHS
 
 
 # --------------------------------------------------------------------------- MLA block sizes

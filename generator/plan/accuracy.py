@@ -99,12 +99,13 @@ def _release_order(release: str) -> tuple[int, ...]:
 def _vllm_inputs(log: VllmLog, config: dict[str, Any], **extra: Any) -> VllmInputs:
     settings = log.settings.engine_inputs()
     ranks = settings.get("tensor_parallel_size", 1) * settings.get("pipeline_parallel_size", 1)
-    return VllmInputs(hf_config=config, gpu_count=ranks, vllm_version=log.vllm_version, **settings, **extra)
+    # The GPU's name picks release rules as vLLM does (batch defaults by name, V0 below Ampere, MLA block sizes).
+    return VllmInputs(hf_config=config, gpu_count=ranks, gpu_name=log.gpu or "", vllm_version=log.vllm_version, **settings, **extra)
 
 
 def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     model = evidence.models[log.model]
-    marks = [label for label, on in (("holdout", log.split == "holdout"), ("known gap", bool(log.known_gap))) if on]
+    marks = [label for label, on in (("holdout", bool(log.split)), ("known gap", bool(log.known_gap))) if on]
     settings = log.settings
     return {
         "id": log.id, "source": _source(log.url), "release": _vllm_release(log.vllm_version), "version": log.vllm_version,

@@ -49,13 +49,15 @@ class BudgetAssumptions:
     activation_source: str = (
         "Activation peak of the dummy batch = max_num_batched_tokens x (3 x intermediate/TP + "
         "3 x hidden) x 2 bytes: V0 logs of Llama-3.1-8B at 20,000 and 29,000 tokens (2.07 and "
-        "2.99 GiB, vllm issue #10517) and Qwen2.5-1.5B at 32,768 tokens (2.02 GiB) fit it within 5%."
+        "2.99 GiB, vllm issue #10517) and Qwen2.5-1.5B at 32,768 tokens (2.02 GiB) fit it within 5%. "
+        "It is a warm start's: a first start that compiles without a torch.compile cache keeps Inductor's "
+        "workspace in the profiled peak, about 1 GiB more on an RTX 4090 with Qwen3-8B (0.27.1: 1.18 against 0.19 GiB)."
     )
     sampler_bytes_per_logit: int = 8
     sampler_source: str = (
         "The sampler warm-up sorts max_num_seqs x vocab logits; its bytes per logit depend on the "
         "release's top-k/top-p path (vllm/v1/sample/ops/topk_topp_sampler.py at each tag): about 40 B on the PyTorch sort "
-        "path (default 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
+        "path (V0's own sampler and V1's default in 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
         "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
     )
     cudagraph_bytes_per_size_per_layer: int = round(0.45 * MIB)

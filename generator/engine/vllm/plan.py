@@ -32,7 +32,9 @@ from generator.engine.vllm.versions import (
 from generator.engine.vllm_releases import (
     SAMPLER_BACKENDS,
     default_mla_block_size,
+    runs_v0_engine,
     sampler_bytes_per_logit,
+    v2_runner_skips_estimate,
 )
 from generator.schema import MAX_BYTES, check_int
 
@@ -245,6 +247,16 @@ def resolve_settings(inputs: VllmInputs, *, facts: ConfigFacts | None = None) ->
     return resolved.geometry, resolved.derived, completed
 
 
+def graph_estimate_subtracted(inputs: VllmInputs, version: tuple[int, int, int], facts: ConfigFacts) -> bool:
+    """Whether this start loses the CUDA-graph estimate: the release's rule, unless the model runs on
+    the V2 model runner of 0.22-0.28, which estimates 0."""
+    if not subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs):
+        return False
+    hf = inputs.hf_config
+    return not v2_runner_skips_estimate(version, str(hf.get("model_type") or ""), facts.moe[0] > 0,
+                                        facts.geometry.has_state, isinstance(hf.get("quantization_config"), Mapping))
+
+
 def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
     geometry, shape, version = resolved.geometry, facts.weight_shape, resolved.version
     tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
@@ -257,15 +269,15 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
     if inputs.non_torch_bytes is not None:
         non_torch = inputs.non_torch_bytes
     else:
-        non_torch = assumptions.non_torch_bytes_v0 if uses_v0_engine(version) else assumptions.non_torch_bytes
+        non_torch = assumptions.non_torch_bytes_v0 if runs_v0_engine(version, inputs.gpu_name) else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
     activation = inputs.activation_peak_bytes
     if activation is None:
         activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
-                                      sampler_bytes_per_logit(version, inputs.sampler_backend))
+                                      sampler_bytes_per_logit(version, inputs.sampler_backend, runs_v0_engine(version, inputs.gpu_name)))
     cudagraph = 0
-    if subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs):
+    if graph_estimate_subtracted(inputs, version, facts):
         cudagraph = inputs.cudagraph_bytes
         if cudagraph is None:
             sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
@@ -312,7 +324,7 @@ def _sizing_groups(inputs: VllmInputs, geometry: Geometry, version: tuple[int, i
     groups = facts.groups
     if geometry.has_state:
         groups = _state_groups(groups, inputs.mamba_cache_mode)
-    if uses_v0_engine(version):
+    if runs_v0_engine(version, inputs.gpu_name):
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
     return groups

@@ -7,8 +7,8 @@ from typing import Any, Mapping
 
 from generator.engine.vllm.budget import ASSUMPTIONS
 from generator.engine.vllm.config_facts import ConfigFacts
-from generator.engine.vllm.plan import VllmInputs, _facts_for, _resolve, _size, replace_inputs
-from generator.engine.vllm.versions import VllmInputError, subtracts_cudagraph_estimate
+from generator.engine.vllm.plan import VllmInputs, _facts_for, _resolve, _size, graph_estimate_subtracted, replace_inputs
+from generator.engine.vllm.versions import VllmInputError
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def vllm_remediation(
     if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
         levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
                              inputs, {"kv_cache_dtype": "fp8"}, requested_len, "halves bytes per token", facts))
-    eager_helps = subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs) and inputs.kv_cache_memory_bytes is None
+    eager_helps = graph_estimate_subtracted(inputs, version, facts) and inputs.kv_cache_memory_bytes is None
     if eager_helps:
         levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
                              inputs, {"enforce_eager": True}, requested_len, "no CUDA graphs: slower decoding", facts))
