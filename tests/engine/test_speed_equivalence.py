@@ -255,8 +255,10 @@ def _settings_grid():
 
 
 def _llama_cases(catalog):
+    # Models whose layers keep a recurrent state have no llama.cpp layout the engine models.
     layouts = [pairs._work(m, next(v for v in m.variants)).layout for m in catalog.models.values()
-               if not m.config.as_config_json().get("model_type", "").startswith("gemma3n")]
+               if not m.config.as_config_json().get("model_type", "").startswith("gemma3n")
+               and not geometry_from_hf_config(m.config.as_config_json()).has_state]
     for layout in layouts + _odd_layouts():
         for settings in _settings_grid():
             yield layout, settings
