@@ -155,6 +155,8 @@ GENERIC_OOM = [
     # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
     # cache update): the step tells which.
     r"failed to allocate compute buffers",
+    # NCCL reports the CUDA allocation it could not make ("Cuda failure 2 'out of memory'").
+    r"Cuda failure (\d+ )?'out of memory'",
 ]
 
 # Markers of the step a run had reached, with the step's place in the engine's order of startup.
@@ -169,7 +171,13 @@ STEP_MARKERS = {
         # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
         # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
         ["sampler_warmup", 0, r"The above exception was the direct cause"],
-        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run"],
+        # torch's out-of-memory message counts memory "allocated in private pools (e.g., CUDA Graphs)"
+        # only once graphs hold some: capture had begun. As weak: a marker of any step says more,
+        # and the sampler warm-up, which follows capture, keeps its own weak marker above.
+        ["graph_capture", 0, r"allocated in private pools \(e\.g\., CUDA Graphs\)"],
+        # The vision encoder runs at startup only on the profile run's dummy multi-modal batch; at
+        # serving time the request markers (a later step) win.
+        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
         # V0's Worker.initialize_cache runs raise_if_cache_size_invalid.
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b"],
         ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
