@@ -27,6 +27,9 @@ SCORES = {
     # (a progress line such as "Capturing CUDA graphs" says where a run was, not that it failed).
     "failure_line": 10,
     "not_failure_line": -25,
+    # The line a server logs as the error it returned to the client: the outcome the reader saw,
+    # where an earlier line of the same failure only says which step gave up first.
+    "reply_line": 8,
     # Spread over the paste's lines: later lines are closer to what finally failed.
     "position_max": 6,
     # The line only says that something else failed ("Engine core initialization failed").
@@ -101,6 +104,9 @@ WRAP_WIDTH = 60
 # and so does a back end's out-of-memory status code (Vulkan's ErrorOutOfDeviceMemory, Metal's
 # kIOGPUCommandBufferCallbackErrorOutOfMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY).
 FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated|OutOf(Device|Host)?Memory|_OUT_OF_(DEVICE_|HOST_)?MEMORY)"
+
+# Lines where a server logs the error it sent back for a request (llama.cpp's send_error).
+REPLY_LINE = r"\bsend_error\b"
 
 # Lines that only report that another, earlier failure happened. Matches on them lose to any
 # specific match elsewhere in the paste, but still win when they are all there is.
@@ -408,6 +414,7 @@ RULES = {
     "wrap_width": WRAP_WIDTH,
     "telling_chars": TELLING_CHARS,
     "failure_line": FAILURE_LINE,
+    "reply_line": REPLY_LINE,
     "wrapper_lines": WRAPPER_LINES,
     "expected_lines": EXPECTED_LINES,
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
