@@ -370,7 +370,7 @@ class Fix(Record):
 Quantity = Literal[
     "kv-needed", "kv-budget", "requested", "free-memory", "weights-on-gpu", "warmup-peak", "headroom",
     "host-needed", "host-ram", "derived-limit", "context", "kv-type-mismatch", "kernel-support", "room-after-weights",
-    "flags-not-accepted", "build-options", "compute-buffer", "room-for-compute",
+    "flags-not-accepted", "build-options", "compute-buffer", "room-for-compute", "load-time", "load-timeout",
 ]
 
 
