@@ -36,6 +36,9 @@ Quantity = Literal[
     # Not memory: a command line that names options the build does not have.
     "flags-not-accepted",  # flags (or preset keys) on the command line that the build no longer registers
     "build-options",  # the options the build registers (its replacements, such as --load-mode)
+    # Not memory: how long a model takes to load, against how long the server waits for it.
+    "load-time",  # the time the load takes (reading the file, placing layers, allocating caches)
+    "load-timeout",  # how long the server waits for a stalled load (Ollama's OLLAMA_LOAD_TIMEOUT)
 ]
 QUANTITIES: tuple[str, ...] = Quantity.__args__  # type: ignore[attr-defined]
 
@@ -65,6 +68,8 @@ DIRECTIONS: Mapping[str, Direction] = {
     "llamacpp-not-memory": Direction("flags-not-accepted", "build-options"),
     "sglang-no-kv-pool": Direction("weights-on-gpu", "kv-budget"),
     "sglang-pool-short": Direction("kv-needed", "kv-budget"),
+    "ollama-load-timeout": Direction("load-time", "load-timeout"),
+    "vllm-host-memory": Direction("host-needed", "host-ram"),
 }
 
 # lever -> {quantity: +1 grows it, -1 shrinks it}. Only what the lever does by itself: a smaller
@@ -79,7 +84,8 @@ LEVER_EFFECTS: Mapping[str, Mapping[str, int]] = {
     "raise-utilization": {"requested": +1, "kv-budget": +1, "headroom": -1},
     "lower-utilization": {"requested": -1, "kv-budget": -1, "headroom": +1},
     "tensor-parallel": {"weights-on-gpu": -1, "kv-needed": -1, "kv-budget": +1, "room-after-weights": +1, "room-for-compute": +1},
-    "smaller-quant": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": -1, "room-after-weights": +1, "room-for-compute": +1},
+    "smaller-quant": {"weights-on-gpu": -1, "kv-budget": +1, "host-needed": -1, "room-after-weights": +1, "room-for-compute": +1,
+                      "load-time": -1},
     "bigger-gpu": {"free-memory": +1, "kv-budget": +1, "headroom": +1, "host-needed": -1, "room-after-weights": +1,
                    "room-for-compute": +1},
     "fewer-slots": {"kv-needed": -1, "host-needed": -1},
@@ -95,6 +101,9 @@ LEVER_EFFECTS: Mapping[str, Mapping[str, int]] = {
     # -ub N: llama.cpp reserves its worst-case graph for min(n_ctx, n_ubatch) tokens, so the compute
     # buffer shrinks with it; the KV cache and the context stay as they were.
     "smaller-ubatch": {"compute-buffer": -1},
+    "longer-load-timeout": {"load-timeout": +1},
+    # More RAM (or a higher container limit) also spares a load the swapping that stalls it.
+    "more-host-ram": {"host-ram": +1, "load-time": -1},
 }
 
 # What the quantities are called on a page and in messages.
@@ -117,6 +126,8 @@ QUANTITY_NAMES: Mapping[str, str] = {
     "build-options": "the options the build registers",
     "compute-buffer": "the compute buffer llama.cpp reserves",
     "room-for-compute": "the GPU memory left beside the weights and the KV cache",
+    "load-time": "the time the model takes to load",
+    "load-timeout": "how long the server waits for the load",
 }
 
 # A KV cache that failed in system RAM rather than on the GPU (llama.cpp with -nkvo or no GPU

@@ -41,6 +41,8 @@ LEVER_NAMES = {
     "cpu-offload-weights": "Offload weights to CPU memory",
     "drop-removed-flag": "Drop the removed flag (or use its replacement)",
     "smaller-ubatch": "A smaller micro-batch (-ub)",
+    "longer-load-timeout": "A longer load timeout (OLLAMA_LOAD_TIMEOUT)",
+    "more-host-ram": "More system RAM (or a higher container limit)",
 }
 
 

@@ -319,6 +319,8 @@ Scenario = Literal[
     "sglang-no-kv-pool",  # SGLang: the weights load but leave no KV pool inside --mem-fraction-static
     "sglang-pool-short",  # SGLang starts with a pool shorter than the context: long inputs are refused
     "llamacpp-not-memory",  # not a memory error: the build refuses a flag or setting it no longer has
+    "ollama-load-timeout",  # the model load stalls past OLLAMA_LOAD_TIMEOUT (slow disk, swapping) or the client gives up
+    "vllm-host-memory",  # system RAM, not the GPU, runs out while the checkpoint is read
 ]
 
 Lever = Literal[
@@ -343,6 +345,8 @@ Lever = Literal[
     "cpu-offload-weights",
     "drop-removed-flag",
     "smaller-ubatch",
+    "longer-load-timeout",
+    "more-host-ram",
 ]
 
 
@@ -366,7 +370,7 @@ class Fix(Record):
 Quantity = Literal[
     "kv-needed", "kv-budget", "requested", "free-memory", "weights-on-gpu", "warmup-peak", "headroom",
     "host-needed", "host-ram", "derived-limit", "context", "kv-type-mismatch", "kernel-support", "room-after-weights",
-    "flags-not-accepted", "build-options", "compute-buffer", "room-for-compute",
+    "flags-not-accepted", "build-options", "compute-buffer", "room-for-compute", "load-time", "load-timeout",
 ]
 
 

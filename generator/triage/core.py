@@ -209,6 +209,7 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
                 wrappers.append((match.start(), match.end()))
         facts.append({
             "failure": bool(_search(rules["failure_line"], line)),
+            "reply": bool(_search(rules["reply_line"], line)),
             "wrapper": bool(wrappers),
             "wrappers": wrappers,
             "expected": any(_search(pattern, line) for pattern in rules["expected_lines"])
@@ -304,6 +305,9 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                     score += scores["specific_per_char"] * min(len(match.group(0)), scores["specific_chars_max"])
                     notes = [engine_note] if engine_note else []
                     score += scores["failure_line"] if fact["failure"] else scores["not_failure_line"]
+                    if fact["reply"]:
+                        score += scores["reply_line"]
+                        notes.append("the error the server replied with")
                     # Only the wrapper's own words: a line can carry the cause beside it ("terminated:
                     # <cause>", or log lines a terminal joined into one).
                     if any(start < match.end() and match.start() < end for start, end in fact["wrappers"]):

@@ -27,6 +27,9 @@ SCORES = {
     # (a progress line such as "Capturing CUDA graphs" says where a run was, not that it failed).
     "failure_line": 10,
     "not_failure_line": -25,
+    # The line a server logs as the error it returned to the client: the outcome the reader saw,
+    # where an earlier line of the same failure only says which step gave up first.
+    "reply_line": 8,
     # Spread over the paste's lines: later lines are closer to what finally failed.
     "position_max": 6,
     # The line only says that something else failed ("Engine core initialization failed").
@@ -102,6 +105,9 @@ WRAP_WIDTH = 60
 # kIOGPUCommandBufferCallbackErrorOutOfMemory, VK_ERROR_OUT_OF_DEVICE_MEMORY).
 FAILURE_LINE = r"([A-Za-z_][\w.]*(Error|Exception)\b:?|^Error:|^error:|\berror\b|\bERR\b|failed|\bE \b|^RuntimeError|^ValueError|^AssertionError|panic:|GGML_ASSERT|\brequires\b|Insufficient Memory|[Nn]ot enough memory|unable to allocate|cannot be allocated|OutOf(Device|Host)?Memory|_OUT_OF_(DEVICE_|HOST_)?MEMORY)"
 
+# Lines where a server logs the error it sent back for a request (llama.cpp's send_error).
+REPLY_LINE = r"\bsend_error\b"
+
 # Lines that only report that another, earlier failure happened. Matches on them lose to any
 # specific match elsewhere in the paste, but still win when they are all there is.
 # Lines the engine itself marks as expected: llama.cpp's memory fitting probes settings that fail on
@@ -155,6 +161,8 @@ GENERIC_OOM = [
     # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
     # cache update): the step tells which.
     r"failed to allocate compute buffers",
+    # NCCL reports the CUDA allocation it could not make ("Cuda failure 2 'out of memory'").
+    r"Cuda failure (\d+ )?'out of memory'",
 ]
 
 # Markers of the step a run had reached, with the step's place in the engine's order of startup.
@@ -169,7 +177,13 @@ STEP_MARKERS = {
         # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
         # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
         ["sampler_warmup", 0, r"The above exception was the direct cause"],
-        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run"],
+        # torch's out-of-memory message counts memory "allocated in private pools (e.g., CUDA Graphs)"
+        # only once graphs hold some: capture had begun. As weak: a marker of any step says more,
+        # and the sampler warm-up, which follows capture, keeps its own weak marker above.
+        ["graph_capture", 0, r"allocated in private pools \(e\.g\., CUDA Graphs\)"],
+        # The vision encoder runs at startup only on the profile run's dummy multi-modal batch; at
+        # serving time the request markers (a later step) win.
+        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
         # V0's Worker.initialize_cache runs raise_if_cache_size_invalid.
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b"],
         ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
@@ -400,6 +414,7 @@ RULES = {
     "wrap_width": WRAP_WIDTH,
     "telling_chars": TELLING_CHARS,
     "failure_line": FAILURE_LINE,
+    "reply_line": REPLY_LINE,
     "wrapper_lines": WRAPPER_LINES,
     "expected_lines": EXPECTED_LINES,
     "expected_when_equal": EXPECTED_WHEN_EQUAL,

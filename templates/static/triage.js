@@ -176,6 +176,7 @@
       });
       return {
         failure: !!search(rules.failure_line, line),
+        reply: !!search(rules.reply_line, line),
         wrapper: wrappers.length > 0,
         wrappers: wrappers,
         expected: rules.expected_lines.some(function (pattern) { return search(pattern, line); }) ||
@@ -240,6 +241,10 @@
             score += scores.specific_per_char * Math.min(match[0].length, scores.specific_chars_max);
             var notes = adjustment[1] ? [adjustment[1]] : [];
             score += fact.failure ? scores.failure_line : scores.not_failure_line;
+            if (fact.reply) {
+              score += scores.reply_line;
+              notes.push("the error the server replied with");
+            }
             // Only the wrapper's own words: a line can carry the cause beside it.
             if (fact.wrappers.some(function (span) { return span[0] < end && start < span[1]; })) {
               score += scores.wrapper_line;
