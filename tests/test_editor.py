@@ -466,3 +466,13 @@ def test_hf_config_reads_the_layer_count_under_its_remote_code_name() -> None:
     config = {k: v for k, v in TINY_CONFIG.items() if k != "num_hidden_layers"} | {"num_layers": 7}
     fields, notes = hf_config_fields(config)
     assert fields["num_hidden_layers"] == 7 and any("num_layers" in n for n in notes)
+
+
+def test_hf_config_drops_a_letter_window_pattern_that_layer_types_spells_out() -> None:
+    kinds = ["sliding_attention"] * 3 + ["full_attention"]
+    config = {**TINY_CONFIG, "layer_types": kinds * (TINY_CONFIG["num_hidden_layers"] // 4), "sliding_window": 4096,
+              "sliding_window_pattern": "LLLG"}
+    fields, notes = hf_config_fields(config)
+    assert "sliding_window_pattern" not in fields and fields["layer_types"] == config["layer_types"]
+    assert any("sliding_window_pattern='LLLG'" in note for note in notes)
+    assert hf_config_fields({**TINY_CONFIG, "sliding_window_pattern": 6})[0]["sliding_window_pattern"] == 6

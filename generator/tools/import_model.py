@@ -69,6 +69,7 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
             continue
         out[key] = value
     _layer_count_by_another_name(cfg, out, notes)
+    _pattern_as_letters(out, notes)
     if "num_key_value_heads" not in out and "num_attention_heads" in out:
         out["num_key_value_heads"] = out["num_attention_heads"]
         notes.append("config.json has no num_key_value_heads: every head keeps its own KV (transformers' default), so it equals num_attention_heads")
@@ -98,6 +99,15 @@ def _layer_count_by_another_name(cfg: Mapping[str, Any], out: dict[str, Any], no
             out["num_hidden_layers"] = cfg[other]
             notes.append(f"num_hidden_layers read from {other}={cfg[other]} (this config's name for it)")
             return
+
+
+def _pattern_as_letters(out: dict[str, Any], notes: list[str]) -> None:
+    """EXAONE 4.5 writes `sliding_window_pattern` as letters ("LLLG": L slides, G is global) beside a
+    `layer_types` list that states the same per layer; the record keeps the list, which the engine reads first."""
+    pattern = out.get("sliding_window_pattern")
+    if isinstance(pattern, str) and isinstance(out.get("layer_types"), list):
+        out.pop("sliding_window_pattern")
+        notes.append(f"left out sliding_window_pattern={pattern!r}: layer_types states the same layers one by one")
 
 
 def _slugify(text: str) -> str:

@@ -40,7 +40,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--disable-sync", "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-RANDOM_REQUESTS = 1200
+# Enough seeded requests that the sample reaches every SGLang pool kind with the shipped catalog
+# (its model list is what the seeded picks index into).
+RANDOM_REQUESTS = 1400
 PAIR_URL = "/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/"
 PAIR_MODEL = "qwen2.5-coder-32b-instruct-awq"
 
