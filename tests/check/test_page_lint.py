@@ -128,3 +128,11 @@ def test_a_utilization_command_must_move_below_what_failed_and_fit_what_is_free(
     messages = [i.message for i in _number_problems("/x/", "t", block, "lower-utilization", "vllm", v, DIRECTIONS["vllm-startup-free-memory"])]
     assert any("not below the" in m for m in messages), messages
     assert any("requests more than the" in m for m in messages), messages
+
+
+@pytest.mark.parametrize("text", ["Notes in GENERATOR/pairs.py", "a \u017feed case", "the f\u0131le id", "the f\u0130le id",
+                                  "\u212aeep: found by search", "nothing internal here", "gener\u00e4tor/ is not it"])
+def test_the_quick_scan_for_internal_notes_misses_nothing_the_pattern_finds(text: str) -> None:
+    from generator.check.page_lint import _FORBIDDEN, text_problems
+
+    assert bool(text_problems("p/index.html", text)) == bool(_FORBIDDEN.search(text))
