@@ -1,5 +1,6 @@
 """Runs the stages into a site folder: load, compute, plan, render and check, then write/ stages the
-whole new tree (unchanged files hard-linked from the published one) and swaps it in by one rename.
+new tree (see write/staging.py: a few changed files settle the spare tree, many complete the
+stage) and swaps it in by one rename.
 Pages render in worker processes; only pages whose key changed render again.
 
 A build that fails at any stage, or is interrupted or killed, leaves the published site byte for
@@ -365,9 +366,13 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     """Complete the staged tree (unchanged files linked from out, the search index, the marker),
     publish it and record what it holds."""
     placed = set(changed)
-    for path in entries:
-        if path not in placed:
-            staging.link(path, out / path)
+    # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
+    if len(placed) * 2 < len(entries) and staging.take_spare():
+        staging.settle(entries, placed, out)
+    else:
+        for path in entries:
+            if path not in placed:
+                staging.link(path, out / path)
     digest = _index(staging, out, entries, pagefind, html_changed, pages)
     staging.mark(out)
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
@@ -389,19 +394,21 @@ def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str
     from has not changed (most edits change no indexed text: pair pages are indexed as their title and
     description), else a new one. Returns the digest of its sources, None with search off."""
     if pagefind is None:
+        staging.clear("pagefind")
         return None
     index = out / "pagefind"
     published = index.is_dir() and not index.is_symlink()
     if published and not html_changed:
-        staging.link_tree("pagefind", index)
+        staging.keep_tree("pagefind", index)
         return None
     sources = list(_search_sources(pages))
     digest = sources_digest(pagefind, sources, lambda path: entries[path].sha)
     recorded = state_dir(out) / SEARCH_DIGEST
     if published and recorded.is_file() and recorded.read_text(encoding="ascii") == digest:
-        staging.link_tree("pagefind", index)
+        staging.keep_tree("pagefind", index)
     else:
-        index_search(staging.dir, pagefind, sources)
+        staging.clear("pagefind")
+        index_search(staging.tree, pagefind, sources)
     return digest
 
 

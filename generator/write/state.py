@@ -1,5 +1,6 @@
 """What a build keeps beside its site, in .kvtriage-cache/<site folder name>/ (never published):
-the manifest of what it wrote, caches, the lock, and the staging tree of a build under way.
+the manifest of what it wrote, caches, the lock, the staging tree of a build under way, and the
+spare: the tree the last publish replaced, which the next build brings in step instead of staging anew.
 
 Caches are read with value_pickle, so a tampered or corrupt cache costs a rebuild and nothing more."""
 
