@@ -28,6 +28,7 @@ from generator.check.plan_meta import page_meta, page_url, site_file_meta
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue, RenderError
 from generator.launch.commands import dataset_surfaces, verify_commands
+from generator.plan.memo import PlanMemo
 from generator.plan.pages import Page
 from generator.render.site_files import pagefind_executable, search_stub, site_pages
 from generator.render.templates import render_page
@@ -194,12 +195,15 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     parse_version = code_digest(Path(__file__).resolve().parents[1])
     if resident is not None:
         parse_cache = _UsedEntries(resident.parsed)
+        memo = resident.plans
     else:
         stored = load_cache(state / "parsed.pickle")
         parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
+        stored = load_cache(state / "fingerprints.pickle")
+        fingerprints = _UsedEntries(stored.get("pairs", {}) if stored.get("version") == parse_version else {})
+        memo = PlanMemo(fingerprints, numbers_keys)
     with _collector_paused():
-        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache,
-                       memo=resident.plans if resident is not None else None)
+        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache, memo=memo)
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
@@ -207,6 +211,8 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         resident.parsed = {k: parse_cache[k] for k in parse_cache.used}
     elif parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
         save_cache(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
+    if resident is None and (fingerprints.added or fingerprints.used != fingerprints.keys()):
+        save_cache(state / "fingerprints.pickle", {"version": parse_version, "pairs": {k: fingerprints[k] for k in fingerprints.used}})
     try:
         return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
                               numbers_keys, resident)

@@ -25,6 +25,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -97,8 +98,11 @@ class Staging:
             _clear(target)
             self.write(MARKER_NAME, MARKER_TEXT)
 
-    def take_spare(self) -> bool:
-        """Publish the spare, once settle() brought it in step, instead of this stage; False when there is none."""
+    def take_spare(self, wait: float = 120.0) -> bool:
+        """Publish the spare, once settle() brought it in step, instead of this stage; False when there
+        is none. One still being made (after a first build) is waited for, up to `wait` seconds: the
+        rest of its making is less than staging the whole tree here."""
+        _wait_for_spare_maker(self.dir.parent, wait)
         spare = self.dir.parent / SPARE_NAME
         if not spare.is_dir() or spare.is_symlink():
             return False
@@ -243,6 +247,7 @@ def publish(staging: Staging, out: Path) -> None:
     with signals_held():
         if not os.path.lexists(out):
             os.rename(tree, out)
+            make_spare_in_background(out, staging.dir.parent)
             return
         if not _exchange_atomically(tree, out):
             # No atomic exchange here: two renames, the second right after the first.
@@ -280,3 +285,76 @@ def remove_in_background(folder: Path) -> None:
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# The spare a first build leaves, made in a detached process: every file of the published site
+# hard-linked into state/spare-new-*, renamed to state/spare when complete (never over a spare there
+# already). What it links may change under it; a spare is never trusted, so that costs no more than
+# links settle() makes anew. The lock (flock) is held for as long as the process runs.
+_SPARE_LOCK = "spare.lock"
+_MAKE_SPARE = """
+import os, shutil, sys, tempfile
+out, state = sys.argv[1], sys.argv[2]
+new = tempfile.mkdtemp(prefix="spare-new-", dir=state)
+try:
+    for folder, dirs, names in os.walk(out):
+        target = os.path.join(new, os.path.relpath(folder, out))
+        for name in dirs:
+            os.mkdir(os.path.join(target, name))
+        for name in names:
+            os.link(os.path.join(folder, name), os.path.join(target, name), follow_symlinks=False)
+    if os.path.lexists(os.path.join(state, "spare")):
+        raise FileExistsError
+    os.rename(new, os.path.join(state, "spare"))
+except OSError:
+    shutil.rmtree(new, ignore_errors=True)
+"""
+
+
+def make_spare_in_background(out: Path, state: Path) -> None:
+    """Start making the spare from out, unless one is there or being made."""
+    if os.path.lexists(state / SPARE_NAME):
+        return
+    try:
+        import fcntl
+
+        handle = open(state / _SPARE_LOCK, "a+b")
+    except (ImportError, OSError):
+        return
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # being made already
+        try:  # the child inherits the locked descriptor: the lock lasts as long as the child
+            subprocess.Popen([sys.executable, "-c", _MAKE_SPARE, str(out), str(state)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                             pass_fds=(handle.fileno(),))
+        except OSError:
+            pass
+
+
+def spare_maker_running(state: Path) -> bool:
+    return not _wait_for_spare_maker(state, 0.0)
+
+
+def _wait_for_spare_maker(state: Path, wait: float) -> bool:
+    """True once no process is making a spare (at once when none is), False when `wait` ran out."""
+    try:
+        import fcntl
+
+        handle = open(state / _SPARE_LOCK, "rb")
+    except (ImportError, OSError):
+        return True
+    deadline = time.monotonic() + wait
+    with handle:
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.02)
+                continue
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            return True

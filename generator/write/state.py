@@ -16,7 +16,7 @@ from typing import BinaryIO, Callable, Iterator
 
 import generator.value_pickle as value_pickle
 from generator.write.guard import STATE_FOLDER
-from generator.write.staging import remove_in_background
+from generator.write.staging import remove_in_background, spare_maker_running
 
 # Names an older kvtriage gave its staging, old-copy and undo folders beside the site (tempfile's 8 characters).
 _OLD_LEFTOVER = r"\.{name}\.(new|old|undo)-[a-z0-9_]{{8}}"
@@ -91,6 +91,11 @@ def remove_leftovers(out: Path, state: Path) -> list[str]:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
+    if not spare_maker_running(state):  # else the spare under way is its
+        for path in sorted(state.glob("spare-new-*")):
+            if path.is_dir() and not path.is_symlink():
+                remove_in_background(path)
+                removed.append(str(path))
     for path in sorted(state.glob("trash-*")):  # may be under way in the background already: never waited for
         if path.is_dir() and not path.is_symlink():
             remove_in_background(path)
