@@ -75,7 +75,8 @@ def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(syntheti
         seen.add("old" if now == versions[current] else "new")
         subprocess.run(_build_command(root, site), check=True, capture_output=True, cwd=REPO, timeout=600)  # finishes, cleans up
         assert tree(site) == versions[target]
-        assert not list(state_dir(site).glob("stage-*"))
+        left = [sorted(p.relative_to(state_dir(site)).as_posix() for p in stage.rglob("*"))[:5] for stage in state_dir(site).glob("stage-*")]
+        assert not left, f"killed at {fraction:.0%}: the build after it left {left}"
         current = target
     assert "old" in seen
     time.sleep(1)  # a worker sees its parent gone within moments
