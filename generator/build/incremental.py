@@ -390,8 +390,10 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     return manifest
 
 
-# Beside the site (write.state), the digest of what the published search index was made from.
+# Beside the site (write.state), the digest of what the published search index was made from, and
+# the folder Pagefind reads (search_index.index_search), kept between builds.
 SEARCH_DIGEST = "search-index.sha"
+SEARCH_SOURCES = "search-sources"
 
 
 def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str | None, html_changed: bool,
@@ -414,7 +416,7 @@ def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str
         staging.keep_tree("pagefind", index)
     else:
         staging.clear("pagefind")
-        index_search(staging.tree, pagefind, sources)
+        index_search(staging.tree, pagefind, sources, kept=state_dir(out) / SEARCH_SOURCES)
     return digest
 
 

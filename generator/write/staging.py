@@ -90,12 +90,12 @@ class Staging:
         published = None if out is None else out / MARKER_NAME
         target = self.path_of(MARKER_NAME)
         if published is not None and published.is_file() and not published.is_symlink() and published.read_bytes() == MARKER_TEXT:
-            if _same_file(target, published):
+            if same_file(target, published):
                 return
-            _clear(target)
+            clear_path(target)
             self.link(MARKER_NAME, published)
         else:
-            _clear(target)
+            clear_path(target)
             self.write(MARKER_NAME, MARKER_TEXT)
 
     def take_spare(self, wait: float = 120.0) -> bool:
@@ -114,13 +114,7 @@ class Staging:
         and mark() see to those): the ones in `written` moved in from this stage, every other one
         out's file, kept when the tree has that very file and hard-linked from out when not."""
         files = set(files)
-        folders: set[str] = set()
-        for path in files:
-            parent = os.path.dirname(path)
-            while parent and parent not in folders:
-                folders.add(parent)
-                parent = os.path.dirname(parent)
-        _prune(str(self.tree), "", files, folders)
+        prune(str(self.tree), "", files, folders_of(files))
         for path in files:
             target = self.path_of(path)
             if path in written:
@@ -128,9 +122,9 @@ class Staging:
                 os.replace(os.path.join(self.dir, path), target)
                 continue
             source = os.path.join(out, path)
-            if _same_file(target, source):
+            if same_file(target, source):
                 continue
-            _clear(target)
+            clear_path(target)
             self.link(path, Path(source))
 
     def keep_tree(self, relative: str, source: Path) -> None:
@@ -138,17 +132,17 @@ class Staging:
         of the very same files, else linked anew."""
         target = Path(self.path_of(relative))
         if _tree_files(target) != _tree_files(source):
-            _clear(str(target))
+            clear_path(str(target))
             self.link_tree(relative, source)
 
     def clear(self, relative: str) -> None:
-        _clear(self.path_of(relative))
+        clear_path(self.path_of(relative))
 
     def discard(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _same_file(a: str | Path, b: str | Path) -> bool:
+def same_file(a: str | Path, b: str | Path) -> bool:
     try:
         first = os.lstat(a)
         return stat.S_ISREG(first.st_mode) and os.path.samestat(first, os.lstat(b))
@@ -156,7 +150,7 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
         return False
 
 
-def _clear(target: str | Path) -> None:
+def clear_path(target: str | Path) -> None:
     """Remove whatever is at target (a file, a link, a folder), if anything."""
     try:
         mode = os.lstat(target).st_mode
@@ -168,18 +162,29 @@ def _clear(target: str | Path) -> None:
         os.unlink(target)
 
 
-def _prune(folder: str, prefix: str, files: set[str], folders: set[str]) -> None:
-    """Remove from folder every entry the new tree does not hold (the marker and the search index at
-    the top are left to mark() and keep_tree())."""
+def folders_of(files: Iterable[str]) -> set[str]:
+    """Every folder that holds one of files (site paths), at any depth."""
+    folders: set[str] = set()
+    for path in files:
+        parent = os.path.dirname(path)
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    return folders
+
+
+def prune(folder: str, prefix: str, files: set[str], folders: set[str], keep: tuple[str, ...] = (MARKER_NAME, "pagefind")) -> None:
+    """Remove from folder every entry besides files and the folders that hold them (and, at the top,
+    the names in keep: the marker and the search index, which mark() and keep_tree() see to)."""
     with os.scandir(folder) as listing:
         entries = list(listing)
     for entry in entries:
         relative = prefix + entry.name
-        if not prefix and entry.name in (MARKER_NAME, "pagefind"):
+        if not prefix and entry.name in keep:
             continue
         if entry.is_dir(follow_symlinks=False):
             if relative in folders:
-                _prune(entry.path, relative + "/", files, folders)
+                prune(entry.path, relative + "/", files, folders, keep)
             else:
                 shutil.rmtree(entry.path)
         elif relative not in files or not entry.is_file(follow_symlinks=False):
