@@ -264,8 +264,10 @@ def publish(staging: Staging, out: Path) -> None:
                 os.rename(retired, out)
                 raise
             os.rename(retired, tree)
-    if tree == staging.dir:  # else the replaced tree already sits where the spare is kept
+    if tree == staging.dir:
         _keep_as_spare(staging)
+    else:  # the replaced tree already sits where the spare is kept; the stage holds emptied folders
+        _remove_in_background(staging.dir)
 
 
 def _keep_as_spare(staging: Staging) -> None:
@@ -281,6 +283,18 @@ def _keep_as_spare(staging: Staging) -> None:
         os.rename(staging.dir, spare)
     except OSError:
         shutil.rmtree(staging.dir, ignore_errors=True)
+
+
+def _remove_in_background(stage: Path) -> None:
+    """Remove a stage at once from the names a build leaves (a build killed now, with its manifest
+    written, is followed by one that finds nothing to do and cleans up nothing)."""
+    trash = stage.with_name("trash-" + stage.name.removeprefix("stage-"))
+    try:
+        os.rename(stage, trash)
+    except OSError:
+        shutil.rmtree(stage, ignore_errors=True)
+        return
+    remove_in_background(trash)
 
 
 def remove_in_background(folder: Path) -> None:
