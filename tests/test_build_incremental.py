@@ -19,6 +19,7 @@ from generator.errors import ContentError, Issue, RenderError
 from generator.render.page_links import page_links
 from generator.render.site_files import pagefind_executable
 from generator.write import manifest as manifest_module
+from generator.write import staging as staging_module
 from generator.write.manifest import manifest_path, read_manifest, write_manifest
 from generator.write.staging import Staging
 from generator.write.state import state_dir
@@ -326,16 +327,17 @@ def test_an_interrupt_while_staging_leaves_the_site_as_it_was(root: Path, tmp_pa
     before, stamps = tree(site), mtimes(site)
     recorded = manifest_path(site).read_bytes()
     _edit_gpu_memory(root)  # changes, adds and deletes pages
-    real_link = Staging.link
+    real_link, real_same = Staging.link, staging_module.same_file
     calls = []
 
-    def counting(self, relative, source):
+    def count(relative) -> None:
         calls.append(relative)
         if len(calls) == 7:
             raise KeyboardInterrupt("Ctrl-C mid-staging")
-        return real_link(self, relative, source)
 
-    monkeypatch.setattr(Staging, "link", counting)
+    # The whole tree staged (a link per unchanged file), or the spare settled (a look at each file).
+    monkeypatch.setattr(Staging, "link", lambda self, relative, source: (count(relative), real_link(self, relative, source))[1])
+    monkeypatch.setattr(staging_module, "same_file", lambda a, b: (count(str(a)), real_same(a, b))[1])
     with pytest.raises(KeyboardInterrupt):
         build_and_write(root, site, jobs=2, search=False)
     assert len(calls) == 7
@@ -464,3 +466,23 @@ def test_a_whole_site_check_split_across_workers_reports_as_the_serial_check(roo
     assert found[1] == found[2]
     assert sum("/nowhere/" in line for line in found[2]) > 10
     assert any(": title: " in line or ": description: " in line for line in found[2])  # the part checked once
+
+
+@pytest.mark.skipif(pagefind_executable() is None, reason="Pagefind is not installed")
+def test_the_folder_pagefind_reads_in_any_state_gives_the_index_a_cold_build_gives(root: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=True)
+    sources = state_dir(site) / build_incremental.SEARCH_SOURCES
+    pages = sorted(sources.rglob("*.html"))
+    assert len(pages) > 10
+    (sources / "foreign/index.html").parent.mkdir(parents=True)
+    (sources / "foreign/index.html").write_text("<html><body><main>Not a page of the site</main></body></html>")
+    pages[0].unlink()
+    pages[0].write_text("<html><body><main>scribbled over</main></body></html>")
+    pages[1].unlink()
+    pages[1].symlink_to("/etc/hostname")
+    _edit_error_prose(root, "Indexed anew.")
+    build_and_write(root, site, jobs=2, search=True)
+    cold = tmp_path / "cold"
+    build_and_write(root, cold, jobs=2, search=True)
+    assert tree(site) == tree(cold)

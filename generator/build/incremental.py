@@ -1,5 +1,6 @@
 """Runs the stages into a site folder: load, compute, plan, render and check, then write/ stages the
-whole new tree (unchanged files hard-linked from the published one) and swaps it in by one rename.
+new tree (see write/staging.py: a few changed files settle the spare tree, many complete the
+stage) and swaps it in by one rename.
 Pages render in worker processes; only pages whose key changed render again.
 
 A build that fails at any stage, or is interrupted or killed, leaves the published site byte for
@@ -27,6 +28,7 @@ from generator.check.plan_meta import page_meta, page_url, site_file_meta
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue, RenderError
 from generator.launch.commands import dataset_surfaces, verify_commands
+from generator.plan.memo import PlanMemo
 from generator.plan.pages import Page
 from generator.render.site_files import pagefind_executable, search_stub, site_pages
 from generator.render.templates import render_page
@@ -193,12 +195,15 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     parse_version = code_digest(Path(__file__).resolve().parents[1])
     if resident is not None:
         parse_cache = _UsedEntries(resident.parsed)
+        memo = resident.plans
     else:
         stored = load_cache(state / "parsed.pickle")
         parse_cache = _UsedEntries(stored.get("files", {}) if stored.get("version") == parse_version else {})
+        stored = load_cache(state / "fingerprints.pickle")
+        fingerprints = _UsedEntries(stored.get("pairs", {}) if stored.get("version") == parse_version else {})
+        memo = PlanMemo(fingerprints, numbers_keys)
     with _collector_paused():
-        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache,
-                       memo=resident.plans if resident is not None else None)
+        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache, memo=memo)
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
@@ -206,6 +211,8 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         resident.parsed = {k: parse_cache[k] for k in parse_cache.used}
     elif parse_cache.added or parse_cache.used != parse_cache.keys():  # new parses, or parses of files that changed or went
         save_cache(state / "parsed.pickle", {"version": parse_version, "files": {k: parse_cache[k] for k in parse_cache.used}})
+    if resident is None and (fingerprints.added or fingerprints.used != fingerprints.keys()):
+        save_cache(state / "fingerprints.pickle", {"version": parse_version, "pairs": {k: fingerprints[k] for k in fingerprints.used}})
     try:
         return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
                               numbers_keys, resident)
@@ -365,9 +372,13 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     """Complete the staged tree (unchanged files linked from out, the search index, the marker),
     publish it and record what it holds."""
     placed = set(changed)
-    for path in entries:
-        if path not in placed:
-            staging.link(path, out / path)
+    # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
+    if len(placed) * 2 < len(entries) and staging.take_spare():
+        staging.settle(entries, placed, out)
+    else:
+        for path in entries:
+            if path not in placed:
+                staging.link(path, out / path)
     digest = _index(staging, out, entries, pagefind, html_changed, pages)
     staging.mark(out)
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
@@ -379,8 +390,10 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     return manifest
 
 
-# Beside the site (write.state), the digest of what the published search index was made from.
+# Beside the site (write.state), the digest of what the published search index was made from, and
+# the folder Pagefind reads (search_index.index_search), kept between builds.
 SEARCH_DIGEST = "search-index.sha"
+SEARCH_SOURCES = "search-sources"
 
 
 def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str | None, html_changed: bool,
@@ -389,19 +402,21 @@ def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str
     from has not changed (most edits change no indexed text: pair pages are indexed as their title and
     description), else a new one. Returns the digest of its sources, None with search off."""
     if pagefind is None:
+        staging.clear("pagefind")
         return None
     index = out / "pagefind"
     published = index.is_dir() and not index.is_symlink()
     if published and not html_changed:
-        staging.link_tree("pagefind", index)
+        staging.keep_tree("pagefind", index)
         return None
     sources = list(_search_sources(pages))
     digest = sources_digest(pagefind, sources, lambda path: entries[path].sha)
     recorded = state_dir(out) / SEARCH_DIGEST
     if published and recorded.is_file() and recorded.read_text(encoding="ascii") == digest:
-        staging.link_tree("pagefind", index)
+        staging.keep_tree("pagefind", index)
     else:
-        index_search(staging.dir, pagefind, sources)
+        staging.clear("pagefind")
+        index_search(staging.tree, pagefind, sources, kept=state_dir(out) / SEARCH_SOURCES)
     return digest
 
 

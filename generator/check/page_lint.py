@@ -350,10 +350,25 @@ _FORBIDDEN = re.compile("|".join(re.escape(p) for p in FORBIDDEN_PHRASES), re.IG
 _GHOST_FLAG = re.compile(r"--kv-cache-memory(?![-\w])")
 
 
+# The only non-ASCII letters re.IGNORECASE takes for an ASCII one besides the Kelvin sign, which
+# lower() maps to "k": a text without them holds a phrase exactly when its lower() does.
+_FOLDED_LETTERS = "\u0130\u0131\u017f"
+_PHRASES_LOWER = tuple(phrase.lower() for phrase in FORBIDDEN_PHRASES)
+
+
+def _may_quote_note(text: str) -> bool:
+    """False only when _FORBIDDEN finds nothing in text: a substring test is a hundred times faster
+    than the case-blind pattern over a whole page."""
+    if any(letter in text for letter in _FOLDED_LETTERS):
+        return True
+    lowered = text.lower()
+    return any(phrase in lowered for phrase in _PHRASES_LOWER)
+
+
 def text_problems(path: str, text: str) -> list[Issue]:
     """Internal notes in one rendered file (HTML or Markdown twin), each at its line."""
     issues = []
-    for match in _FORBIDDEN.finditer(text):
+    for match in _FORBIDDEN.finditer(text) if _may_quote_note(text) else ():
         line = text.count("\n", 0, match.start()) + 1
         issues.append(Issue(f"site/{path}", line, 0, "text", f"reader-facing text quotes an internal note: {match.group(0)!r}",
                             "Give readers a URL they can open; keep internal notes in YAML comments"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, MutableMapping
 
 from generator.engine.pairs import PairNumbers, Results
 from generator.plan.pages import Page
@@ -49,12 +49,17 @@ class PlanMemo:
     records are equal, the numbers are the very same objects (the resident builder keeps unchanged
     numbers), and the error's own inputs are equal. Anything else is planned afresh."""
 
-    def __init__(self) -> None:
+    def __init__(self, stored: MutableMapping[str, bytes] | None = None,
+                 numbers_keys: Mapping[tuple[str, str, str], str] | None = None) -> None:
         self.units: dict[str, _PairUnit] = {}
         self.tables: _Tables | None = None
         self._fingerprints: dict[tuple[str, int], tuple[PairNumbers, bytes]] = {}  # (engine, id(numbers)) -> (numbers, digest)
         self._shared: tuple[Any, ...] | None = None
         self._results: Results | None = None
+        # Fingerprints an earlier process took, by engine and the key the numbers were computed under
+        # (build/results_cache.py): equal keys give equal numbers, so equal fingerprints.
+        self._stored = stored
+        self._numbers_keys = numbers_keys if numbers_keys is not None else {}
 
     @staticmethod
     def _shared_of(dataset: Dataset) -> tuple[Any, ...]:
@@ -64,7 +69,13 @@ class PlanMemo:
         """_Planner.fingerprint, kept for as long as the numbers are (an edit no engine reads keeps them)."""
         kept = self._fingerprints.get((engine, id(numbers)))
         if kept is None or kept[0] is not numbers:
-            kept = self._fingerprints[(engine, id(numbers))] = (numbers, fingerprint(engine, numbers))
+            key = self._numbers_keys.get(numbers.key) if self._stored is not None else None
+            digest = self._stored.get(f"{engine}:{key}") if self._stored is not None and key is not None else None
+            if digest is None:
+                digest = fingerprint(engine, numbers)
+                if self._stored is not None and key is not None:
+                    self._stored[f"{engine}:{key}"] = digest
+            kept = self._fingerprints[(engine, id(numbers))] = (numbers, digest)
         return kept[1]
 
     def same_shared(self, dataset: Dataset, results: Results) -> bool:

@@ -5,34 +5,71 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterable
 
 from generator.errors import Issue, RenderError
+from generator.write.staging import clear_path, folders_of, prune, same_file
 
 
-def index_search(site_dir: Path, executable: str, sources: Iterable[tuple[str, bytes | None]]) -> None:
+def index_search(site_dir: Path, executable: str, sources: Iterable[tuple[str, bytes | None]], kept: Path | None = None) -> None:
     """Index site_dir into site_dir/pagefind. sources names what Pagefind reads, by site path: the
-    page itself (None) or a stand-in's bytes. Pagefind reads a folder of its own, made beside
-    site_dir and removed after, holding just those: it never parses pages the index leaves out."""
-    source = Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
+    page itself (None) or a stand-in's bytes. Pagefind reads a folder of its own holding just those,
+    so it never parses pages the index leaves out: `kept` (a folder kept between builds and brought
+    in step here, at the cost of what changed), else one made beside site_dir and removed after."""
+    source = kept if kept is not None else Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
     try:
-        for relative, stand_in in sources:
-            target = source / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if stand_in is None:
-                os.link(site_dir / relative, target)
-            else:
-                with open(target, "wb") as handle:
-                    handle.write(stand_in)
+        _settle_sources(source, site_dir, list(sources))
         done = subprocess.run([executable, "--site", str(source), "--output-path", str(site_dir / "pagefind"), "--silent"],
                               capture_output=True, text=True, check=False)
     finally:
-        shutil.rmtree(source, ignore_errors=True)
+        if kept is None:
+            shutil.rmtree(source, ignore_errors=True)
     if done.returncode != 0:
         raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
+
+
+def _settle_sources(source: Path, site_dir: Path, sources: list[tuple[str, bytes | None]]) -> None:
+    """Make source hold exactly the sources, whatever it held: a page is kept when it is site_dir's
+    very file, a stand-in when its bytes are equal; anything else is removed or written anew, never
+    written into."""
+    if not source.is_dir() or source.is_symlink():
+        clear_path(source)
+        source.mkdir(parents=True)
+    wanted = {relative for relative, _ in sources}
+    prune(str(source), "", wanted, folders_of(wanted), keep=())
+    made: set[str] = set()
+    for relative, stand_in in sources:
+        target = os.path.join(source, relative)
+        if stand_in is None:
+            if same_file(target, site_dir / relative):
+                continue
+        elif _holds(target, stand_in):
+            continue
+        clear_path(target)
+        parent = os.path.dirname(target)
+        if parent not in made:
+            os.makedirs(parent, exist_ok=True)
+            made.add(parent)
+        if stand_in is None:
+            os.link(site_dir / relative, target)
+        else:
+            with open(target, "wb") as handle:
+                handle.write(stand_in)
+
+
+def _holds(path: str, content: bytes) -> bool:
+    """Whether path is a plain file (not a link) of exactly these bytes."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        with open(path, "rb") as handle:
+            return handle.read(len(content) + 1) == content
+    except FileNotFoundError:
+        return False
 
 
 def sources_digest(executable: str, sources: Iterable[tuple[str, bytes | None]], sha_of: Callable[[str], str]) -> str:

@@ -1,10 +1,17 @@
-"""A build's new site, staged whole in the state folder and swapped in by one rename.
+"""A build's new site, staged in the state folder and swapped in by one rename.
 
-Every build stages the complete tree: files it rendered are written, files that did not change are
-hard-linked from the published site (same bytes, same mtime, no copy). One atomic exchange of the
-two folders then publishes it, so the site folder holds the old tree or the new one and nothing in
-between, whatever kills the build. The old tree, now in the staging place, is removed afterwards;
-a build killed before that leaves it for the next build's remove_leftovers."""
+Files a build rendered are written to a fresh stage. The tree it publishes is either that stage
+completed (every unchanged file hard-linked from the published site: same bytes, same mtime, no
+copy), or the spare: the tree the last publish replaced, kept in the state folder and brought in
+step by settle(), which costs in proportion to what changed and what the spare lacks. One atomic
+exchange of the tree and the site folder then publishes it, so the site folder holds the old tree or
+the new one and nothing in between, whatever kills the build. The replaced tree becomes the next
+build's spare.
+
+A spare is never trusted: settle() keeps a file only when it is the very file the published site
+has (the same inode), removes whatever the new tree does not name, and never writes into a file
+(it renames or links over it), so a spare in any state, one a killed build left half settled or
+one edited by hand, gives the same tree."""
 
 from __future__ import annotations
 
@@ -14,9 +21,11 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -24,20 +33,22 @@ from typing import Iterable, Iterator
 from generator.write.guard import MARKER_NAME, MARKER_TEXT
 
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
+SPARE_NAME = "spare"  # in the state folder
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
 class Staging:
-    """The new tree, in state/stage-XXXXXXXX until exchange() publishes it."""
+    """The new tree: state/stage-XXXXXXXX, or the spare once take_spare() chose it, until publish()."""
 
     def __init__(self, state: Path):
         state.mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix="stage-", dir=state))
+        self.tree = self.dir  # what publish() swaps in
         self._made: set[str] = {str(self.dir)}
 
     def path_of(self, relative: str) -> str:
-        return os.path.join(self.dir, relative)
+        return os.path.join(self.tree, relative)
 
     def _parent(self, target: str) -> None:
         parent = os.path.dirname(target)
@@ -77,13 +88,121 @@ class Staging:
     def mark(self, out: Path | None = None) -> None:
         """Give the tree the marker that says kvtriage wrote it: out's own, unchanged, when it has one."""
         published = None if out is None else out / MARKER_NAME
+        target = self.path_of(MARKER_NAME)
         if published is not None and published.is_file() and not published.is_symlink() and published.read_bytes() == MARKER_TEXT:
+            if same_file(target, published):
+                return
+            clear_path(target)
             self.link(MARKER_NAME, published)
         else:
+            clear_path(target)
             self.write(MARKER_NAME, MARKER_TEXT)
+
+    def take_spare(self, wait: float = 120.0) -> bool:
+        """Publish the spare, once settle() brought it in step, instead of this stage; False when there
+        is none. One still being made (after a first build) is waited for, up to `wait` seconds: the
+        rest of its making is less than staging the whole tree here."""
+        _wait_for_spare_maker(self.dir.parent, wait)
+        spare = self.dir.parent / SPARE_NAME
+        if not spare.is_dir() or spare.is_symlink():
+            return False
+        self.tree = spare
+        return True
+
+    def settle(self, files: Iterable[str], written: set[str], out: Path) -> None:
+        """Make the tree hold exactly `files`, besides the search index and the marker (keep_tree()
+        and mark() see to those): the ones in `written` moved in from this stage, every other one
+        out's file, kept when the tree has that very file and hard-linked from out when not."""
+        files = set(files)
+        prune(str(self.tree), "", files, folders_of(files))
+        for path in files:
+            target = self.path_of(path)
+            if path in written:
+                self._parent(target)
+                os.replace(os.path.join(self.dir, path), target)
+                continue
+            source = os.path.join(out, path)
+            if same_file(target, source):
+                continue
+            clear_path(target)
+            self.link(path, Path(source))
+
+    def keep_tree(self, relative: str, source: Path) -> None:
+        """Give the tree the published folder source (the search index): kept when the tree's is made
+        of the very same files, else linked anew."""
+        target = Path(self.path_of(relative))
+        if _tree_files(target) != _tree_files(source):
+            clear_path(str(target))
+            self.link_tree(relative, source)
+
+    def clear(self, relative: str) -> None:
+        clear_path(self.path_of(relative))
 
     def discard(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        first = os.lstat(a)
+        return stat.S_ISREG(first.st_mode) and os.path.samestat(first, os.lstat(b))
+    except FileNotFoundError:
+        return False
+
+
+def clear_path(target: str | Path) -> None:
+    """Remove whatever is at target (a file, a link, a folder), if anything."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(target)
+    else:
+        os.unlink(target)
+
+
+def folders_of(files: Iterable[str]) -> set[str]:
+    """Every folder that holds one of files (site paths), at any depth."""
+    folders: set[str] = set()
+    for path in files:
+        parent = os.path.dirname(path)
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = os.path.dirname(parent)
+    return folders
+
+
+def prune(folder: str, prefix: str, files: set[str], folders: set[str], keep: tuple[str, ...] = (MARKER_NAME, "pagefind")) -> None:
+    """Remove from folder every entry besides files and the folders that hold them (and, at the top,
+    the names in keep: the marker and the search index, which mark() and keep_tree() see to)."""
+    with os.scandir(folder) as listing:
+        entries = list(listing)
+    for entry in entries:
+        relative = prefix + entry.name
+        if not prefix and entry.name in keep:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if relative in folders:
+                prune(entry.path, relative + "/", files, folders, keep)
+            else:
+                shutil.rmtree(entry.path)
+        elif relative not in files or not entry.is_file(follow_symlinks=False):
+            os.unlink(entry.path)
+
+
+def _tree_files(folder: Path) -> dict[str, tuple[int, int]] | None:
+    """Every entry under folder with its device and inode (None: no folder there)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return None
+    found = {}
+    base = len(str(folder)) + 1
+    for parent, dirs, names in os.walk(folder):
+        for name in dirs + names:
+            path = os.path.join(parent, name)
+            st = os.lstat(path)
+            found[path[base:]] = (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else (st.st_mode, 0)
+    return found
 
 
 @contextmanager
@@ -127,34 +246,53 @@ def _exchange_atomically(a: Path, b: Path) -> bool:
 
 
 def publish(staging: Staging, out: Path) -> None:
-    """Make the staged tree the site at out and remove the tree it replaces."""
-    out = Path(out)
-    os.chmod(staging.dir, 0o755)
+    """Make the staged tree the site at out; the tree it replaces becomes the next build's spare."""
+    out, tree = Path(out), staging.tree
+    os.chmod(tree, 0o755)
     with signals_held():
         if not os.path.lexists(out):
-            os.rename(staging.dir, out)
+            os.rename(tree, out)
+            make_spare_in_background(out, staging.dir.parent)
             return
-        if not _exchange_atomically(staging.dir, out):
+        if not _exchange_atomically(tree, out):
             # No atomic exchange here: two renames, the second right after the first.
-            retired = staging.dir.with_name(staging.dir.name + "-old")
+            retired = tree.with_name(tree.name + "-old")
             os.rename(out, retired)
             try:
-                os.rename(staging.dir, out)
+                os.rename(tree, out)
             except BaseException:
                 os.rename(retired, out)
                 raise
-            os.rename(retired, staging.dir)
-    _remove_in_background(staging)  # the old tree now sits where the new one was staged
+            os.rename(retired, tree)
+    if tree == staging.dir:
+        _keep_as_spare(staging)
+    else:  # the replaced tree already sits where the spare is kept; the stage holds emptied folders
+        _remove_in_background(staging.dir)
 
 
-def _remove_in_background(staging: Staging) -> None:
-    """Remove the replaced tree without making the build wait. It is renamed out of the staging name
-    first; a removal that does not finish (the machine stops) is taken up by a later build."""
+def _keep_as_spare(staging: Staging) -> None:
+    """Keep the replaced tree, now where the new one was staged, as the spare; an older spare is
+    removed without making the build wait. A removal that does not finish (the machine stops) is
+    taken up by a later build."""
+    spare = staging.dir.with_name(SPARE_NAME)
     trash = staging.dir.with_name("trash-" + staging.dir.name.removeprefix("stage-"))
     try:
-        os.rename(staging.dir, trash)
+        if os.path.lexists(spare):
+            os.rename(spare, trash)
+            remove_in_background(trash)
+        os.rename(staging.dir, spare)
     except OSError:
         shutil.rmtree(staging.dir, ignore_errors=True)
+
+
+def _remove_in_background(stage: Path) -> None:
+    """Remove a stage at once from the names a build leaves (a build killed now, with its manifest
+    written, is followed by one that finds nothing to do and cleans up nothing)."""
+    trash = stage.with_name("trash-" + stage.name.removeprefix("stage-"))
+    try:
+        os.rename(stage, trash)
+    except OSError:
+        shutil.rmtree(stage, ignore_errors=True)
         return
     remove_in_background(trash)
 
@@ -166,3 +304,76 @@ def remove_in_background(folder: Path) -> None:
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# The spare a first build leaves, made in a detached process: every file of the published site
+# hard-linked into state/spare-new-*, renamed to state/spare when complete (never over a spare there
+# already). What it links may change under it; a spare is never trusted, so that costs no more than
+# links settle() makes anew. The lock (flock) is held for as long as the process runs.
+_SPARE_LOCK = "spare.lock"
+_MAKE_SPARE = """
+import os, shutil, sys, tempfile
+out, state = sys.argv[1], sys.argv[2]
+new = tempfile.mkdtemp(prefix="spare-new-", dir=state)
+try:
+    for folder, dirs, names in os.walk(out):
+        target = os.path.join(new, os.path.relpath(folder, out))
+        for name in dirs:
+            os.mkdir(os.path.join(target, name))
+        for name in names:
+            os.link(os.path.join(folder, name), os.path.join(target, name), follow_symlinks=False)
+    if os.path.lexists(os.path.join(state, "spare")):
+        raise FileExistsError
+    os.rename(new, os.path.join(state, "spare"))
+except OSError:
+    shutil.rmtree(new, ignore_errors=True)
+"""
+
+
+def make_spare_in_background(out: Path, state: Path) -> None:
+    """Start making the spare from out, unless one is there or being made."""
+    if os.path.lexists(state / SPARE_NAME):
+        return
+    try:
+        import fcntl
+
+        handle = open(state / _SPARE_LOCK, "a+b")
+    except (ImportError, OSError):
+        return
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # being made already
+        try:  # the child inherits the locked descriptor: the lock lasts as long as the child
+            subprocess.Popen([sys.executable, "-c", _MAKE_SPARE, str(out), str(state)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                             pass_fds=(handle.fileno(),))
+        except OSError:
+            pass
+
+
+def spare_maker_running(state: Path) -> bool:
+    return not _wait_for_spare_maker(state, 0.0)
+
+
+def _wait_for_spare_maker(state: Path, wait: float) -> bool:
+    """True once no process is making a spare (at once when none is), False when `wait` ran out."""
+    try:
+        import fcntl
+
+        handle = open(state / _SPARE_LOCK, "rb")
+    except (ImportError, OSError):
+        return True
+    deadline = time.monotonic() + wait
+    with handle:
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.02)
+                continue
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            return True

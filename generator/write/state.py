@@ -1,5 +1,6 @@
 """What a build keeps beside its site, in .kvtriage-cache/<site folder name>/ (never published):
-the manifest of what it wrote, caches, the lock, and the staging tree of a build under way.
+the manifest of what it wrote, caches, the lock, the staging tree of a build under way, and the
+spare: the tree the last publish replaced, which the next build brings in step instead of staging anew.
 
 Caches are read with value_pickle, so a tampered or corrupt cache costs a rebuild and nothing more."""
 
@@ -15,7 +16,7 @@ from typing import BinaryIO, Callable, Iterator
 
 import generator.value_pickle as value_pickle
 from generator.write.guard import STATE_FOLDER
-from generator.write.staging import remove_in_background
+from generator.write.staging import remove_in_background, spare_maker_running
 
 # Names an older kvtriage gave its staging, old-copy and undo folders beside the site (tempfile's 8 characters).
 _OLD_LEFTOVER = r"\.{name}\.(new|old|undo)-[a-z0-9_]{{8}}"
@@ -90,6 +91,11 @@ def remove_leftovers(out: Path, state: Path) -> list[str]:
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
             removed.append(str(path))
+    if not spare_maker_running(state):  # else the spare under way is its
+        for path in sorted(state.glob("spare-new-*")):
+            if path.is_dir() and not path.is_symlink():
+                remove_in_background(path)
+                removed.append(str(path))
     for path in sorted(state.glob("trash-*")):  # may be under way in the background already: never waited for
         if path.is_dir() and not path.is_symlink():
             remove_in_background(path)

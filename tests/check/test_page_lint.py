@@ -145,3 +145,11 @@ def test_a_micro_batch_the_engine_did_not_price_is_refused(site_root: Path) -> N
     assert any("differs from the engine's 128" in m for m in _llamacpp_problems((*argv, "256"), "smaller-ubatch", numbers))
     same = replace(numbers, small_ubatch=numbers.ubatch_size)
     assert any("not below the 512 that failed" in m for m in _llamacpp_problems((*argv, "512"), "smaller-ubatch", same))
+
+
+@pytest.mark.parametrize("text", ["Notes in GENERATOR/pairs.py", "a \u017feed case", "the f\u0131le id", "the f\u0130le id",
+                                  "\u212aeep: found by search", "nothing internal here", "gener\u00e4tor/ is not it"])
+def test_the_quick_scan_for_internal_notes_misses_nothing_the_pattern_finds(text: str) -> None:
+    from generator.check.page_lint import _FORBIDDEN, text_problems
+
+    assert bool(text_problems("p/index.html", text)) == bool(_FORBIDDEN.search(text))

@@ -14,6 +14,7 @@ import yaml
 
 from generator.build.incremental import build_and_write
 from generator.write.guard import MARKER_NAME
+from generator.write.staging import SPARE_NAME, Staging
 from generator.write.state import state_dir
 
 from ..conftest import REPO
@@ -74,7 +75,8 @@ def test_a_build_killed_at_any_point_leaves_the_old_site_or_the_new_one(syntheti
         seen.add("old" if now == versions[current] else "new")
         subprocess.run(_build_command(root, site), check=True, capture_output=True, cwd=REPO, timeout=600)  # finishes, cleans up
         assert tree(site) == versions[target]
-        assert not list(state_dir(site).glob("stage-*"))
+        left = [sorted(p.relative_to(state_dir(site)).as_posix() for p in stage.rglob("*"))[:5] for stage in state_dir(site).glob("stage-*")]
+        assert not left, f"killed at {fraction:.0%}: the build after it left {left}"
         current = target
     assert "old" in seen
     time.sleep(1)  # a worker sees its parent gone within moments
@@ -128,3 +130,57 @@ def test_a_full_disk_stops_the_build_with_a_message_and_leaves_nothing_half_writ
         assert not list(disk.glob(".kvtriage-cache/*/stage-*"))
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+def _edit_pair_intro(root: Path, sentence: str) -> None:
+    """One page's text: a featured pair's intro."""
+    path = sorted((root / "content/pairs").glob("*.yaml"))[0]
+    record = yaml.safe_load(path.read_text(encoding="utf-8"))
+    record["intro"] = re.sub(r" Round \w+\.$", "", record["intro"].rstrip()) + f" {sentence}"
+    path.write_text(yaml.safe_dump(record, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def test_the_spare_tree_in_any_state_gives_the_tree_a_cold_build_gives(site_root: Path, tmp_path: Path) -> None:
+    site, spare = tmp_path / "site", state_dir(tmp_path / "site") / SPARE_NAME
+    build_and_write(site_root, site, jobs=1, search=False)
+    _edit_pair_intro(site_root, "Round a.")
+    build_and_write(site_root, site, jobs=1, search=False)
+    assert spare.is_dir(), "the tree the publish replaced is kept"
+    shared = next(p for p in sorted(spare.rglob("*.html")) if p.stat().st_ino == (site / p.relative_to(spare)).stat().st_ino)
+    # What a hand, or a build killed while settling the spare, may leave there.
+    (spare / "foreign.html").write_text("not the site's")
+    (spare / "oom/extra").mkdir(parents=True, exist_ok=True)
+    (spare / "oom/extra/index.html").write_text("not the site's either")
+    (spare / "gpus/index.html").unlink(missing_ok=True)
+    (spare / "models/index.md").unlink(missing_ok=True)
+    (spare / "models/index.md").write_text("replaced by hand")
+    (spare / "robots.txt").unlink(missing_ok=True)
+    (spare / "robots.txt").symlink_to("/etc/hostname")
+    published = tree(site)
+    _edit_pair_intro(site_root, "Round b.")
+    build_and_write(site_root, site, jobs=1, search=False)
+    cold = tmp_path / "cold"
+    build_and_write(site_root, cold, jobs=1, search=False)
+    assert tree(site) == tree(cold)
+    assert not any(p.is_symlink() for p in site.rglob("*"))
+    assert tree(spare) == published, "the spare is now the tree this build replaced, and the settling wrote into no file"
+    assert shared.read_bytes() == published[shared.relative_to(spare).as_posix()]
+
+
+def test_a_one_record_edit_settles_the_spare_without_restaging_the_site(site_root: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build_and_write(site_root, site, jobs=1, search=False)
+    for round_ in ("a", "b"):
+        _edit_pair_intro(site_root, f"Round {round_}.")
+        build_and_write(site_root, site, jobs=1, search=False)
+    links = []
+    real_link = Staging.link
+    monkeypatch.setattr(Staging, "link", lambda self, relative, source: (links.append(relative), real_link(self, relative, source)))
+    _edit_pair_intro(site_root, "Round c.")
+    build_and_write(site_root, site, jobs=1, search=False)
+    files = len(tree(site))
+    assert len(links) < files // 4, f"{len(links)} of {files} files linked anew"
+    cold = tmp_path / "cold"
+    build_and_write(site_root, cold, jobs=1, search=False)
+    assert tree(site) == tree(cold)
