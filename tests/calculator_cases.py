@@ -516,7 +516,7 @@ def release_requests(calc: dict[str, Any], models: list[str]) -> list[dict[str, 
     """Each release range (and the exact releases above) over GPUs, models and settings, plus the
     catalog's hybrid builds (`models`), which releases before 0.10 refuse."""
     rng = random.Random(SEED + 2)
-    versions = [r["version"] for r in calc["vllm"]["releases"]] + RELEASE_VERSIONS
+    versions = [r["first"] for r in calc["vllm"]["releases"]] + RELEASE_VERSIONS
     known = {f"{m['id']}-{v['id']}" for m in calc["models"] for v in m["variants"]}
     catalog_models = [m for m in RELEASE_MODELS if m in known] + models
     out: list[dict[str, Any]] = []

@@ -17,6 +17,7 @@ from generator.engine import llamacpp, ollama, sglang, vllm
 from generator.engine import vllm_releases as releases
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
 from generator.engine.requests import _REQUEST_KIND
+from generator.plan.budget_bar import VLLM_SEGMENTS
 from generator.schema import BOUNDS, MAX_GIB, Dataset
 from generator.units import GIB
 
@@ -47,6 +48,9 @@ def vllm_constants() -> dict[str, Any]:
     return {
         "version": VLLM_VERSION,
         "block_size": vllm.DEFAULT_BLOCK_SIZE,
+        "null_block": vllm.reserves_null_block_in_check(version),
+        # The memory bar's segments, in the pair pages' order and with their labels.
+        "bar": [list(segment) for segment in VLLM_SEGMENTS],
         "default_utilization": vllm.default_gpu_memory_utilization(version),
         "kv_cache_dtypes": list(vllm.KV_CACHE_DTYPES),
         "one_byte_kv_dtypes": list(vllm.ONE_BYTE_KV_DTYPES),
@@ -116,6 +120,8 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
                 releases.default_mla_block_size(version, releases._BLACKWELL_NAMES[0]) == 128],
         "hybrid": vllm.has_hybrid_allocator(version),
         "null_block": vllm.reserves_null_block_in_check(version),
+        # The memory bar's segments, in the pair pages' order and with their labels.
+        "bar": [list(segment) for segment in VLLM_SEGMENTS],
         "too_long": vllm.error_template(version, "too_long").template,
         "no_memory": vllm.error_template(version, "no_memory").template,
         "estimated": vllm.estimated_text(version, sample).replace(str(sample), "{estimate}"),
@@ -139,8 +145,8 @@ def _label(first: tuple[int, int, int], last: tuple[int, int, int], latest: tupl
 
 
 def vllm_release_ranges() -> list[dict[str, Any]]:
-    """The releases from OLDEST_VLLM to the engine's, in runs of equal rules, newest first: each run's
-    first release (what the calculator sends), its label and its rules. Patch releases are taken as .0
+    """The releases from OLDEST_VLLM to the engine's, in runs of equal rules, newest first: the release
+    the calculator sends for each run, its first release, its label and its rules. Patch releases are taken as .0
     to .9; every boundary in the tables falls there."""
     latest = vllm.parse_version(VLLM_VERSION)
     candidates = [(0, minor, patch) for minor in range(OLDEST_VLLM[1], latest[1] + 1) for patch in range(10)]
@@ -152,8 +158,9 @@ def vllm_release_ranges() -> list[dict[str, Any]]:
             runs[-1][1] = version
         else:
             runs.append([version, version, rules])
-    return [{"version": vllm.format_version(first), "label": _label(first, last, latest), "rules": rules}
-            for first, last, rules in reversed(runs)]
+    # The newest run sends the engine's own release, so the calculator's default needs no other rules.
+    return [{"version": VLLM_VERSION if last == latest else vllm.format_version(first), "first": vllm.format_version(first),
+             "label": _label(first, last, latest), "rules": rules} for first, last, rules in reversed(runs)]
 
 
 def llamacpp_constants() -> dict[str, Any]:

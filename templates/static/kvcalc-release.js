@@ -16,7 +16,7 @@ const cmp = (a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 /** The release range of the catalog's vLLM constants W (newest first) that holds a version; null outside them. */
 export function rangeOf(text, W) {
   const v = parse(text);
-  return !v || cmp(v, parse(W.version)) > 0 ? null : W.releases.find((r) => cmp(parse(r.version), v) <= 0) || null;
+  return !v || cmp(v, parse(W.version)) > 0 ? null : W.releases.find((r) => cmp(parse(r.first), v) <= 0) || null;
 }
 
 /** The constants planVllm reads, and its hooks, for one request at release `v` (rules R) on the GPU `name`. */
@@ -75,7 +75,7 @@ export function install(k) {
   K.handlers.vllm = (r, cat) => {
     if (lib.get(r, "vllm_version") === null) return base(r, cat);
     const W = cat.vllm, range = rangeOf(r.vllm_version, W);
-    if (!range) lib.fail(`the in-page calculator models vLLM ${W.releases[W.releases.length - 1].version} to ${W.version}`);
+    if (!range) lib.fail(`the in-page calculator models vLLM ${W.releases[W.releases.length - 1].first} to ${W.version}`);
     const gpu = lib.has(r, "gpu") && lib.has(cat.gpus, String(r.gpu)) ? cat.gpus[String(r.gpu)] : null;
     const [V, gib] = releaseV(W, parse(r.vllm_version), range.rules, gpu ? String(gpu.name || r.gpu) : "");
     const a = base({ ...r, vllm_version: null }, cat, V);
@@ -83,4 +83,14 @@ export function install(k) {
     if (a.assumptions) a.assumptions = W.assumptions;
     return a;
   };
+}
+
+/** The calculator form's part (kvcalc-ui.js): the range of the release the address names (a log's), and the
+ * utilization default that follows the release while the reader keeps the one before. */
+export function ui(k, cat, get, set, named) {
+  install(k);
+  const W = cat.vllm, util = () => W.releases.find((x) => x.version === get("vr")).rules.util;
+  if (named) set("vr", (rangeOf(named, W) || W).version);
+  let held = W.default_utilization;
+  return { util, follow: () => { if (+get("u") === held) set("u", String(util())); held = util(); } };
 }

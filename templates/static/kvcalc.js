@@ -329,7 +329,8 @@ function resolve(s, V) {
   const len = ml === null || ml === -1 ? d.dflt : ml, [seqs, toks] = (V.batch || batchDefaults)(s.gpu_total_bytes || 0, s.gpu_name, len);
   const maxSeqs = s.max_num_seqs || seqs;
   const batched = s.max_num_batched_tokens === null ? Math.min(maxSeqs * len, toks) : s.max_num_batched_tokens;
-  return [g, d, { ...s, gpu_memory_utilization: util, block_size: block, max_num_seqs: maxSeqs, max_num_batched_tokens: batched }];
+  // graphs: whether the CUDA-graph estimate leaves the budget (older releases: kvcalc-release.js's V.graphs).
+  return [g, d, { ...s, gpu_memory_utilization: util, block_size: block, max_num_seqs: maxSeqs, max_num_batched_tokens: batched, graphs: V.graphs ? V.graphs(s, g) : !s.enforce_eager }];
 }
 
 function stageBudget(s, g, shape, stage, layers, V) {
@@ -338,14 +339,12 @@ function stageBudget(s, g, shape, stage, layers, V) {
   const weights = Number(s.weights_bytes !== null ? (BigInt(s.weights_bytes) * own) / shape(g.layers, true, true) / BigInt(tp) : own / BigInt(tp));
   const nonTorch = A.non_torch_bytes + (tp * pp > 1 ? A.non_torch_extra_bytes_tp : 0);
   const activation = activationPeak(g, s.hf_config, tp, s.max_num_batched_tokens, s.max_num_seqs, A);
-  const cudagraph = !graphs(s, g, V) ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
+  const cudagraph = !s.graphs ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
   const requested = Math.ceil(s.gpu_total_bytes * s.gpu_memory_utilization);
   return { requested_bytes: requested, weights_bytes: weights, non_torch_bytes: nonTorch, activation_peak_bytes: activation, cudagraph_bytes: cudagraph };
 }
 const availableOf = (b) => b.requested_bytes - b.weights_bytes - b.non_torch_bytes - b.activation_peak_bytes - b.cudagraph_bytes;
 
-// Whether the CUDA-graph estimate leaves the budget (kvcalc-release.js's V.graphs for older releases).
-const graphs = (s, g, V) => (V.graphs ? V.graphs(s, g) : !s.enforce_eager);
 function tooLongText(V, len, needed, available, estimate) {
   const msg = estimate > 0 ? `Based on the available memory, the estimated maximum model length is ${estimate}. ` : "";
   return V.too_long.replace("{max_model_len}", len).replace("{needed}", formatGib(needed)).replace("{available}", formatGib(available)).replace("{estimated_msg}", msg);
@@ -371,7 +370,7 @@ export function planVllm(input, V) {
     else { breakdown = stageBudget(s, g, shape, stage, layers, V); available = availableOf(breakdown); }
     stages.push({ stage, layers, kv, bpb, available, blocks: fdiv(Math.max(available, 0), bpb), breakdown });
   });
-  const checks = stages.map((st) => st.available - (V.null_block ?? 1) * st.bpb);
+  const checks = stages.map((st) => st.available - V.null_block * st.bpb);
   const ml = s.max_model_len, auto = ml === -1, unset = ml === null || auto;
   const upper = unset ? d.dflt : Math.max(ml, d.dflt);
   const estimates = stages.map((st, i) => (checks[i] > 0 ? largestFit(checks[i], st.bpb, groups, upper, bs, fly) : 0));
@@ -433,7 +432,7 @@ export function vllmLevers(input, V) {
   }
   const fp8 = input.kv_cache_dtype === "auto" && g.dtypeBytes > 1;
   if (fp8) lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", [["--kv-cache-dtype", "fp8"]], { kv_cache_dtype: "fp8" }, "halves bytes per token");
-  if (graphs(input, g, V) && input.kv_cache_memory_bytes === null) {
+  if (resolved.graphs && input.kv_cache_memory_bytes === null) {
     lever("enforce_eager", "--enforce-eager", [["--enforce-eager", ""]], { enforce_eager: true }, "no CUDA graphs: slower decoding");
     if (fp8) lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager", [["--kv-cache-dtype", "fp8"], ["--enforce-eager", ""]], { kv_cache_dtype: "fp8", enforce_eager: true });
   }

@@ -47,20 +47,23 @@
     });
     rows.numbers = result.numbers;
     rows.engine = result.engine;
+    rows.release = result.release;
     rows.telling = window.kvTriage.tellingLine ? window.kvTriage.tellingLine(text, rules) : "";
     return rows;
   }
 
   // What a confident match carries to its page: the calculator there (static/kvcalc-ui.js) reads
-  // its fields from the fragment as from the query, so it opens on the reader's own settings.
+  // its fields from the fragment as from the query, so it opens on the reader's own settings, and on
+  // the vLLM release the log names (vr: kvcalc-release.js opens the range that holds it).
   // [field, number, the values the field offers (none: any)]
   var CARRIED = {
     vllm: [["u", "gpu_memory_utilization"], ["kv", "kv_cache_dtype", ["auto", "fp8", "fp8_e5m2"]],
       ["len", "max_model_len"], ["tp", "tensor_parallel_size", ["1", "2", "4", "8"]], ["mem", "gpu_total_gib"]],
     llamacpp: [["c", "n_ctx"], ["ctk", "type_k", ["f16", "q8_0", "q4_0"]], ["np", "n_seq_max"]]
   };
-  function carried(engine, numbers) {
+  function carried(engine, numbers, release) {
     var q = new URLSearchParams();
+    if (engine === "vllm" && release) q.set("vr", release);
     (CARRIED[engine] || []).forEach(function (rule) {
       var value = numbers && numbers[rule[1]] !== undefined ? String(numbers[rule[1]]) : null;
       if (value !== null && (!rule[2] || rule[2].indexOf(value) !== -1)) q.set(rule[0], value);
@@ -248,7 +251,7 @@
       return diagnose(numbers).then(function (shown) {
         // A paste that prints the reader's own numbers stays here, with them, above the ranked pages.
         if (!shown && clearLead(rows, margin)) {
-          window.location.replace(rows[0].url + carried(rows.engine, numbers));
+          window.location.replace(rows[0].url + carried(rows.engine, numbers, rows.release));
           return;
         }
         show(rows);
