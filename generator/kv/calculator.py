@@ -146,7 +146,7 @@ def _label(first: tuple[int, int, int], last: tuple[int, int, int], latest: tupl
 
 def vllm_release_ranges() -> list[dict[str, Any]]:
     """The releases from OLDEST_VLLM to the engine's, in runs of equal rules, newest first: the release
-    the calculator sends for each run, its first release, its label and its rules. Patch releases are taken as .0
+    the calculator sends for each run, its first release, its label and its rules (those that changed). Patch releases are taken as .0
     to .9; every boundary in the tables falls there."""
     latest = vllm.parse_version(VLLM_VERSION)
     candidates = [(0, minor, patch) for minor in range(OLDEST_VLLM[1], latest[1] + 1) for patch in range(10)]
@@ -159,8 +159,13 @@ def vllm_release_ranges() -> list[dict[str, Any]]:
         else:
             runs.append([version, version, rules])
     # The newest run sends the engine's own release, so the calculator's default needs no other rules.
-    return [{"version": VLLM_VERSION if last == latest else vllm.format_version(first), "first": vllm.format_version(first),
-             "label": _label(first, last, latest), "rules": rules} for first, last, rules in reversed(runs)]
+    # Each run after the newest lists only the rules that differ from the run before it in the list.
+    out, before = [], {}
+    for first, last, rules in reversed(runs):
+        out.append({"version": VLLM_VERSION if last == latest else vllm.format_version(first), "first": vllm.format_version(first),
+                    "label": _label(first, last, latest), "rules": {k: v for k, v in rules.items() if not before or before[k] != v}})
+        before = rules
+    return out
 
 
 def llamacpp_constants() -> dict[str, Any]:

@@ -13,10 +13,18 @@ export const parse = (text) => {
 };
 const cmp = (a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
 
+// The catalog lists each range's rules as changes to the range before it (newer); these are the whole rules.
+const whole = new WeakMap();
+function ranges(W) {
+  let rules = {};
+  if (!whole.has(W)) whole.set(W, W.releases.map((r) => ({ ...r, rules: (rules = { ...rules, ...r.rules }) })));
+  return whole.get(W);
+}
+
 /** The release range of the catalog's vLLM constants W (newest first) that holds a version; null outside them. */
 export function rangeOf(text, W) {
   const v = parse(text);
-  return !v || cmp(v, parse(W.version)) > 0 ? null : W.releases.find((r) => cmp(parse(r.first), v) <= 0) || null;
+  return !v || cmp(v, parse(W.version)) > 0 ? null : ranges(W).find((r) => cmp(parse(r.first), v) <= 0) || null;
 }
 
 /** The constants planVllm reads, and its hooks, for one request at release `v` (rules R) on the GPU `name`. */
@@ -89,7 +97,7 @@ export function install(k) {
  * utilization default that follows the release while the reader keeps the one before. */
 export function ui(k, cat, get, set, named) {
   install(k);
-  const W = cat.vllm, util = () => W.releases.find((x) => x.version === get("vr")).rules.util;
+  const W = cat.vllm, util = () => ranges(W).find((x) => x.version === get("vr")).rules.util;
   if (named) set("vr", (rangeOf(named, W) || W).version);
   let held = W.default_utilization;
   return { util, follow: () => { if (+get("u") === held) set("u", String(util())); held = util(); } };

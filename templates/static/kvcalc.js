@@ -1,6 +1,7 @@
 // kvtriage's engine in the browser: generator/engine/{geometry,vllm}.py and requests.answer_request, line
 // for line, for vLLM 0.33.0 (kvcalc-llama.js adds llama.cpp and Ollama, kvcalc-hybrid.js Mamba / Gated-DeltaNet
-// state layers). Constants (budget model, error templates, dtype tables) come from the build's catalog JSON,
+// state layers, kvcalc-release.js the older releases' rules through V's hooks: batch, graphs, groups, tooLong,
+// null_block). Constants (budget model, error templates, dtype tables) come from the build's catalog JSON,
 // so Python stays the one source.
 // tests/test_calculator_parity.py runs both on the same requests in Chromium and compares every field.
 const GiB = 2 ** 30, MiB = 2 ** 20;
