@@ -75,6 +75,13 @@ function relog(a, R, gib) {
   else log.push(size, conc);
 }
 
+/** The constants and hooks planVllm takes for a release (recompute.js's, for the release a log names), or null
+ * outside the catalog's releases. The log lines and token count planVllm prints stay the newest release's. */
+export function releaseFor(text, cat, gpuName = "") {
+  const range = rangeOf(text, cat.vllm);
+  return range ? releaseV(cat.vllm, parse(text), range.rules, gpuName)[0] : null;
+}
+
 export function install(k) {
   if (K) return;
   K = k;
