@@ -495,3 +495,39 @@ def sglang_bound_requests(models: list[str]) -> list[dict[str, Any]]:
     for n, request in enumerate(out):
         request["id"] = f"bound-{n}"
     return out
+
+
+# --------------------------------------------------------------------------- vLLM releases (kvcalc-release.js)
+
+# Exact releases as logs print them, beside every range's first: V0 (0.6.x, 0.7), V1 with the V0 fallback
+# below Ampere (0.8-0.10.1), 0.10.1.1, 0.11, the V2 runner without a graph estimate (0.22-0.28), the newest.
+RELEASE_VERSIONS = ["0.6.3", "0.6.6", "0.7.3", "0.8.5.post1", "0.9.2", "0.10.1.1", "v0.11.0", "0.15.1", "0.19.0",
+                    "0.22.0", "0.24.0", "0.27.1", "0.28.0", "0.33.0"]
+RELEASE_GPUS = ["t4", "v100-32gb", "rtx-2080-ti", "rtx-4090", "a100-80gb", "h100-sxm", "h200", "b200", "mi300x", "dgx-spark-gb10"]
+RELEASE_MODELS = ["qwen3-8b-bf16", "qwen2.5-7b-instruct-awq", "llama-3.1-8b-instruct-bf16", "mixtral-8x7b-instruct-v0.1-bf16",
+                  "deepseek-v2-lite-bf16", "gemma-2-9b-it-bf16", "qwen2.5-coder-32b-instruct-awq", "gpt-oss-20b-mxfp4"]
+RELEASE_SETTINGS: list[dict[str, Any]] = [
+    {}, {"enforce_eager": True}, {"max_model_len": -1}, {"max_model_len": 40960}, {"max_model_len": 8192, "kv_cache_dtype": "fp8"},
+    {"tensor_parallel_size": 2, "gpu_count": 2}, {"pipeline_parallel_size": 2, "gpu_count": 2}, {"gpu_memory_utilization": 0.5},
+]
+
+
+def release_requests(calc: dict[str, Any], models: list[str]) -> list[dict[str, Any]]:
+    """Each release range (and the exact releases above) over GPUs, models and settings, plus the
+    catalog's hybrid builds (`models`), which releases before 0.10 refuse."""
+    rng = random.Random(SEED + 2)
+    versions = [r["first"] for r in calc["vllm"]["releases"]] + RELEASE_VERSIONS
+    known = {f"{m['id']}-{v['id']}" for m in calc["models"] for v in m["variants"]}
+    catalog_models = [m for m in RELEASE_MODELS if m in known] + models
+    out: list[dict[str, Any]] = []
+    for version in versions:
+        for model in catalog_models:
+            for gpu in rng.sample(RELEASE_GPUS, 3):
+                out.append({"engine": "vllm", "vllm_version": version, "model": model, "gpu": gpu, **rng.choice(RELEASE_SETTINGS)})
+        for _ in range(12):
+            request = random_vllm(rng, calc)
+            request["vllm_version"] = version
+            out.append(request)
+    for n, request in enumerate(out):
+        request["id"] = f"release-{n}"
+    return out

@@ -100,15 +100,27 @@ def is_pre_ampere_gpu(gpu_name: str) -> bool:
     return bool(_PRE_AMPERE.search(gpu_name.lower()))
 
 
+def v0_on_pre_ampere(version: tuple[int, int, int]) -> bool:
+    """0.8.0-0.10.1: V1 by default, V0 on a GPU below compute capability 8.0."""
+    return (0, 8, 0) <= version < (0, 10, 2)
+
+
 def runs_v0_engine(version: tuple[int, int, int], gpu_name: str = "") -> bool:
     """Whether `vllm serve` starts the V0 engine: every release before 0.8, and 0.8.0-0.10.1 on a GPU
     below compute capability 8.0."""
     if version < (0, 8, 0):
         return True
-    return version < (0, 10, 2) and is_pre_ampere_gpu(gpu_name)
+    return v0_on_pre_ampere(version) and is_pre_ampere_gpu(gpu_name)
 
 
 # --------------------------------------------------------------------------- scheduler defaults
+
+
+# A tier: (least total GPU bytes, name keys one of which the GPU's name must hold (none: any GPU), name
+# keys it must not hold, max_num_seqs, max_num_batched_tokens); a release's first tier the GPU meets applies.
+Tier = tuple[int, tuple[str, ...], tuple[str, ...], int, int]
+_BY_NAME = ("h100", "h200")
+_NOT_LARGE = ("a100", "gb10")
 
 
 @dataclass(frozen=True)
@@ -117,6 +129,7 @@ class BatchRow:
     last: tuple[int, int, int]
     rule: str
     source: str
+    tiers: tuple[Tier, ...] = ()  # V1's; V0 (the first row, and pre-Ampere GPUs to 0.10.1) goes by the length
 
 
 BATCH_DEFAULTS: tuple[BatchRow, ...] = (
@@ -124,42 +137,54 @@ BATCH_DEFAULTS: tuple[BatchRow, ...] = (
              "budget when max_model_len > 32768 (512 tokens to 0.6.4, 2048 from 0.6.5)",
              "https://github.com/vllm-project/vllm/blob/v0.6.4/vllm/config.py#L1110"),
     BatchRow((0, 8, 0), (0, 8, 3), "1024 sequences on every GPU; 8192 tokens on H100/H200 by name, else 2048",
-             "https://github.com/vllm-project/vllm/blob/v0.8.0/vllm/engine/arg_utils.py#L1693"),
+             "https://github.com/vllm-project/vllm/blob/v0.8.0/vllm/engine/arg_utils.py#L1693",
+             ((0, _BY_NAME, (), 1024, 8192), (0, (), (), 1024, 2048))),
     BatchRow((0, 8, 4), (0, 8, 4), "1024 sequences and 8192 tokens on H100/H200 by name, else 256 and 2048",
-             "https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/engine/arg_utils.py#L1669"),
-    BatchRow((0, 8, 5), (0, 8, 5), ">= 70 GiB: 1024 and 8192, else 256 and 2048",
-             "https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/engine/arg_utils.py#L1596"),
+             "https://github.com/vllm-project/vllm/blob/v0.8.4/vllm/engine/arg_utils.py#L1669",
+             ((0, _BY_NAME, (), 1024, 8192), (0, (), (), 256, 2048))),
+    BatchRow((0, 8, 5), (0, 8, 99), ">= 70 GiB: 1024 and 8192, else 256 and 2048",
+             "https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/engine/arg_utils.py#L1596",
+             ((70 * GIB, (), (), 1024, 8192), (0, (), (), 256, 2048))),
     BatchRow((0, 9, 0), (0, 27, 99), ">= 70 GiB and not A100: 1024 and 8192, else 256 and 2048",
-             "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/engine/arg_utils.py#L1605"),
+             "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/engine/arg_utils.py#L1605",
+             ((70 * GIB, (), _NOT_LARGE, 1024, 8192), (0, (), (), 256, 2048))),
     BatchRow((0, 28, 0), _END, ">= 160 GiB: 1024 and 16384; >= 70 GiB and not A100: 1024 and 8192; else 256 and 2048",
-             "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/engine/arg_utils.py#L2582"),
+             "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/engine/arg_utils.py#L2582",
+             ((160 * GIB, (), (), 1024, 16384), (70 * GIB, (), _NOT_LARGE, 1024, 8192), (0, (), (), 256, 2048))),
 )
+V0_MAX_NUM_SEQS = 256
+V0_CHUNKED_PREFILL_ABOVE = 32768  # V0 turns chunked prefill on by itself above this length (create_engine_config)
+V0_MIN_BATCHED_TOKENS = 2048
+
+
+def v0_chunked_prefill_tokens(version: tuple[int, int, int]) -> int:
+    return 2048 if version >= (0, 6, 5) else 512
 
 
 def _v0_batched_tokens(version: tuple[int, int, int], max_model_len: int) -> int:
-    # V0 turns chunked prefill on by itself above 32K tokens (EngineArgs.create_engine_config).
-    if max_model_len > 32768:
-        return 2048 if version >= (0, 6, 5) else 512
-    return max(max_model_len, 2048)
+    if max_model_len > V0_CHUNKED_PREFILL_ABOVE:
+        return v0_chunked_prefill_tokens(version)
+    return max(max_model_len, V0_MIN_BATCHED_TOKENS)
+
+
+def batch_tiers(version: tuple[int, int, int]) -> tuple[Tier, ...]:
+    """The release's V1 tiers (empty before 0.8, where only V0 runs)."""
+    for row in BATCH_DEFAULTS:
+        if row.first <= version <= row.last:
+            return row.tiers
+    return ()
 
 
 def batch_defaults_for(version: tuple[int, int, int], gpu_total_bytes: int, gpu_name: str = "",
                        max_model_len: int = 2048) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) `vllm serve` picks on this GPU in that release."""
-    name = gpu_name.lower()
-    by_name = "h100" in name or "h200" in name
     if runs_v0_engine(version, gpu_name):
-        return 256, _v0_batched_tokens(version, max_model_len)
-    if version <= (0, 8, 3):
-        return 1024, 8192 if by_name else 2048
-    if version < (0, 8, 5):
-        return (1024, 8192) if by_name else (256, 2048)
-    if version >= (0, 28, 0) and gpu_total_bytes >= 160 * GIB:
-        return 1024, 16384
-    large = gpu_total_bytes >= 70 * GIB
-    if version >= (0, 9, 0):
-        large = large and "a100" not in name and "gb10" not in name
-    return (1024, 8192) if large else (256, 2048)
+        return V0_MAX_NUM_SEQS, _v0_batched_tokens(version, max_model_len)
+    name = gpu_name.lower()
+    for least, names, excluded, seqs, tokens in batch_tiers(version):
+        if gpu_total_bytes >= least and (not names or any(k in name for k in names)) and not any(k in name for k in excluded):
+            return seqs, tokens
+    raise AssertionError(f"no batch tier for {version}")  # every row ends with a tier every GPU meets
 
 
 # --------------------------------------------------------------------------- the CUDA-graph estimate
@@ -227,20 +252,42 @@ V2_RUNNER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L896",
 )
 # config.json model_type of the architectures those lists name.
-_V2_ARCHS_024 = frozenset({"qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe"})
-_V2_MOE_ARCHS = frozenset({"deepseek_v2", "qwen2_moe", "granitemoe"})
+_V2_ARCHS_024 = ("qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe")
+_V2_MOE_ARCHS = ("deepseek_v2", "qwen2_moe", "granitemoe")
+
+
+@dataclass(frozen=True)
+class V2RunnerRow:
+    first: tuple[int, int, int]
+    last: tuple[int, int, int]
+    model_types: tuple[str, ...] | None  # None: every model type
+    moe_types: tuple[str, ...]  # the MoE model types it takes (other MoE models stay on the V1 runner)
+    quantized: bool  # whether quantized checkpoints get it
+
+
+V2_RUNNER_DEFAULTS: tuple[V2RunnerRow, ...] = (
+    V2RunnerRow((0, 22, 0), (0, 23, 99), ("qwen3",), (), False),
+    V2RunnerRow((0, 24, 0), (0, 24, 99), _V2_ARCHS_024, _V2_ARCHS_024, True),
+    V2RunnerRow((0, 25, 0), (0, 28, 99), None, _V2_MOE_ARCHS, True),
+)
+
+
+def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
+    """The release's default V2-runner rule while its graph estimate is 0 (0.22-0.28), else None."""
+    for row in V2_RUNNER_DEFAULTS:
+        if row.first <= version <= row.last:
+            return row
+    return None
 
 
 def v2_runner_skips_estimate(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool,
                              quantized: bool) -> bool:
     """True when the release runs this model on the V2 model runner, whose estimate is 0 up to 0.28."""
-    if not (0, 22, 0) <= version < (0, 29, 0) or is_hybrid:
+    row = v2_runner_row(version)
+    if row is None or is_hybrid:
         return False
-    if version < (0, 24, 0):
-        return model_type == "qwen3" and not is_moe and not quantized
-    if version < (0, 25, 0):
-        return model_type in _V2_ARCHS_024
-    return not is_moe or model_type in _V2_MOE_ARCHS
+    return ((row.model_types is None or model_type in row.model_types) and (not is_moe or model_type in row.moe_types)
+            and (row.quantized or not quantized))
 
 
 # --------------------------------------------------------------------------- MLA block sizes

@@ -17,6 +17,7 @@ from generator.engine import llamacpp, ollama, sglang, vllm
 from generator.engine import vllm_releases as releases
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
 from generator.engine.requests import _REQUEST_KIND
+from generator.plan.budget_bar import VLLM_SEGMENTS
 from generator.schema import BOUNDS, MAX_GIB, Dataset
 from generator.units import GIB
 
@@ -47,6 +48,9 @@ def vllm_constants() -> dict[str, Any]:
     return {
         "version": VLLM_VERSION,
         "block_size": vllm.DEFAULT_BLOCK_SIZE,
+        "null_block": vllm.reserves_null_block_in_check(version),
+        # The memory bar's segments, in the pair pages' order and with their labels.
+        "bar": [list(segment) for segment in VLLM_SEGMENTS],
         "default_utilization": vllm.default_gpu_memory_utilization(version),
         "kv_cache_dtypes": list(vllm.KV_CACHE_DTYPES),
         "one_byte_kv_dtypes": list(vllm.ONE_BYTE_KV_DTYPES),
@@ -57,6 +61,14 @@ def vllm_constants() -> dict[str, Any]:
         "too_long_tail": too_long_tail,
         "cudagraph_note": note,
         "assumptions": asdict(vllm.ASSUMPTIONS),
+        # kvcalc-release.js's tables: the releases in runs of equal rules, and the constants its rules read.
+        "releases": vllm_release_ranges(),
+        "release_facts": {
+            "pre_ampere": releases._PRE_AMPERE.pattern, "v0_seqs": releases.V0_MAX_NUM_SEQS,
+            "v0_chunk_above": releases.V0_CHUNKED_PREFILL_ABOVE, "v0_min_tokens": releases.V0_MIN_BATCHED_TOKENS,
+            "v0_sampler": releases.SAMPLER_BYTES_PER_LOGIT[releases.V0_SAMPLER],
+            "hybrid_too_old": _fill_in(vllm.hybrid_too_old_text((7, 7, 7)), {"version": "7.7.7"}),
+        },
         "max_len_keys": list(vllm._MAX_LEN_KEYS),
         "rope_scaled": list(vllm._ROPE_TYPES_ALREADY_SCALED),
         "rope_keys": list(vllm._ROPE_KEYS),
@@ -81,6 +93,79 @@ def vllm_constants() -> dict[str, Any]:
             "default_pattern": dict(geo._DEFAULT_PATTERN),
         },
     }
+
+
+# The oldest release the table covers (docs/research/vllm-budget-by-release.md reads 0.6.0 on).
+OLDEST_VLLM = (0, 6, 0)
+
+
+def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
+    """Every rule of the release table and of the engine that changes with the release, as
+    kvcalc-release.js applies it; releases with the same rules give the same answers."""
+    v2 = releases.v2_runner_row(version)
+    sample = 987654321
+    return {
+        "util": vllm.default_gpu_memory_utilization(version),
+        # 2: V0 on every GPU, 1: V0 below compute capability 8.0, 0: V1 only.
+        "v0": 2 if releases.runs_v0_engine(version) else 1 if releases.v0_on_pre_ampere(version) else 0,
+        "v0_chunk": releases.v0_chunked_prefill_tokens(version),
+        "batch": [[least, list(names), list(excluded), seqs, tokens] for least, names, excluded, seqs, tokens in releases.batch_tiers(version)],
+        "sampler": releases.sampler_bytes_per_logit(version, None),
+        # The graph estimate subtracted by default: [on CUDA, on ROCm].
+        "graphs": [releases.subtracts_cudagraph_estimate_for(version, False),
+                   releases.subtracts_cudagraph_estimate_for(version, False, releases._ROCM_NAMES[0])],
+        "v2": None if v2 is None else [None if v2.model_types is None else list(v2.model_types), list(v2.moe_types), v2.quantized],
+        # Which forced MLA block sizes apply: [FlashMLA's 64 on Hopper, CUTLASS MLA's 128 on Blackwell].
+        "mla": [releases.default_mla_block_size(version, releases._HOPPER_NAMES[0]) is not None,
+                releases.default_mla_block_size(version, releases._BLACKWELL_NAMES[0]) == 128],
+        "hybrid": vllm.has_hybrid_allocator(version),
+        "null_block": vllm.reserves_null_block_in_check(version),
+        # The memory bar's segments, in the pair pages' order and with their labels.
+        "bar": [list(segment) for segment in VLLM_SEGMENTS],
+        "too_long": vllm.error_template(version, "too_long").template,
+        "no_memory": vllm.error_template(version, "no_memory").template,
+        "estimated": vllm.estimated_text(version, sample).replace(str(sample), "{estimate}"),
+        "gib_round": vllm.rounds_gib_like_python(version),
+        "tokens": vllm.kv_tokens_rule(version),
+        "available_line": vllm.prints_available_kv_line(version),
+        "one_line": vllm.prints_kv_size_on_one_line(version),
+    }
+
+
+def _label(first: tuple[int, int, int], last: tuple[int, int, int], latest: tuple[int, int, int]) -> str:
+    if first[:2] == last[:2]:
+        open_end = last[2] == 9 or last == latest
+        if first[2] == 0 and open_end:
+            return f"{first[0]}.{first[1]}"
+        end = f"{last[0]}.{last[1]}.x" if open_end else vllm.format_version(last)
+        return vllm.format_version(first) + ("" if first == last else f"-{end}")
+    start = f"{first[0]}.{first[1]}" if first[2] == 0 else vllm.format_version(first)
+    end = f"{last[0]}.{last[1]}" if last[2] == 9 or last == latest else vllm.format_version(last)
+    return f"{start}-{end}"
+
+
+def vllm_release_ranges() -> list[dict[str, Any]]:
+    """The releases from OLDEST_VLLM to the engine's, in runs of equal rules, newest first: the release
+    the calculator sends for each run, its first release, its label and its rules (those that changed). Patch releases are taken as .0
+    to .9; every boundary in the tables falls there."""
+    latest = vllm.parse_version(VLLM_VERSION)
+    candidates = [(0, minor, patch) for minor in range(OLDEST_VLLM[1], latest[1] + 1) for patch in range(10)]
+    candidates = [v for v in candidates if OLDEST_VLLM <= v <= latest]
+    runs: list[list[Any]] = []
+    for version in candidates:
+        rules = vllm_release_rules(version)
+        if runs and runs[-1][2] == rules:
+            runs[-1][1] = version
+        else:
+            runs.append([version, version, rules])
+    # The newest run sends the engine's own release, so the calculator's default needs no other rules.
+    # Each run after the newest lists only the rules that differ from the run before it in the list.
+    out, before = [], {}
+    for first, last, rules in reversed(runs):
+        out.append({"version": VLLM_VERSION if last == latest else vllm.format_version(first), "first": vllm.format_version(first),
+                    "label": _label(first, last, latest), "rules": {k: v for k, v in rules.items() if not before or before[k] != v}})
+        before = rules
+    return out
 
 
 def llamacpp_constants() -> dict[str, Any]:

@@ -84,6 +84,7 @@ function elements(s, tp) {
 
 /** hybrid_pages(...).block_size: the attention block raised until one attention page holds a state page. */
 function block(g, tp, requested, perLayer, H) {
+  if (H.too_old) fail(H.too_old); // kvcalc-release.js: a release before the hybrid allocator
   const convBytes = g.dtypeBytes, ssmBytes = g.state.ssm ? H.mamba_dtype_bytes[g.state.ssm] : convBytes;
   const [conv, ssm] = elements(g.state, tp), page = conv * convBytes + ssm * ssmBytes;
   const aligned = H.align * cdiv(page, H.align * perLayer);

@@ -3,8 +3,9 @@
 // The engine and the catalog load by their fingerprinted URLs (data attributes), as /static/ caches for a year;
 // llama.cpp and Ollama (kvcalc-llama.js) and SGLang (kvcalc-sglang.js), with their views (kvcalc-ui-engines.js), only
 // once the reader picks one of them; the config.json reader (kvcalc-paste.js) once the reader enters a model's numbers;
-// state layers (kvcalc-hybrid.js) for a catalog model that has them or a pasted config.json.
-let K, hybridLoading = null, llamaLoading = null, sglangLoading = null, viewsLoading = null, pasteLoading = null, views = null;
+// state layers (kvcalc-hybrid.js) for a catalog model that has them or a pasted config.json; an older vLLM release's
+// rules (kvcalc-release.js) once the reader picks one or the address names one (a log's, from the search page).
+let K, R, hybridLoading = null, llamaLoading = null, sglangLoading = null, viewsLoading = null, pasteLoading = null, views = null;
 
 const $ = (tag, attrs = {}, ...kids) => {
   const el = document.createElement(tag);
@@ -16,8 +17,6 @@ const RAW = [["L", "Layers", "num_hidden_layers"], ["H", "Attention heads", "num
   ["D", "Head dim", "head_dim"], ["hid", "Hidden size", "hidden_size"], ["ff", "Intermediate size", "intermediate_size"],
   ["voc", "Vocabulary", "vocab_size"], ["ctx", "Context (max_position_embeddings)", "max_position_embeddings"]];
 const ENGINES = { vllm: "vLLM", sglang: "SGLang", llamacpp: "llama.cpp", ollama: "Ollama" };
-// The memory bar's segments, in the order and with the labels of generator/plan/budget_bar.py.
-const VLLM_BAR = [["weights", "Weights"], ["non_torch", "Non-torch memory"], ["activation", "Activation or sampler peak"], ["cudagraph", "CUDA graphs"], ["kv", "KV cache"], ["reserve", "Left out by --gpu-memory-utilization"]];
 
 // One stacked bar of the GPU's memory as inline SVG, its figures also as text (the page's own bar, redrawn).
 function budgetBar(id, title, total, segments, sizes) {
@@ -77,6 +76,7 @@ async function start(root) {
     m: [modelSelect, pageModel ? d.model : "custom"],
     w: [number({ min: "0.1", step: "0.01" }), pageModel ? weightsText(pageModel) : "16"],
     ...Object.fromEntries(RAW.map(([k, , key]) => [k, [number({ min: "1", step: "1" }), rawValue(cfg, key)]])),
+    vr: [select(cat.vllm.releases.map((x) => [x.version, x.label])), cat.vllm.version],
     u: [number({ min: "0.05", max: "1", step: "0.01" }), d.utilization || String(cat.vllm.default_utilization)],
     kv: [select(["auto", "fp8", "fp8_e5m2"].map((x) => [x, x])), "auto"],
     len: [$("input", { type: "text", inputmode: "numeric", pattern: "auto|[0-9]*", placeholder: "model maximum" }), ""],
@@ -99,7 +99,7 @@ async function start(root) {
     $("fieldset", {}, $("legend", {}, "GPU and model"), field("e", "Engine", controls.e[0]), field("g", "GPU", controls.g[0]), field("mem", "GPU memory (GiB, as CUDA reports it)", controls.mem[0]),
       field("m", "Model", controls.m[0]), field("w", "Weights (GiB)", controls.w[0])),
     $("fieldset", { "data-group": "raw" }, $("legend", {}, "Model numbers (config.json)"), ...RAW.map(([k, label]) => field(k, label, controls[k][0]))),
-    $("fieldset", { "data-group": "vllm" }, $("legend", {}, "vLLM settings"), field("u", "--gpu-memory-utilization", controls.u[0]), field("kv", "--kv-cache-dtype", controls.kv[0]),
+    $("fieldset", { "data-group": "vllm" }, $("legend", {}, "vLLM settings"), field("vr", "vLLM release", controls.vr[0]), field("u", "--gpu-memory-utilization", controls.u[0]), field("kv", "--kv-cache-dtype", controls.kv[0]),
       field("len", "--max-model-len", controls.len[0], "blank: the model's maximum; auto: the longest that fits"), field("tp", "--tensor-parallel-size", controls.tp[0]),
       field("pp", "--pipeline-parallel-size", controls.pp[0]), field("eager", "--enforce-eager", controls.eager[0])));
   form.addEventListener("submit", (ev) => ev.preventDefault());
@@ -157,6 +157,9 @@ async function start(root) {
     if (sglangLoading) await sglangLoading;
     if (viewsLoading) await viewsLoading;
     const entry = cat.models[get("m")], custom = !entry, gpuCustom = !cat.gpus[get("g")], allowed = engines();
+    // An older release, or one the address names (a log's): kvcalc-release.js picks its range and its utilization default.
+    if (get("vr") !== cat.vllm.version) R = R || await import(d.releaseSrc).then((m) => m.ui(K, cat, get, set, query.get("vr")));
+    if (R) R.follow();
     if (entry ? entry.model.state : pasted) await (hybridLoading = hybridLoading || import(d.hybridSrc).then((m) => m.install(K)));
     if (custom) loadPaste();
     for (const o of controls.e[0].options) o.disabled = !allowed.includes(o.value);
@@ -210,9 +213,10 @@ async function start(root) {
   const problem = (a) => [$("p", { class: "kc-verdict", "data-out": "verdict" }, "These settings cannot be computed: " + a.error_input)];
 
   function vllm(r, entry) {
-    const len = get("len").trim(), flags = [];
+    const len = get("len").trim(), flags = [], vr = get("vr"), old = vr !== cat.vllm.version;
     const u = parseFloat(get("u"));
-    if (u !== cat.vllm.default_utilization) { r.gpu_memory_utilization = u; flags.push(["--gpu-memory-utilization", K.reprFloat(u)]); }
+    if (old) r.vllm_version = vr;
+    if (u !== (R ? R.util() : cat.vllm.default_utilization)) { r.gpu_memory_utilization = u; flags.push(["--gpu-memory-utilization", K.reprFloat(u)]); }
     if (get("kv") !== "auto") { r.kv_cache_dtype = get("kv"); flags.push(["--kv-cache-dtype", get("kv")]); }
     if (len) { r.max_model_len = len === "auto" ? -1 : parseInt(len, 10); flags.push(["--max-model-len", len]); }
     const tp = +get("tp"), pp = +get("pp");
@@ -224,12 +228,12 @@ async function start(root) {
     if (a.error_input) return problem(a);
     const repo = (entry && entry.repo) || "MODEL", b = a.breakdown, longest = a.check_bytes > 0 ? Math.min(a.estimated_max_model_len, a.derived_max_model_len) : 0;
     const total = r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB);
-    const stage = pp > 1 ? ", pipeline stage " + a.binding_stage : "";
+    const stage = pp > 1 ? ", pipeline stage " + a.binding_stage : "", rel = old ? controls.vr[0].selectedOptions[0].text : a.vllm_version;
     const nodes = [
-      a.fits ? $("p", { class: "kc-verdict", "data-out": "verdict" }, `vLLM ${a.vllm_version} starts: ${K.tokens(a.kv_cache_tokens)} tokens of KV cache, ${K.fixed(a.max_concurrency, 2)}x concurrency at ${K.tokens(a.max_model_len)} tokens.`)
-        : $("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `vLLM ${a.vllm_version} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
-      table(`vLLM ${a.vllm_version}, ${tp * pp} GPU${tp * pp > 1 ? "s" : ""}${stage}`, [
-        b && ["GPU memory (as CUDA reports it)", K.gib(r.gpu ? cat.gpus[r.gpu].total_bytes : K.roundInt(r.gpu_memory_gib * K.GiB)), "total"],
+      a.fits ? $("p", { class: "kc-verdict", "data-out": "verdict" }, `vLLM ${rel} starts: ${K.tokens(a.kv_cache_tokens)} tokens of KV cache, ${K.fixed(a.max_concurrency, 2)}x concurrency at ${K.tokens(a.max_model_len)} tokens.`)
+        : $("div", { "data-out": "verdict" }, $("p", { class: "kc-verdict" }, `vLLM ${rel} does not start; it stops with:`), $("pre", { class: "signature" }, $("code", { "data-out": "error" }, a.error))),
+      table(`vLLM ${rel}, ${tp * pp} GPU${tp * pp > 1 ? "s" : ""}${stage}`, [
+        b && ["GPU memory (as CUDA reports it)", K.gib(total), "total"],
         b && [`× --gpu-memory-utilization ${K.fixed(a.gpu_memory_utilization, 2)} = requested`, K.gib(b.requested_bytes), "requested"],
         b && ["− weights (per GPU)", K.gib(b.weights_bytes), "weights"],
         b && ["− non-torch memory (assumed)", K.gib(b.non_torch_bytes), "non_torch"],
@@ -243,10 +247,10 @@ async function start(root) {
         [`--max-model-len ${K.tokens(a.max_model_len)} needs`, K.gib(a.needed_bytes), "needed"],
         ["Longest --max-model-len that starts", K.tokens(longest), "max_len", true],
       ]),
-      b && budgetBar("kc-bar-vllm", `vLLM ${a.vllm_version} memory budget on one GPU of ${K.gib(total)}`, total, VLLM_BAR, {
+      b && budgetBar("kc-bar-vllm", `vLLM ${rel} memory budget on one GPU of ${K.gib(total)}`, total, cat.vllm.bar, {
         weights: b.weights_bytes, non_torch: b.non_torch_bytes, activation: b.activation_peak_bytes, cudagraph: b.cudagraph_bytes,
         kv: a.available_kv_cache_bytes, reserve: total - b.requested_bytes }),
-      $("p", { class: "note", "data-out": "release" }, `The calculator follows vLLM ${a.vllm_version}'s rules only; a log from an older release, above all from the V0 engine, prints different figures (`,
+      $("p", { class: "note", "data-out": "release" }, `These figures follow vLLM ${rel}'s rules; pick your release above (`,
         $("a", { href: "/accuracy/#vllm" }, "how far off, release by release"), ")."),
       command(K.serveCommand(repo, flags), "Your command"),
     ].filter(Boolean);

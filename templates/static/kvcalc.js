@@ -1,6 +1,7 @@
 // kvtriage's engine in the browser: generator/engine/{geometry,vllm}.py and requests.answer_request, line
 // for line, for vLLM 0.33.0 (kvcalc-llama.js adds llama.cpp and Ollama, kvcalc-hybrid.js Mamba / Gated-DeltaNet
-// state layers). Constants (budget model, error templates, dtype tables) come from the build's catalog JSON,
+// state layers, kvcalc-release.js the older releases' rules through V's hooks: batch, graphs, groups, tooLong,
+// null_block). Constants (budget model, error templates, dtype tables) come from the build's catalog JSON,
 // so Python stays the one source.
 // tests/test_calculator_parity.py runs both on the same requests in Chromium and compares every field.
 const GiB = 2 ** 30, MiB = 2 ** 20;
@@ -319,17 +320,18 @@ function resolve(s, V) {
   if (s.kv_cache_memory_bytes === null && s.available_kv_cache_bytes === null && !s.gpu_total_bytes)
     fail("give the GPU (gpu or gpu_memory_gib), kv_cache_memory_bytes or available_kv_cache_bytes");
   const perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V);
+  const block = g.state ? hybrid.block(g, tp, s.block_size, perLayer, V.geometry.hybrid) : s.block_size || (g.mla ? mlaBlockSize(s.gpu_name, V) : null) || V.block_size;
   const d = deriveMaxLen(s.hf_config, V), ml = s.max_model_len;
   if (ml !== null && ml !== -1) {
     positive("max_model_len", ml);
     if (ml > d.value && (d.mml === null || ml > d.mml))
       fail(`User-specified max_model_len (${ml}) is greater than the derived max_model_len (${d.key}=${d.printed} or model_max_length=${repr(d.mml)} in model's config.json). ` + V.too_long_tail);
   }
-  const [seqs, toks] = batchDefaults(s.gpu_total_bytes || 0, s.gpu_name);
+  const len = ml === null || ml === -1 ? d.dflt : ml, [seqs, toks] = (V.batch || batchDefaults)(s.gpu_total_bytes || 0, s.gpu_name, len);
   const maxSeqs = s.max_num_seqs || seqs;
-  const batched = s.max_num_batched_tokens === null ? Math.min(maxSeqs * (ml === null || ml === -1 ? d.dflt : ml), toks) : s.max_num_batched_tokens;
-  const block = g.state ? hybrid.block(g, tp, s.block_size, perLayer, V.geometry.hybrid) : s.block_size || (g.mla ? mlaBlockSize(s.gpu_name, V) : null) || V.block_size;
-  return [g, d, { ...s, gpu_memory_utilization: util, block_size: block, max_num_seqs: maxSeqs, max_num_batched_tokens: batched }];
+  const batched = s.max_num_batched_tokens === null ? Math.min(maxSeqs * len, toks) : s.max_num_batched_tokens;
+  // graphs: whether the CUDA-graph estimate leaves the budget (older releases: kvcalc-release.js's V.graphs).
+  return [g, d, { ...s, gpu_memory_utilization: util, block_size: block, max_num_seqs: maxSeqs, max_num_batched_tokens: batched, graphs: V.graphs ? V.graphs(s, g) : !s.enforce_eager }];
 }
 
 function stageBudget(s, g, shape, stage, layers, V) {
@@ -338,7 +340,7 @@ function stageBudget(s, g, shape, stage, layers, V) {
   const weights = Number(s.weights_bytes !== null ? (BigInt(s.weights_bytes) * own) / shape(g.layers, true, true) / BigInt(tp) : own / BigInt(tp));
   const nonTorch = A.non_torch_bytes + (tp * pp > 1 ? A.non_torch_extra_bytes_tp : 0);
   const activation = activationPeak(g, s.hf_config, tp, s.max_num_batched_tokens, s.max_num_seqs, A);
-  const cudagraph = s.enforce_eager ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
+  const cudagraph = !s.graphs ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
   const requested = Math.ceil(s.gpu_total_bytes * s.gpu_memory_utilization);
   return { requested_bytes: requested, weights_bytes: weights, non_torch_bytes: nonTorch, activation_peak_bytes: activation, cudagraph_bytes: cudagraph };
 }
@@ -353,7 +355,7 @@ function tooLongText(V, len, needed, available, estimate) {
 export function planVllm(input, V) {
   const [g, d, s] = resolve(input, V);
   const tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size, bs = s.block_size;
-  const perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), page = bs * perLayer, groups = kvGroups(g);
+  const perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), page = bs * perLayer, groups = (V.groups || kvGroups)(g, s);
   const fly = (pp + 1) * s.max_num_batched_tokens, shape = weightShape(s.hf_config, g, V);
   const budget = s.kv_cache_memory_bytes === null && s.available_kv_cache_bytes === null;
   const stages = [];
@@ -369,7 +371,7 @@ export function planVllm(input, V) {
     else { breakdown = stageBudget(s, g, shape, stage, layers, V); available = availableOf(breakdown); }
     stages.push({ stage, layers, kv, bpb, available, blocks: fdiv(Math.max(available, 0), bpb), breakdown });
   });
-  const checks = stages.map((st) => st.available - st.bpb);
+  const checks = stages.map((st) => st.available - V.null_block * st.bpb);
   const ml = s.max_model_len, auto = ml === -1, unset = ml === null || auto;
   const upper = unset ? d.dflt : Math.max(ml, d.dflt);
   const estimates = stages.map((st, i) => (checks[i] > 0 ? largestFit(checks[i], st.bpb, groups, upper, bs, fly) : 0));
@@ -389,7 +391,7 @@ export function planVllm(input, V) {
     for (const [i, st] of stages.entries()) {
       const check = checks[i];
       if (check <= 0) error = V.no_memory;
-      else if (st.bpb * perReq > check) error = tooLongText(V, len, st.bpb * perReq, check, largestFit(check, st.bpb, groups, len, bs, fly));
+      else if (st.bpb * perReq > check) error = (V.tooLong || tooLongText)(V, len, st.bpb * perReq, check, largestFit(check, st.bpb, groups, len, bs, fly), st.blocks * bs);
       if (error) { binding = i; needed = st.bpb * perReq; break; }
     }
   const blocks = error ? stages[binding].blocks : Math.min(...stages.map((st) => st.blocks));
@@ -431,7 +433,7 @@ export function vllmLevers(input, V) {
   }
   const fp8 = input.kv_cache_dtype === "auto" && g.dtypeBytes > 1;
   if (fp8) lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", [["--kv-cache-dtype", "fp8"]], { kv_cache_dtype: "fp8" }, "halves bytes per token");
-  if (!input.enforce_eager && input.kv_cache_memory_bytes === null) {
+  if (resolved.graphs && input.kv_cache_memory_bytes === null) {
     lever("enforce_eager", "--enforce-eager", [["--enforce-eager", ""]], { enforce_eager: true }, "no CUDA graphs: slower decoding");
     if (fp8) lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager", [["--kv-cache-dtype", "fp8"], ["--enforce-eager", ""]], { kv_cache_dtype: "fp8", enforce_eager: true });
   }
@@ -507,8 +509,8 @@ export function vllmInputs(r, cat) {
   };
 }
 
-function answerVllm(r, cat) {
-  const s = vllmInputs(r, cat), V = cat.vllm, out = planVllm(s, V);
+function answerVllm(r, cat, V = cat.vllm) {
+  const s = vllmInputs(r, cat), out = planVllm(s, V);
   if (!out.fits) {
     const id = String(get(r, "model", "MODEL")), e = has(r, "model") ? cat.models[id] : null, model = (e && e.repo) || id;
     const base = s.gpu_memory_utilization !== null ? [["--gpu-memory-utilization", reprFloat(s.gpu_memory_utilization)]] : [];
@@ -548,5 +550,5 @@ export function index(c) {
 }
 
 // What kvcalc-llama.js builds on.
-export const lib = { InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, GiB, MiB };
+export const lib = { InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, moeShape, vTextConfig, GiB, MiB };
 export { InputError, StartupError, GiB, MiB };

@@ -47,20 +47,23 @@
     });
     rows.numbers = result.numbers;
     rows.engine = result.engine;
+    rows.release = result.release;
     rows.telling = window.kvTriage.tellingLine ? window.kvTriage.tellingLine(text, rules) : "";
     return rows;
   }
 
   // What a confident match carries to its page: the calculator there (static/kvcalc-ui.js) reads
-  // its fields from the fragment as from the query, so it opens on the reader's own settings.
+  // its fields from the fragment as from the query, so it opens on the reader's own settings, and on
+  // the vLLM release the log names (vr: kvcalc-release.js opens the range that holds it).
   // [field, number, the values the field offers (none: any)]
   var CARRIED = {
     vllm: [["u", "gpu_memory_utilization"], ["kv", "kv_cache_dtype", ["auto", "fp8", "fp8_e5m2"]],
       ["len", "max_model_len"], ["tp", "tensor_parallel_size", ["1", "2", "4", "8"]], ["mem", "gpu_total_gib"]],
     llamacpp: [["c", "n_ctx"], ["ctk", "type_k", ["f16", "q8_0", "q4_0"]], ["np", "n_seq_max"]]
   };
-  function carried(engine, numbers) {
+  function carried(engine, numbers, release) {
     var q = new URLSearchParams();
+    if (engine === "vllm" && release) q.set("vr", release);
     (CARRIED[engine] || []).forEach(function (rule) {
       var value = numbers && numbers[rule[1]] !== undefined ? String(numbers[rule[1]]) : null;
       if (value !== null && (!rule[2] || rule[2].indexOf(value) !== -1)) q.set(rule[0], value);
@@ -71,18 +74,21 @@
   }
 
   // The reader's own figures (static/recompute.js over the in-page engine), when the paste prints
-  // vLLM's KV cache memory. Resolves to whether a panel was shown.
-  function diagnose(numbers) {
+  // vLLM's KV cache memory, by the rules of the release the log names (static/kvcalc-release.js) when
+  // the calculator has them. Resolves to whether a panel was shown.
+  function diagnose(numbers, release) {
     var panel = document.getElementById("diagnosis");
     var llama = numbers && numbers.available_kv_cache_gib === undefined && numbers.kv_buffer_mib !== undefined &&
       numbers.n_ctx !== undefined && numbers.device_free_mib !== undefined && numbers.second_device === undefined;
     if (!panel || !numbers || (numbers.available_kv_cache_gib === undefined && !llama)) return Promise.resolve(false);
     var d = panel.dataset;
     // The state-layer module too: the log may name a hybrid (Mamba / Gated DeltaNet) catalog model.
-    return Promise.all([import(d.engineSrc), import(d.recomputeSrc), fetch(d.catalog).then(function (r) { return r.json(); }), import(d.hybridSrc)])
+    return Promise.all([import(d.engineSrc), import(d.recomputeSrc), fetch(d.catalog).then(function (r) { return r.json(); }), import(d.hybridSrc),
+      release ? import(d.releaseSrc) : null])
       .then(function (loaded) {
         var K = loaded[0], R = loaded[1], raw = loaded[2];
         loaded[3].install(K);
+        if (loaded[4]) loaded[4].install(K);
         if (llama) {
           var fit = R.recomputeLlamacpp(numbers, raw.llamacpp.ctx_pad);
           if (!fit || fit.fitting_ctx === null) return false;
@@ -91,7 +97,7 @@
           return true;
         }
         var model = R.matchModel(numbers.model, raw);
-        var figures = R.recomputeVllm(numbers, model, K, raw.vllm);
+        var figures = R.recomputeVllm(numbers, model, K, (loaded[4] && loaded[4].releaseFor(release, raw)) || raw.vllm);
         if (!figures) return false;
         render(panel, figures);
         renderFix(panel, R.readerFix(query, figures));
@@ -242,13 +248,13 @@
     .then(function (data) {
       var rows = triaged(query, data);
       var margin = rows ? data.triage_rules.scores.navigate_margin : 0;
-      var numbers = rows ? rows.numbers : null;
+      var numbers = rows ? rows.numbers : null, release = rows && rows.engine === "vllm" ? rows.release : null;
       var telling = rows && rows.telling ? rows.telling : query;
       if (!rows || !rows.length) rows = matching(query, data.errors || []);
-      return diagnose(numbers).then(function (shown) {
+      return diagnose(numbers, release).then(function (shown) {
         // A paste that prints the reader's own numbers stays here, with them, above the ranked pages.
         if (!shown && clearLead(rows, margin)) {
-          window.location.replace(rows[0].url + carried(rows.engine, numbers));
+          window.location.replace(rows[0].url + carried(rows.engine, numbers, release));
           return;
         }
         show(rows);

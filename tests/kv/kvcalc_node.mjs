@@ -5,9 +5,7 @@ import { pathToFileURL } from "node:url";
 
 const root = process.argv[2];
 const K = await import(pathToFileURL(`${root}/templates/static/kvcalc.js`));
-(await import(pathToFileURL(`${root}/templates/static/kvcalc-llama.js`))).install(K);
-(await import(pathToFileURL(`${root}/templates/static/kvcalc-sglang.js`))).install(K);
-(await import(pathToFileURL(`${root}/templates/static/kvcalc-hybrid.js`))).install(K);
+for (const name of ["llama", "sglang", "hybrid", "release"]) (await import(pathToFileURL(`${root}/templates/static/kvcalc-${name}.js`))).install(K);
 const [requests, catalog] = JSON.parse(readFileSync(0, "utf8"));
 const index = K.index(catalog);
 process.stdout.write(JSON.stringify(requests.map((r) => K.answer(r, index))));

@@ -31,7 +31,7 @@ from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 from generator.render.templates import gib, kib, mib, tokens
 
-from ..calculator_cases import catalog_requests, python_answer, python_catalog, random_requests
+from ..calculator_cases import catalog_requests, python_answer, python_catalog, random_requests, release_requests
 from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO
 
 CHROMIUM = os.environ.get("KVTRIAGE_CHROMIUM", "/usr/bin/chromium")
@@ -113,7 +113,7 @@ def run_js(page, site_url: str, expression: str, arg: Any) -> Any:
         page.goto(site_url + "/")
     text = page.evaluate(
         "async (arg) => { const K = await import('/static/kvcalc.js'); (await import('/static/kvcalc-llama.js')).install(K);"
-        " (await import('/static/kvcalc-sglang.js')).install(K); (await import('/static/kvcalc-hybrid.js')).install(K);"
+        " (await import('/static/kvcalc-sglang.js')).install(K); (await import('/static/kvcalc-hybrid.js')).install(K); (await import('/static/kvcalc-release.js')).install(K);"
         " return JSON.stringify((" + expression + ")(K, arg)); }",
         arg,
     )
@@ -184,6 +184,14 @@ def test_random_requests_match_the_python_engine(page, site_url, shipped) -> Non
     assert sum(1 for a in answers if a.get("remediation")) > 100
     count, failures = _parity(page, site_url, shipped, requests)
     assert not failures, f"{len(failures)} of {count} random requests differ:\n" + "\n".join(failures[:10])
+
+
+def test_vllm_releases_match_the_python_engine(page, site_url, shipped) -> None:
+    """kvcalc-release.js in the browser: every release range, and releases as logs print them."""
+    _dataset, calc, _models, _gpus = shipped
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]][:1]
+    count, failures = _parity(page, site_url, shipped, release_requests(calc, hybrids))
+    assert not failures, f"{len(failures)} of {count} release requests differ:\n" + "\n".join(failures[:10])
 
 
 def _float_samples() -> list[float]:
@@ -328,6 +336,36 @@ def test_pair_page_calculator_follows_the_reader(page, site_url) -> None:
     page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-llamacpp.png"))
 
 
+def test_pair_page_calculator_follows_the_readers_release(page, site_url) -> None:
+    """The release select: an older range recomputes with its rules (kvcalc-release.js, fetched only then),
+    its utilization default replaces the newest's, and the address keeps it."""
+    dataset = load_dataset(FIXTURE_SITE)
+    models, gpus = python_catalog(dataset)
+    calc = calculator_catalog(dataset)
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url.split("?")[0].rsplit("/", 1)[-1]))
+    page.goto(site_url + PAIR_URL)
+    page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
+    options = page.eval_on_selector_all("#kc-vr option", "os => os.map((o) => [o.value, o.textContent])")
+    assert options == [[r["version"], r["label"]] for r in calc["vllm"]["releases"]] and page.input_value("#kc-vr") == "0.33.0"
+    assert "kvcalc-release.js" not in fetched
+    repo = models[PAIR_MODEL].repo
+    for release in ("0.10.2", "0.6.5", "0.24.0"):
+        page.select_option("#kc-vr", release)
+        label = next(r["label"] for r in calc["vllm"]["releases"] if r["version"] == release)
+        page.wait_for_function("(label) => (document.querySelector('#calculator [data-out=release]') || {}).textContent?.includes(label + \"'s rules\")",
+                               arg=label, timeout=10_000)
+        # The page's own utilization (0.9) is 0.10.2's default too: the request leaves it out.
+        answer = python_answer({"engine": "vllm", "model": PAIR_MODEL, "gpu": "rtx-4090", "gpu_count": 2, "vllm_version": release}, models, gpus)
+        _wait_for(page, serve_command(repo, ()))
+        shown = _shown(page)
+        expected = _expected_figures(answer, gpus["rtx-4090"].total_bytes)
+        assert {k: shown[k] for k in expected} == expected, release
+        assert f"vr={release}" in page.url
+    assert "kvcalc-release.js" in fetched
+    page.locator("#calculator").screenshot(path=str(ARTIFACTS / "calculator-release.png"))
+
+
 def test_pair_page_calculator_offers_sglang(page, site_url) -> None:
     """SGLang in the engine select of a vLLM pair page: its own settings, the pool, the log line and the command."""
     dataset = load_dataset(FIXTURE_SITE)
@@ -364,7 +402,7 @@ def test_other_engines_and_the_config_field_load_only_when_the_reader_needs_them
     page.on("request", lambda request: fetched.append(request.url.split("?")[0].rsplit("/", 1)[-1]))
     page.goto(site_url + PAIR_URL + "?skv=fp8_e4m3")
     page.wait_for_selector("#calculator:not([hidden]) [data-out=verdict]")
-    on_demand = {"kvcalc-llama.js", "kvcalc-sglang.js", "kvcalc-ui-engines.js", "kvcalc-paste.js", "kvcalc-hybrid.js"}
+    on_demand = {"kvcalc-llama.js", "kvcalc-sglang.js", "kvcalc-ui-engines.js", "kvcalc-paste.js", "kvcalc-hybrid.js", "kvcalc-release.js"}
     assert "kvcalc.js" in fetched and not on_demand & set(fetched)
     assert "skv=fp8_e4m3" in page.url  # kept for when the reader picks SGLang
     page.select_option("#kc-e", "sglang")

@@ -18,7 +18,16 @@ import pytest
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 
-from ..calculator_cases import STATE_CONFIGS, catalog_requests, python_answer, python_catalog, random_requests, sglang_bound_requests, state_requests
+from ..calculator_cases import (
+    STATE_CONFIGS,
+    catalog_requests,
+    python_answer,
+    python_catalog,
+    random_requests,
+    release_requests,
+    sglang_bound_requests,
+    state_requests,
+)
 from ..conftest import REPO
 from .test_calculator_parity import differences
 
@@ -115,3 +124,21 @@ def test_a_pasted_hybrid_config_keeps_its_state_keys() -> None:
     assert done.returncode == 0, done.stderr
     for config, read in zip(configs, json.loads(done.stdout), strict=True):
         assert read == hf_config_fields(config)[0]
+
+
+def test_every_vllm_release_matches(shipped) -> None:
+    """kvcalc-release.js: each release range of the engine's table, and releases as logs print them, over
+    GPUs (pre-Ampere, Hopper, Blackwell, ROCm), dense, MoE, MLA, sliding-window and hybrid models."""
+    _dataset, calc, _models, _gpus = shipped
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]][:2]
+    requests = release_requests(calc, hybrids)
+    answers = assert_parity(requests, shipped)
+    vllm = [a for a in answers if "fits" in a]
+    assert len(vllm) > len(requests) // 2
+    versions = {a["vllm_version"] for a in vllm}
+    assert {"0.6.0", "0.6.3", "0.8.0", "0.9.2", "0.10.1", "0.11.0", "0.22.0", "0.27.1", "0.33.0"} <= versions
+    # The rules reach the figures: V0 and V1 errors, graphs subtracted and not, the V0 fallback's group.
+    assert any(a["error"] and "maximum number of tokens that can be stored" in a["error"] for a in vllm)
+    assert any(a["breakdown"] and a["breakdown"]["cudagraph_bytes"] == 0 and not a["enforce_eager"] for a in vllm)
+    assert any(a["breakdown"] and a["breakdown"]["cudagraph_bytes"] > 0 for a in vllm)
+    assert any("keeps Mamba / linear-attention state outside" in a.get("error_input", "") for a in answers)

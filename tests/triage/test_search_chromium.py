@@ -112,6 +112,18 @@ def test_a_clear_paste_goes_to_its_page(page, site_url) -> None:
     assert page.input_value("#kc-len") == "4096"
 
 
+def test_the_release_a_log_names_opens_the_calculator_on_that_release(page, site_url) -> None:
+    paste = ("INFO 01-20 10:13:01 api_server.py:712] vLLM API server version 0.9.2\n"
+             "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV cache (3664). "
+             "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+    _search(page, site_url, paste)
+    page.wait_for_url(site_url + "/oom/vllm-max-model-len-error/#vr=0.9.2&len=4096&e=vllm", timeout=15000)
+    # kvcalc-release.js opens the range that holds 0.9.2, and the verdict names it.
+    page.wait_for_function("() => document.querySelector('#kc-vr') && document.querySelector('#kc-vr').value === '0.9.1'", timeout=15000)
+    page.wait_for_function("() => (document.querySelector('#calculator [data-out=release]') || {}).textContent?.includes('0.9.1-0.9.x')", timeout=15000)
+    assert page.input_value("#kc-len") == "4096"
+
+
 def test_a_confident_match_carries_the_readers_settings_to_the_calculator(page, site_url) -> None:
     paste = next(p["text"] for p in PASTES if p["id"] == "vllm-0001")
     _search(page, site_url, paste)

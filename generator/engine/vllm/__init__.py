@@ -30,7 +30,7 @@ from generator.engine.vllm.budget import (
     weight_shape,
 )
 from generator.engine.vllm.config_facts import ConfigFacts
-from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, VLLM_ERROR_TEMPLATES, ErrorTemplate, error_template, format_gib, vllm_error_text
+from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, VLLM_ERROR_TEMPLATES, ErrorTemplate, error_template, estimated_text, format_gib, rounds_gib_like_python, vllm_error_text
 from generator.engine.vllm.kv_dtype import (
     HYBRID_BLOCK_ALIGNMENT,
     KV_CACHE_DTYPES,
@@ -51,7 +51,12 @@ from generator.engine.vllm.versions import (
     VllmInputError,
     default_gpu_memory_utilization,
     format_version,
+    has_hybrid_allocator,
+    hybrid_too_old_text,
+    kv_tokens_rule,
     parse_version,
+    prints_available_kv_line,
+    prints_kv_size_on_one_line,
     reserves_null_block_in_check,
     subtracts_cudagraph_estimate,
     uses_v0_engine,
@@ -128,4 +133,6 @@ __all__ = [
     "vllm_error_text",
     "vllm_remediation",
     "weight_shape",
+    "estimated_text", "rounds_gib_like_python", "has_hybrid_allocator", "hybrid_too_old_text", "kv_tokens_rule",
+    "prints_available_kv_line", "prints_kv_size_on_one_line",
 ]

@@ -59,9 +59,20 @@ def format_gib(num_bytes: int) -> str:
     return f"{round(num_bytes / GIB, 2)}"
 
 
+def estimated_text(version: tuple[int, int, int], estimate: int) -> str:
+    """The too-long error's {estimated_msg} for a positive estimate (0.8.4-0.9.0 print a truncated sentence)."""
+    if (0, 8, 4) <= version <= (0, 9, 0):
+        return " Based on the available memory, "
+    return f"Based on the available memory, the estimated maximum model length is {estimate}. "
+
+
+def rounds_gib_like_python(version: tuple[int, int, int]) -> bool:
+    # format_gib (Python's round, printed by str()) since 0.14.0; "%.2f" before.
+    return version >= (0, 14, 0)
+
+
 def _gib_for(version: tuple[int, int, int], num_bytes: int) -> str:
-    # format_gib since 0.14.0; "%.2f" before.
-    return format_gib(num_bytes) if version >= (0, 14, 0) else f"{num_bytes / GIB:.2f}"
+    return format_gib(num_bytes) if rounds_gib_like_python(version) else f"{num_bytes / GIB:.2f}"
 
 
 def error_template(version: tuple[int, int, int], kind: str, engine: str | None = None) -> ErrorTemplate:
@@ -86,12 +97,7 @@ def vllm_error_text(
     """The exact ValueError text of that vLLM release. `available_bytes` is what the check
     compares against (the null block already subtracted from 0.29 on)."""
     row = error_template(version, kind, engine)
-    if (0, 8, 4) <= version <= (0, 9, 0):
-        estimated_msg = " Based on the available memory, " if estimated_max_model_len > 0 else ""
-    elif estimated_max_model_len > 0:
-        estimated_msg = f"Based on the available memory, the estimated maximum model length is {estimated_max_model_len}. "
-    else:
-        estimated_msg = ""
+    estimated_msg = estimated_text(version, estimated_max_model_len) if estimated_max_model_len > 0 else ""
     return row.template.format(
         max_model_len=max_model_len,
         max_seq_len=max_seq_len,

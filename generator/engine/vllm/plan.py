@@ -24,7 +24,12 @@ from generator.engine.vllm.versions import (
     VllmInputError,
     default_gpu_memory_utilization,
     format_version,
+    has_hybrid_allocator,
+    hybrid_too_old_text,
+    kv_tokens_rule,
     parse_version,
+    prints_available_kv_line,
+    prints_kv_size_on_one_line,
     reserves_null_block_in_check,
     subtracts_cudagraph_estimate,
     uses_v0_engine,
@@ -208,10 +213,8 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
     if geometry.mla is not None and inputs.block_size is None:
         block_size = default_mla_block_size(version, inputs.gpu_name) or DEFAULT_BLOCK_SIZE
     if geometry.has_state:
-        if version < (0, 10, 0):
-            raise VllmInputError(
-                f"vLLM {format_version(version)} keeps Mamba / linear-attention state outside the KV cache "
-                "(V0 MambaCacheManager); this calculator models the hybrid allocator of 0.10 and later")
+        if not has_hybrid_allocator(version):
+            raise VllmInputError(hybrid_too_old_text(version))
         block_size = hybrid_pages(geometry, inputs.kv_cache_dtype, tp, inputs.block_size, inputs.mamba_ssm_cache_dtype).block_size
     derived = facts.derived
     max_len = inputs.max_model_len
@@ -305,9 +308,10 @@ def cudagraph_info_line(gpu_memory_utilization: float, cudagraph_bytes: int, gpu
 
 def kv_cache_tokens_logged(version: tuple[int, int, int], num_blocks: int, per_request_blocks: int, max_model_len: int, block_size: int, num_groups: int) -> int:
     """The 'GPU KV cache size: N tokens' number of that release."""
-    if version >= (0, 21, 0):
+    rule = kv_tokens_rule(version)
+    if rule == "per_request":
         return int(num_blocks / per_request_blocks * max_model_len)  # get_kv_cache_capacity
-    if version >= (0, 10, 0):
+    if rule == "per_group":
         return num_blocks // num_groups * block_size
     return num_blocks * block_size
 
@@ -447,13 +451,13 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, 
         else:
             log_lines.append(f"Auto-fit max_model_len: reduced from {sizing.full_len} to {largest_fit} to fit in available KV cache memory ({memory})")
     chosen = stages[sizing.binding]
-    if version >= (0, 10, 0):
+    if prints_available_kv_line(version):
         log_lines.insert(0, f"Available KV cache memory: {_gib_for(version, chosen.available_kv_cache_bytes)} GiB")
     if chosen.breakdown and chosen.breakdown.cudagraph_bytes > 0 and inputs.gpu_total_bytes:
         log_lines.insert(1, cudagraph_info_line(resolved.utilization, chosen.breakdown.cudagraph_bytes, inputs.gpu_total_bytes))
     tokens, concurrency = sizing.tokens, sizing.concurrency
     if error is None:
-        if version >= (0, 30, 0):
+        if prints_kv_size_on_one_line(version):
             log_lines.append(f"GPU KV cache size: {tokens:,} tokens, Maximum concurrency for {max_len:,} tokens per request: {concurrency:.2f}x")
         else:
             log_lines.append(f"GPU KV cache size: {tokens:,} tokens")

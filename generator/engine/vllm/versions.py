@@ -63,3 +63,31 @@ def subtracts_cudagraph_estimate(version: tuple[int, int, int], enforce_eager: b
 def reserves_null_block_in_check(version: tuple[int, int, int]) -> bool:
     # get_kv_cache_configs subtracts one block before the fit check since 0.29.0.
     return version >= (0, 29, 0)
+
+
+def has_hybrid_allocator(version: tuple[int, int, int]) -> bool:
+    # Mamba / linear-attention state joined the KV cache's allocator in 0.10.0 (V0 kept a MambaCacheManager).
+    return version >= (0, 10, 0)
+
+
+def hybrid_too_old_text(version: tuple[int, int, int]) -> str:
+    return (f"vLLM {format_version(version)} keeps Mamba / linear-attention state outside the KV cache "
+            "(V0 MambaCacheManager); this calculator models the hybrid allocator of 0.10 and later")
+
+
+def prints_available_kv_line(version: tuple[int, int, int]) -> bool:
+    # gpu_worker.py logs "Available KV cache memory" from 0.10.0.
+    return version >= (0, 10, 0)
+
+
+def prints_kv_size_on_one_line(version: tuple[int, int, int]) -> bool:
+    # "GPU KV cache size" and "Maximum concurrency" share one line from 0.30.0.
+    return version >= (0, 30, 0)
+
+
+def kv_tokens_rule(version: tuple[int, int, int]) -> str:
+    """How the release counts "GPU KV cache size: N tokens": per_request (get_kv_cache_capacity, 0.21+),
+    per_group (blocks // groups x block size, 0.10+) or blocks (blocks x block size)."""
+    if version >= (0, 21, 0):
+        return "per_request"
+    return "per_group" if version >= (0, 10, 0) else "blocks"
