@@ -17,6 +17,13 @@ from generator.triage.rules import RULES
 ANSI_ESCAPE = r"\x1b\[[0-9;?]*[A-Za-z]"
 # Windows line endings shown as text ("^M") by some terminals and log viewers.
 CARET_M = r"\^M$"
+# Readers retype errors, or copy them from rich text (a chat, a document, a rendered issue), which
+# turns quotes into typographic ones and spaces into non-breaking ones: the engines print ASCII.
+TYPOGRAPHIC = {
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u200b": "",
+}
 
 
 @dataclass(frozen=True)
@@ -90,6 +97,8 @@ def _matches(pattern: str, text: str) -> list[re.Match[str]]:
 def _clean(raw: str) -> str:
     line = re.sub(ANSI_ESCAPE, "", raw)
     line = line.replace("\r", "")
+    for typographic, plain in TYPOGRAPHIC.items():
+        line = line.replace(typographic, plain)
     return re.sub(CARET_M, "", line)
 
 
@@ -292,6 +301,10 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
             best[candidate.id] = candidate
 
     for record in records:
+        # A log of the inner engine alone (llama.cpp's lines from KoboldCpp or llama-cpp-python) has
+        # no marker of the outer one, or it would be the outer engine's: not the outer engine's pages.
+        if engine is not None and rules["engine_embeds"].get(record.engine, {}).get("engine") == engine:
+            continue
         engine_score, engine_note = _engine_adjustment(record.engine, engine, rules)
         for pattern in record.patterns:
             for index, line in enumerate(lines):

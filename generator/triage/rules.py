@@ -196,7 +196,8 @@ STEP_MARKERS = {
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
-        ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past"],
+        # The CUDA pool grows for compute scratch while a batch runs (ggml_cuda_pool_malloc_vmm).
+        ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past|ggml_cuda_pool_malloc"],
     ],
     "ollama": [
         # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
@@ -262,6 +263,9 @@ ENGINE_MARKERS = {
         # which docker images share).
         [5, r"\b[a-z][a-z0-9._-]*:\d+(\.\d+)?[bm]\b"],
         [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|\"level\":\"ERR\"|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
+        # Ollama's own words for the llama-server it runs (llm/llama_server.go from v0.30), and the
+        # source tree its bundled llama.cpp was built in, which asserts print.
+        [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
     ],
     "sglang": [
         [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],

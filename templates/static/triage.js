@@ -8,6 +8,12 @@
   var ANSI_ESCAPE = /\x1b\[[0-9;?]*[A-Za-z]/g;
   // Windows line endings shown as text ("^M") by some terminals and log viewers.
   var CARET_M = /\^M$/;
+  // Readers retype errors, or copy them from rich text (a chat, a document, a rendered issue), which
+  // turns quotes into typographic ones and spaces into non-breaking ones: the engines print ASCII.
+  var TYPOGRAPHIC = [
+    [/[\u2018\u2019\u201a\u201b\u2032]/g, "'"], [/[\u201c\u201d\u201e\u201f\u2033]/g, '"'],
+    [/[\u00a0\u202f\u2007]/g, " "], [/\u200b/g, ""]
+  ];
   var compiled = {};
 
   function search(pattern, text) {
@@ -49,7 +55,9 @@
   // ------------------------------------------------------------------------- normalise
 
   function clean(raw) {
-    return raw.replace(ANSI_ESCAPE, "").replace(/\r/g, "").replace(CARET_M, "");
+    var line = raw.replace(ANSI_ESCAPE, "").replace(/\r/g, "");
+    TYPOGRAPHIC.forEach(function (pair) { line = line.replace(pair[0], pair[1]); });
+    return line.replace(CARET_M, "");
   }
 
   function stripPrefixes(line, rules) {
@@ -228,6 +236,9 @@
     }
 
     records.forEach(function (record) {
+      // A log of the inner engine alone (llama.cpp's lines from KoboldCpp or llama-cpp-python) has
+      // no marker of the outer one, or it would be the outer engine's: not the outer engine's pages.
+      if (engine !== null && (rules.engine_embeds[record.engine] || {}).engine === engine) return;
       var adjustment = engineAdjustment(record.engine, engine, rules);
       record.patterns.forEach(function (pattern) {
         lines.forEach(function (line, index) {

@@ -32,6 +32,7 @@ KNOWN_MISSES = {
     "vllm-0074": "the paste ends at 'Processed prompts: 0%' before the OOM it is about; no error line is left",
     "llamacpp-0043": "the log stops at 'pipeline parallelism enabled' with no error line; nothing in it says that anything failed",
     "ollama-0039": "an Ollama thread, but the paste is llama.cpp's own lines with no Ollama marker; it lands on llama.cpp's context page",
+    "ollama-0023": "an Ollama thread, but the paste is four llama.cpp load_tensors lines with no Ollama marker; llama.cpp logs (KoboldCpp, llama-cpp-python) must not get Ollama's pages, and llama.cpp has no partial-offload page",
 }
 
 
@@ -112,7 +113,7 @@ def test_train_rates() -> None:
     assert (total["wrong"] - known_wrong) / total["counted"] <= 0.02, _report("train", rates)
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5"])
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
     print("\n" + _report(split, rates))

@@ -84,6 +84,19 @@ def test_a_specific_error_beats_the_wrapper_that_reports_it() -> None:
     assert triage("RuntimeError: Engine core initialization failed. See root cause above.", RECORDS).best.id == "vllm-engine-core-init-failed"
 
 
+def test_typographic_quotes_and_spaces_read_as_the_engine_printed_them() -> None:
+    retyped = "The model\u2019s max seq len (4096) is larger\u00a0than \u2018this\u2019 and \u201cthat\u201d"
+    assert normalise(retyped) == ["The model's max seq len (4096) is larger than 'this' and \"that\""]
+
+
+def test_an_outer_engines_page_needs_a_marker_of_that_engine() -> None:
+    records = [_record("ollama-cuda-oom", "ollama", r"CUDA error: out of memory"),
+               _record("llamacpp-compute-buffer-failed", "llamacpp", r"^$never")]
+    koboldcpp = "CUDA error: out of memory\n  current device: 0, in function ggml_cuda_pool_malloc_vmm at ggml-cuda.cu:7184"
+    assert triage(koboldcpp, records).best.id == "llamacpp-compute-buffer-failed"
+    assert triage(koboldcpp + "\nDec 01 10:00:00 host ollama[123]: x", records).best.id == "ollama-cuda-oom"
+
+
 def test_engine_comes_from_the_log_format() -> None:
     assert detect_engine("Dec 01 10:00:00 host ollama[123]: llama_new_context_with_model: n_ctx = 2048\nggml_backend_cuda_buffer_type_alloc_buffer") == "ollama"
     assert detect_engine("llama_new_context_with_model: n_ctx = 2048") == "llamacpp"
