@@ -83,7 +83,7 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-from generator.build import incremental as build_incremental  # noqa: E402
+from generator.build import render_stage  # noqa: E402
 
 
 def _temp_dirs(parent: Path) -> list[str]:
@@ -101,7 +101,7 @@ def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytes
     assert main(["build", "--root", str(site_root), "--quiet", "--no-search"]) == 0
     _forget_manifest(site_root / "site")
     before = _tree(site_root / "site")
-    real = build_incremental.safe_relative
+    real = render_stage.safe_relative
     calls = []
 
     def interrupting(path: str) -> str:
@@ -110,7 +110,7 @@ def test_sigint_mid_write_keeps_the_old_site(site_root: Path, monkeypatch: pytes
             os.kill(os.getpid(), signal.SIGINT)  # a real signal, handled as Ctrl-C would be
         return real(path)
 
-    monkeypatch.setattr(build_incremental, "safe_relative", interrupting)
+    monkeypatch.setattr(render_stage, "safe_relative", interrupting)
     # --jobs 1: the counting wrapper and the signal stay in this process.
     assert main(["build", "--root", str(site_root), "--quiet", "--no-search", "--jobs", "1"]) == 130
     assert "interrupted" in capsys.readouterr().err
@@ -126,7 +126,7 @@ def test_sigterm_mid_write_in_a_subprocess_keeps_the_old_site(site_root: Path) -
     # Slow each write down in the child only, so the parent can catch it mid-write.
     script = (
         "import sys, time\n"
-        "import generator.build.incremental as b\n"
+        "import generator.build.render_stage as b\n"
         "real = b.safe_relative\n"
         "def slow(path):\n"
         "    time.sleep(0.05)\n"

@@ -88,13 +88,15 @@ class _FactsStore:
             _, offset, length = self.index[digest]
             self.handle.flush()
             try:
-                found = value_pickle.loads(zlib.decompress(os.pread(self.handle.fileno(), length, offset)))
+                found = _unpack(os.pread(self.handle.fileno(), length, offset))
             except (*value_pickle.CACHE_ERRORS, zlib.error) as error:
                 raise CacheDamaged(self.folder) from error
-            if len(self.unpacked) >= _UNPACKED_FACTS:
-                self.unpacked.clear()
-            self.unpacked[digest] = found
+            _keep_unpacked(self.unpacked, digest, found)
         return found
+
+    def flush(self) -> None:
+        """Workers read the facts file: bytes still buffered would be written twice."""
+        self.handle.flush()
 
     def save(self, live: set[str]) -> None:
         """Keep the facts of these pages for the next build."""
@@ -122,6 +124,44 @@ class _FactsStore:
             self.handle.close()
 
 
+def _unpack(blob: bytes) -> object:
+    return value_pickle.loads(zlib.decompress(blob))
+
+
+def _keep_unpacked(unpacked: dict[str, object], digest: str, facts: object) -> None:
+    if len(unpacked) >= _UNPACKED_FACTS:
+        unpacked.clear()
+    unpacked[digest] = facts
+
+
+class _HeldFacts:
+    """The facts of a build that keeps none for the next (the in-memory build): packed as
+    _FactsStore packs them, held in this process instead of a file."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, tuple[tuple, bytes]] = {}
+        self.unpacked: dict[str, object] = {}
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self.index
+
+    def add(self, digest: str, summary: tuple, blob: bytes) -> None:
+        self.index.setdefault(digest, (summary, blob))
+
+    def summary(self, digest: str) -> tuple:
+        return self.index[digest][0]
+
+    def get(self, digest: str) -> object:
+        found = self.unpacked.get(digest)
+        if found is None:
+            found = _unpack(self.index[digest][1])
+            _keep_unpacked(self.unpacked, digest, found)
+        return found
+
+    def flush(self) -> None:
+        pass
+
+
 class _Facts:
     """One page's facts for check_pages: the summary fields every check reads held as attributes, the
     rest unpacked when first read, so the check walks the whole site without every page's facts
@@ -129,7 +169,7 @@ class _Facts:
 
     __slots__ = ("digest", "blobs", *_SUMMARY)
 
-    def __init__(self, digest: str, blobs: _FactsStore):
+    def __init__(self, digest: str, blobs: _FactsStore | _HeldFacts):
         self.digest, self.blobs = digest, blobs
         for name, value in zip(_SUMMARY, blobs.summary(digest)):
             setattr(self, name, value)
@@ -142,7 +182,7 @@ _PARALLEL_CHECK_PAGES = 4096  # below this, forking workers costs more than the 
 
 
 def _check_built(paths: set[str], facts: Mapping[str, _Facts], base_url: str, rules: Mapping[str, object],
-                 scope: set[str] | None, jobs: int, store: _FactsStore) -> None:
+                 scope: set[str] | None, jobs: int, store: _FactsStore | _HeldFacts) -> None:
     """check_pages over the built site. A whole-site check of a big site checks links in chunks of
     pages across processes (serial, it was the longest step of a cold build after the parallel
     render), then titles and descriptions once; the problems come out in check_pages' order."""
@@ -150,7 +190,7 @@ def _check_built(paths: set[str], facts: Mapping[str, _Facts], base_url: str, ru
     if scope is not None or count < 2 or len(facts) < _PARALLEL_CHECK_PAGES:
         check_pages(paths, facts, base_url, rules, scope=scope)
         return
-    store.handle.flush()  # workers read the facts file: bytes still buffered would be written twice
+    store.flush()
     urls = sorted(facts)
     problems: list[Issue] = []
     with parallel.workers((paths, facts, base_url, rules, urls), jobs) as pool:

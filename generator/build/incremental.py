@@ -15,23 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
-import jinja2
-
 import generator.parallel as parallel
-from generator.build.facts import CacheDamaged, _check_built, _check_scope, _Facts, _FactsStore, _pack_facts
-from generator.build.pipeline import SitePlan, _collector_paused, _Interrupts, _summary, plan_site, safe_relative, site_files
+from generator.build.facts import CacheDamaged, _check_scope, _FactsStore
+from generator.build.pipeline import SitePlan, _Interrupts, _summary, plan_site
+from generator.build.render_stage import RenderedEntry, RenderJob, _collector_paused, _unchanged, check_rendered, render_pages, render_site_files
 from generator.build.resident import Resident, _published_now
 from generator.build.results_cache import cached_results
 from generator.check.affiliates import affiliate_rules
-from generator.check.page_lint import advice_problems, rendered_problems
-from generator.check.plan_meta import page_meta, page_url, site_file_meta
 from generator.engine.pairs import Results
-from generator.errors import BuildError, Issue, RenderError
-from generator.launch.commands import dataset_surfaces, verify_commands
+from generator.errors import BuildError, Issue
+from generator.launch.commands import dataset_surfaces
 from generator.plan.memo import PlanMemo
 from generator.plan.pages import Page
 from generator.render.site_files import pagefind_executable, search_stub, site_pages
-from generator.render.templates import render_page
 from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
 from generator.write.guard import MARKER_NAME, check_out, files_on_disk
@@ -50,87 +46,6 @@ from generator.write.state import build_lock, discard_caches, load_cache, remove
 # Engine results are cached next to the site by the hash of the records they were computed from.
 
 _RENDER_CHUNK = 64  # pages per task: small enough to stream, large enough to amortize the round trip
-
-
-@dataclass(frozen=True)
-class _RenderJob:
-    """What render workers share (read through fork, never pickled)."""
-
-    pages: tuple[Page, ...]
-    env: jinja2.Environment
-    site: Mapping[str, object]
-    render_key: str
-    old: Mapping[str, Entry]
-    damaged: frozenset[str]
-    facts: Mapping[str, bytes]  # HTML content hash -> packed facts read from it in an earlier build
-    staging: Staging
-    rules: Mapping[str, object]  # affiliate rules, for slim_facts
-    digest: ValueDigest  # one per build; each worker's copy remembers the hashes of the records it saw
-    surfaces: object  # the CLI surfaces every command block is checked against
-    known_keys: Mapping[int, tuple[Page, str]]  # id(page) -> (page, key): pages a resident builder keyed before
-    todo: Sequence[int] = ()  # indexes of the pages the chunks visit
-
-
-def _unchanged(job: _RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
-    if key is None:
-        return False
-    for path in paths:
-        entry = job.old.get(path)
-        if entry is None or entry.key != key or path in job.damaged:
-            return False
-        if path.endswith(".html") and entry.sha not in job.facts:
-            return False
-    return True
-
-
-def _page_key(job: _RenderJob, page: Page) -> str | None:
-    """Hash of everything the templates see of a page: its fields and its view, plus templates, code,
-    CLI surfaces and site context. A view built on demand is hashed by the inputs it would be built
-    from, so an unchanged page is known without building its view."""
-    fields = [(f.name, getattr(page, f.name)) for f in _PAGE_FIELDS]
-    inputs = getattr(page.view, "inputs", None)
-    return job.digest(job.render_key, fields, inputs if inputs is not None else dict(page.view))
-
-
-_PAGE_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name != "view")
-
-
-def _render_chunk(job: _RenderJob, span: range) -> tuple[list[tuple[int, str | None, list[tuple[str, str, int, bool]] | None, dict]], list[Issue]]:
-    """Render the pages in span whose key changed, checking their commands, and write the files whose
-    bytes changed to staging. Returns, per page, (index, key, [(path, sha, size, written)] or None
-    when unchanged, {sha: packed facts} of new HTML), and the command problems found. An unchanged
-    page's commands were checked by the build that rendered it, against the same surfaces (they are
-    part of every key)."""
-    out, problems = [], []
-    for j in span:
-        i = job.todo[j]
-        page = job.pages[i]
-        known = job.known_keys.get(id(page))
-        key = known[1] if known is not None and known[0] is page else _page_key(job, page)
-        if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
-            out.append((i, key, None, {}))
-        else:
-            blocks = [block for section in page.view.get("commands", ()) for block in section["blocks"]]
-            problems.extend(verify_commands([(page.url, blocks)], job.surfaces))
-            if page.kind in ("error", "pair"):
-                problems.extend(advice_problems(page.url, page.view))
-            entries, facts = [], {}
-            for rendered in render_page(job.env, page, job.site):
-                problems.extend(rendered_problems((rendered,)))
-                path = safe_relative(rendered.path)
-                digest = sha(rendered.content)
-                old = job.old.get(path)
-                written = old is None or old.sha != digest or path in job.damaged
-                if written:
-                    job.staging.write(path, rendered.content)
-                if path.endswith(".html") and digest not in job.facts:
-                    facts[digest] = _pack_facts(rendered.content, job.rules, page_meta(page), page.url)
-                entries.append((path, digest, len(rendered.content), written))
-            out.append((i, key, entries, facts))
-        release = getattr(page.view, "release", None)  # a view built on demand is dropped once used
-        if release is not None:
-            release()
-    return out, problems
 
 
 def _render_key(sp: SitePlan, root: Path) -> str:
@@ -203,7 +118,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         fingerprints = _UsedEntries(stored.get("pairs", {}) if stored.get("version") == parse_version else {})
         memo = PlanMemo(fingerprints, numbers_keys)
     with _collector_paused():
-        sp = plan_site(root, today, compute=compute, verify=False, parse_cache=parse_cache, memo=memo)
+        sp = plan_site(root, today, compute=compute, parse_cache=parse_cache, memo=memo)
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
@@ -239,7 +154,7 @@ class _UsedEntries(dict):
         super().__setitem__(key, value)
 
 
-def _pages_to_render(job: _RenderJob, known_keys: Mapping[int, tuple[Page, str]], page_keys: list[str | None],
+def _pages_to_render(job: RenderJob, known_keys: Mapping[int, tuple[Page, str]], page_keys: list[str | None],
                      entries: dict[str, Entry]) -> Sequence[int]:
     """The indexes of the pages to render. A resident builder's pages that it keyed before and that
     are unchanged need no worker: their keys and entries are filled in here."""
@@ -258,35 +173,16 @@ def _pages_to_render(job: _RenderJob, known_keys: Mapping[int, tuple[Page, str]]
     return todo
 
 
-def _stage_site_files(sp: SitePlan, job: _RenderJob, store: _FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
-    """The site-level files (sitemap, robots, search page...): staged when they changed, their facts stored."""
-    meta = site_file_meta(sp.dataset, sp.plan, sp.site)
-    for rendered in site_files(sp):
-        path = safe_relative(rendered.path)
-        digest = sha(rendered.content)
-        if path.endswith(".html") and digest not in store:
-            store.add(digest, *_pack_facts(rendered.content, job.rules, meta.get(page_url(path)), page_url(path)))
+def _stage_site_files(sp: SitePlan, job: RenderJob, staging: Staging, store: _FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
+    """The site-level files (sitemap, robots, search page...): staged when they changed."""
+    for path, rendered, digest in render_site_files(sp, job.rules, store):
         previous = job.old.get(path)
         if previous is not None and previous.sha == digest and path not in job.damaged:
             entries[path] = previous
         else:
-            job.staging.write(path, rendered.content)
+            staging.write(path, rendered.content)
             entries[path] = Entry(digest, len(rendered.content), 0, None)
             changed.append(path)
-
-
-def _check_site(sp: SitePlan, rules: Mapping[str, object], entries: Mapping[str, Entry], store: _FactsStore,
-                scope: set[str] | None, jobs: int) -> None:
-    """The whole-site HTML check over the pages in scope (None: every page)."""
-    facts = {page_url(path): _Facts(entry.sha, store) for path, entry in entries.items() if path.endswith(".html")}
-    with _collector_paused():  # unpacking facts allocates much and frees little
-        try:
-            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
-        except RenderError:
-            if scope is None:
-                raise
-            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
-            raise
 
 
 def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
@@ -308,46 +204,36 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                 digest.remember(sp.results[pair], f"numbers:{key}")
             render_key = _render_key(sp, root)
             known_keys = resident.page_keys if resident is not None and resident.render_key == render_key else {}
-            job = _RenderJob(pages, sp.env, sp.site, render_key, old, damaged, store.index, staging, rules, digest,
-                             dataset_surfaces(sp.dataset), known_keys)
+            job = RenderJob(pages, sp.env, sp.site, dataset_surfaces(sp.dataset), rules, store.index, staging, render_key,
+                            old, damaged, digest, known_keys)
             page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []
             todo = _pages_to_render(job, known_keys, page_keys, entries)
             job = dataclasses.replace(job, todo=todo)
-            done = len(pages) - len(todo)
+
+            def take(i: int, key: str | None, rendered: list[RenderedEntry] | None) -> None:
+                page_keys[i] = key
+                if rendered is None:
+                    for suffix in ("html", "md"):
+                        entries[pages[i].output_path(suffix)] = old[pages[i].output_path(suffix)]
+                    return
+                report.rendered += 1
+                for path, file_sha, length, written, _ in rendered:
+                    if written:
+                        entries[path] = Entry(file_sha, length, 0, key)
+                        changed.append(path)
+                    else:  # same bytes under a new key: the file stays as it is
+                        previous = old[path]
+                        entries[path] = Entry(previous.sha, previous.size, previous.mtime_ns, key)
+
             size = max(1, min(_RENDER_CHUNK, len(todo) // (parallel.job_count(jobs) * 4)))
-            problems: list[Issue] = []
             # A few pages render faster here than workers start (a resident builder's usual edit).
             parallel_from = _RENDER_CHUNK if known_keys else 2
-            with parallel.workers(job, jobs if len(todo) >= parallel_from else 1) as pool:
-                for part, found in pool.map(_render_chunk, parallel.chunks(len(todo), size)):
-                    problems.extend(found)
-                    for i, key, rendered, page_facts in part:
-                        page_keys[i] = key
-                        for fact_digest, (summary, blob) in page_facts.items():
-                            store.add(fact_digest, summary, blob)
-                        page = pages[i]
-                        if rendered is None:
-                            for suffix in ("html", "md"):
-                                entries[page.output_path(suffix)] = old[page.output_path(suffix)]
-                            continue
-                        report.rendered += 1
-                        for path, digest, length, written in rendered:
-                            if written:
-                                entries[path] = Entry(digest, length, 0, key)
-                                changed.append(path)
-                            else:  # same bytes under a new key: the file stays as it is
-                                previous = old[path]
-                                entries[path] = Entry(previous.sha, previous.size, previous.mtime_ns, key)
-                    done += len(part)
-                    if progress is not None:
-                        progress(done, len(pages))
-            if problems:
-                raise RenderError(problems)
-            _stage_site_files(sp, job, store, entries, changed)
+            render_pages(job, store, jobs if len(todo) >= parallel_from else 1, size, take, progress)
+            _stage_site_files(sp, job, staging, store, entries, changed)
             deleted = sorted(set(old) - set(entries))
-            _check_site(sp, rules, entries, store, _check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
+            check_rendered(sp, rules, entries, store, _check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():

@@ -1,10 +1,9 @@
-"""The stages in order, in memory: load, compute, plan, render, check. build_site() returns the
-files; write_site() writes them to a folder (tests and the calculator's parity check), and
-build_and_write (incremental.py) is the same pipeline into a published site."""
+"""The stages in order, in memory: load, compute, plan (plan_site), then render and check through
+render_stage.py, the path build_and_write (incremental.py) runs into a published site. build_site()
+returns the files; write_site() writes them to a folder (tests and the calculator's parity check)."""
 
 from __future__ import annotations
 
-import gc
 import os
 import signal
 from contextlib import contextmanager
@@ -16,41 +15,27 @@ from typing import Callable, Iterable, Iterator
 import jinja2
 from markupsafe import Markup
 
+from generator.build.facts import _HeldFacts
+from generator.build.render_stage import RenderedEntry, RenderJob, _collector_paused, check_rendered, render_pages, render_site_files, safe_relative
 from generator.check.affiliates import affiliate_rules
-from generator.check.page_lint import advice_problems, record_problems, rendered_problems
-from generator.check.plan_meta import site_meta
-from generator.check.site_checks import check_html
+from generator.check.page_lint import record_problems
 from generator.dates import record_dates
 from generator.engine.pairs import Results, compute_results
-from generator.errors import BuildError, Issue, RenderError
+from generator.errors import RenderError
 from generator.kv.calculator import CATALOG_PATH, catalog_json
-from generator.launch.commands import dataset_surfaces, verify_commands
+from generator.launch.commands import dataset_surfaces
 from generator.load import load_dataset
 from generator.plan.memo import PlanMemo
 from generator.plan.pages import Plan
 from generator.plan.planner import plan_pages
 from generator.render.minify import published_static
-from generator.render.site_files import asset_urls, publish_files
-from generator.render.templates import RenderedFile, render_page, template_environment
+from generator.render.site_files import asset_urls
+from generator.render.templates import RenderedFile, template_environment
 from generator.schema import Dataset
 from generator.write.guard import check_out
+from generator.write.manifest import Entry
 from generator.write.staging import Staging, publish
 from generator.write.state import build_lock, remove_leftovers
-
-
-def safe_relative(path: str) -> str:
-    """Refuse any output path that could land outside the site directory."""
-    parts = path.split("/")
-    if (
-        not path
-        or path.startswith("/")
-        or "\\" in path
-        or "\x00" in path
-        or "%" in path
-        or any(part in ("", ".", "..") for part in parts)
-    ):
-        raise BuildError([Issue("site", 1, 0, "path", f"refusing to write {path!r} outside the site directory")])
-    return path
 
 
 class _Interrupts:
@@ -177,9 +162,9 @@ class SitePlan:
 
 
 def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results,
-              verify: bool = True, parse_cache: dict[str, bytes] | None = None, memo: PlanMemo | None = None) -> SitePlan:
-    """Load, compute (through `compute`, which a writing build caches and runs in parallel), plan and
-    check every command block (unless verify is False: a writing build checks them as pages render).
+              parse_cache: dict[str, bytes] | None = None, memo: PlanMemo | None = None) -> SitePlan:
+    """Load, compute (through `compute`, which a writing build caches and runs in parallel) and plan;
+    the records' problems fail here, the pages' as they render (render_stage.py).
     memo: pair pages an earlier plan in this process made (a resident builder's)."""
     root = Path(root)
     dataset = load_dataset(root, parse_cache)
@@ -187,12 +172,6 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates, memo)
     problems = record_problems(dataset, results, root)
-    if verify:
-        problems += verify_commands(
-            ((page.url, (block for section in page.view.get("commands", ()) for block in section["blocks"])) for page in plan.pages),
-            dataset_surfaces(dataset),
-        )
-        problems += [issue for page in plan.pages if page.kind in ("error", "pair") for issue in advice_problems(page.url, page.view)]
     if problems:
         raise RenderError(problems)
     env = template_environment(str((root / "templates").resolve()))
@@ -202,28 +181,31 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     return SitePlan(dataset=dataset, results=results, plan=plan, env=env, site=site, static=static)
 
 
-def site_files(sp: SitePlan) -> list[RenderedFile]:
-    """Every file besides the planned pages: static assets and what publishing derives from the whole plan."""
-    return [*sp.static, *publish_files(sp.dataset, sp.plan, sp.env, sp.site)]
-
-
 def build_site(root: Path, today: str | None = None, progress: Callable[[int, int], None] | None = None) -> SiteBuild:
-    """Everything a build writes, in memory: load, compute, plan, render.
+    """Everything a build writes, in memory: load, compute, plan, then the render and check stages the
+    writing build runs (render_stage.py), here serial, every page rendered, the bytes kept.
 
     progress(done, total) is called after each page renders (the CLI's progress line)."""
     with _collector_paused():
         sp = plan_site(root, today)
+    rules = affiliate_rules(sp.dataset)
+    store = _HeldFacts()
+    job = RenderJob(sp.plan.pages, sp.env, sp.site, dataset_surfaces(sp.dataset), rules, store.index,
+                    todo=range(len(sp.plan.pages)))
     files: list[RenderedFile] = []
-    for done, page in enumerate(sp.plan.pages, 1):
-        files.extend(render_page(sp.env, page, sp.site))
-        if progress is not None:
-            progress(done, len(sp.plan.pages))
-    files.extend(site_files(sp))
+    entries: dict[str, Entry] = {}
+
+    def take(i: int, key: str | None, rendered: list[RenderedEntry] | None) -> None:  # noqa: ARG001
+        for path, digest, size, _, content in rendered or ():
+            files.append(RenderedFile(path, content))
+            entries[path] = Entry(digest, size, 0, None)
+
+    render_pages(job, store, 1, 1, take, progress)  # serial, one page a chunk: a step is a loop turn here
+    for path, rendered, digest in render_site_files(sp, rules, store):
+        files.append(rendered)
+        entries[path] = Entry(digest, len(rendered.content), 0, None)
+    check_rendered(sp, rules, entries, store, None, 1)
     files.sort(key=lambda f: f.path)
-    problems = rendered_problems(files)
-    if problems:
-        raise RenderError(problems)
-    check_html(files, sp.site["base_url"], affiliate_rules(sp.dataset), site_meta(sp.dataset, sp.plan, sp.site))
     return SiteBuild(files=tuple(files), plan=sp.plan)
 
 
@@ -240,15 +222,3 @@ def _summary(plan: Plan, file_count: int) -> str:
 def check_site(root: Path) -> str:
     build = build_site(root)
     return "ok: " + _summary(build.plan, len(build.files))
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Planning allocates millions of objects that all live on; collecting while it grows only re-scans them."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
