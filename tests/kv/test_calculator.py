@@ -13,6 +13,7 @@ from generator.kv.calculator import CATALOG_PATH, OLLAMA_VRAM_TIERS, calculator_
 from generator.load import load_dataset
 
 from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO
+from .test_calculator_parity import RANDOM_REQUESTS
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,7 @@ def test_parity_cases_cover_sglang(dataset) -> None:
     assert calc["sglang"]["release"] == "0.5.23"
     catalog = [r for r in catalog_requests(dataset, calc) if r["engine"] == "sglang"]
     assert {r.get("kv_cache_dtype", "auto") for r in catalog} == {"auto", "fp8_e4m3"} and {r.get("tensor_parallel_size", 1) for r in catalog} == {1, 2}
-    requests = [r for r in random_requests(calc, 1200) if r["engine"] == "sglang"]
+    requests = [r for r in random_requests(calc, RANDOM_REQUESTS) if r["engine"] == "sglang"]  # what the browser parity test runs
     answers = [python_answer(r, models, gpus) for r in requests]
     kinds = {("error_input" if "error_input" in a else a["starts"], a.get("pool_kind")) for a in answers}
     assert {(True, "mha"), (True, "mla"), (True, "dsa"), (True, "hybrid_swa"), (False, None), ("error_input", None)} <= kinds
