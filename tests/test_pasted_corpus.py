@@ -18,7 +18,7 @@ ERROR_DIR = ROOT / "content" / "errors"
 
 ENGINES = {"vllm", "llamacpp", "ollama", "sglang"}
 FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"}
-SPLITS = {"train", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6"}
+SPLITS = {"train", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7"}
 # Pages that do not exist yet but that pastes are already filed under.
 WANTED_SLUGS: set[str] = set()
 NUMBER_KEYS = {

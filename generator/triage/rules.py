@@ -395,6 +395,11 @@ EXTRACT = [
     ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
     ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
     ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
+    # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length
+    # of M" (0.8 to 0.11), "The prompt (total length N) is too long to fit into the model (context
+    # length M)" (0.6.3 to 0.7.3, multimodal models).
+    ["request_tokens", r"prompt \(length (\d+)\) is longer than the maximum model length", "int"],
+    ["request_tokens", r"prompt \(total length (\d+)\) is too long to fit", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
     ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
     ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
@@ -406,6 +411,8 @@ EXTRACT = [
     ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
     ["context_tokens", r"maximum context length of (\d+) tokens", "int"],
     ["context_tokens", r"exceed context window of (\d+)", "int"],
+    ["context_tokens", r"is longer than the maximum model length of (\d+)", "int"],
+    ["context_tokens", r"too long to fit into the model \(context length (\d+)\)", "int"],
 ]
 
 # Everything above in one JSON-serialisable table, in the order triage.js reads it.
