@@ -24,12 +24,25 @@ def index_search(site_dir: Path, executable: str, sources: Iterable[tuple[str, b
     try:
         _settle_sources(source, site_dir, list(sources))
         done = subprocess.run([executable, "--site", str(source), "--output-path", str(site_dir / "pagefind"), "--silent"],
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, env=_pagefind_env())
     finally:
         if kept is None:
             shutil.rmtree(source, ignore_errors=True)
     if done.returncode != 0:
         raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
+
+
+# Pagefind's jemalloc (its env variable carries the _RJEM_ prefix) keeps freed pages for seconds by
+# default; returning them at once lowers its peak resident set by about a fifth (1,034 to 803 MiB on
+# a 30k-pair synthetic site) at no cost in time and with the same index bytes. Pagefind is the
+# build's largest process, so this sets the build's peak.
+_JEMALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
+
+
+def _pagefind_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("_RJEM_MALLOC_CONF", _JEMALLOC_CONF)
+    return env
 
 
 def _settle_sources(source: Path, site_dir: Path, sources: list[tuple[str, bytes | None]]) -> None:
