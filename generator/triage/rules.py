@@ -113,8 +113,14 @@ REPLY_LINE = r"\bsend_error\b"
 # Lines the engine itself marks as expected: llama.cpp's memory fitting probes settings that fail on
 # purpose and says so in the error it throws ("... (this warning is normal during memory fitting)").
 # Such a line names no failure of the reader's; the triage passes over it.
+# Ollama's runner-terminated error with nothing after the exit status names no cause either: Ollama
+# puts the runner's last captured error line ("error:", "CUDA error", "cudaMalloc failed", "error
+# loading model", ...; llm/status.go) after it (v0.1.48: "terminated: %v %s", err, msg) or in its
+# place (v0.5.8: `s.done <- errors.New(s.status.LastErrMsg)`), both in llm/server.go. A bare status
+# means the runner printed none of them; only a memory line elsewhere in the paste names a page.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
+    r"llama runner process has terminated: exit status \w+\W*$",
 ]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
