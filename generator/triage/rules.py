@@ -274,6 +274,10 @@ ENGINE_MARKERS = {
         [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
     ],
     "sglang": [
+        # The launcher's SIGQUIT handler logs "Received sigquit from a child process" when a
+        # scheduler dies (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config, at
+        # sglang 18bfdd16794a857cefaebc00a0964935b8d0a026): a wrapper line, but SGLang's own.
+        [5, r"Received sigquit from a child process"],
         [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }
