@@ -150,6 +150,9 @@ WRAPPER_LINES = [
     r"failed to initialize the context: ",
     r"\bload_model: failed to load model\b",
     r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
+    # libllama's llama_decode logs any failed decode after the line that said why ("decode: failed
+    # to find KV cache slot", a front end's "context size exceeded").
+    r"llama_decode: failed to decode, ret = ",
 ]
 
 # Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
