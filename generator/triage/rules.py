@@ -113,8 +113,14 @@ REPLY_LINE = r"\bsend_error\b"
 # Lines the engine itself marks as expected: llama.cpp's memory fitting probes settings that fail on
 # purpose and says so in the error it throws ("... (this warning is normal during memory fitting)").
 # Such a line names no failure of the reader's; the triage passes over it.
+# Ollama's runner-terminated error with nothing after the exit status names no cause either: Ollama
+# puts the runner's last captured error line ("error:", "CUDA error", "cudaMalloc failed", "error
+# loading model", ...; llm/status.go) after it (v0.1.48: "terminated: %v %s", err, msg) or in its
+# place (v0.5.8: `s.done <- errors.New(s.status.LastErrMsg)`), both in llm/server.go. A bare status
+# means the runner printed none of them; only a memory line elsewhere in the paste names a page.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
+    r"llama runner process has terminated: exit status \w+\W*$",
 ]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
@@ -144,6 +150,9 @@ WRAPPER_LINES = [
     r"failed to initialize the context: ",
     r"\bload_model: failed to load model\b",
     r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
+    # libllama's llama_decode logs any failed decode after the line that said why ("decode: failed
+    # to find KV cache slot", a front end's "context size exceeded").
+    r"llama_decode: failed to decode, ret = ",
 ]
 
 # Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
@@ -268,6 +277,10 @@ ENGINE_MARKERS = {
         [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
     ],
     "sglang": [
+        # The launcher's SIGQUIT handler logs "Received sigquit from a child process" when a
+        # scheduler dies (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config, at
+        # sglang 18bfdd16794a857cefaebc00a0964935b8d0a026): a wrapper line, but SGLang's own.
+        [5, r"Received sigquit from a child process"],
         [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }
