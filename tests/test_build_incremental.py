@@ -394,7 +394,7 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
         raise RenderError([Issue("site", 1, 0, "search", "pagefind exited with 1")])
 
     monkeypatch.setattr(build_incremental, "index_search", broken)
-    # A pair page is indexed as its title and description: a new intro leaves what the index is
+    # A pair page is indexed as its title up to the verdict: a new intro leaves what the index is
     # made from as it was, so the published index is kept and Pagefind does not run.
     index = {p: b for p, b in tree(site).items() if p.startswith("pagefind/")}
     _edit_pair_intro(root)

@@ -411,7 +411,7 @@ def test_the_fixture_site_passes_and_a_broken_template_fails_the_build(tmp_path:
 
 
 @pytest.mark.skipif(pagefind_executable() is None, reason="the pagefind package (pip install 'pagefind[bin]') is not installed")
-def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_and_description(tmp_path: Path) -> None:
+def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_up_to_the_verdict(tmp_path: Path) -> None:
     import gzip
 
     out = tmp_path / "site"
@@ -423,10 +423,15 @@ def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_and_descript
     assert (out / "pagefind/pagefind-ui.js").is_file()
     fragments = [gzip.decompress(p.read_bytes()) for p in (out / "pagefind/fragment").iterdir()]
     pair = out / "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"
-    description = re.search(r'<meta name="description" content="([^"]*)"', pair.read_text()).group(1)
+    title = html.unescape(re.search(r"<title>([^<]*)</title>", pair.read_text()).group(1))
+    description = html.unescape(re.search(r'<meta name="description" content="([^"]*)"', pair.read_text()).group(1))
     found = [f for f in fragments if b"/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/" in f]
     assert len(found) == 1
-    assert html.unescape(description).split(":")[0].encode() in found[0]
+    heading, _, verdict = title.rpartition(": ")
+    assert heading.encode() in found[0] and all(w in heading for w in ("RTX 4090", "Qwen2.5", "32B", "AWQ", "max seq len"))
+    # the verdict's and the description's figures are not indexed: nobody types them
+    assert verdict == "fits 4,832 tokens" and verdict.encode() not in found[0]
+    assert description.split(": ")[1].encode() not in found[0]
     assert b"Frequently asked" not in found[0] and len(found[0]) < 2000  # the stub, not the whole page
     assert not list(tmp_path.glob(".kvtriage-cache/*/stage-*"))
 

@@ -164,7 +164,7 @@ def test_lighthouse_scores_every_template_at_least_095_where_the_score_is_the_pa
 def test_paste_box_full_text_search_copy_button_and_no_js(served: str) -> None:
     require(node_tools_ready(), f"puppeteer-core (npm ci in tests/tools/lighthouse) with Chromium at {CHROME}")
     require(pagefind_executable() is not None, "the pagefind package (pagefind[bin])")
-    # A word only the pair's own summary carries: the index holds pair pages by their title and description.
+    # A word only the pair's own title carries: the index holds pair pages by their title up to the verdict.
     done = subprocess.run(["node", str(TOOLS / "browser-check.mjs"), served, PASTE, ERROR, "AWQ"], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)

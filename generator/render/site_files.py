@@ -339,9 +339,11 @@ def pagefind_executable() -> str | None:
 
 
 def search_stub(page: Page) -> bytes:
-    """What the full-text index reads of a pair page: its title and description, which carry the
-    numbers that set it apart. Indexing every pair page whole took as long as the build itself and
-    found nothing the error hub does not."""
-    title, description = html.escape(page.title), html.escape(page.description)
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title}</title></head>'
-            f'<body><main data-pagefind-body><h1>{title}</h1><p>{description}</p></main></body></html>\n').encode()
+    """What the full-text index reads of a pair page: its title up to the verdict ("<engine> <error>
+    on <GPU> with <model> <build>", the words a reader types; the verdict after the last ": " carries no
+    colon). Pagefind's memory follows the words it indexes, and figures nobody types cost the most:
+    at 30k synthetic pairs its peak is 802 MiB with the title and description, 667 MiB with the title
+    (the same with the description as data-pagefind-meta) and 557 MiB without the verdict."""
+    heading = page.title.rpartition(": ")[0] or page.title
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"></head><body><main data-pagefind-body>'
+            f'<h1>{html.escape(heading)}</h1></main></body></html>\n').encode()
