@@ -203,19 +203,20 @@ def _equal_groups(pattern: str, line: str) -> bool:
     return bool(match) and match.group(1) == match.group(2)
 
 
+def _spans(patterns: Sequence[str], line: str) -> list[tuple[int, int]]:
+    """Where each pattern first matches the line."""
+    return [(match.start(), match.end()) for pattern in patterns if (match := _search(pattern, line))]
+
+
+def _overlaps(spans: Sequence[tuple[int, int]], match: re.Match[str]) -> bool:
+    return any(start < match.end() and match.start() < end for start, end in spans)
+
+
 def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str, Any]]:
     facts = []
     for line in lines:
-        spans = []
-        for pattern in rules["generic_oom"]:
-            match = _search(pattern, line)
-            if match:
-                spans.append((match.start(), match.end()))
-        wrappers = []
-        for pattern in rules["wrapper_lines"]:
-            match = _search(pattern, line)
-            if match:
-                wrappers.append((match.start(), match.end()))
+        spans = _spans(rules["generic_oom"], line)
+        wrappers = _spans(rules["wrapper_lines"], line)
         facts.append({
             "failure": bool(_search(rules["failure_line"], line)),
             "reply": bool(_search(rules["reply_line"], line)),
@@ -308,12 +309,12 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
         engine_score, engine_note = _engine_adjustment(record.engine, engine, rules)
         for pattern in record.patterns:
             for index, line in enumerate(lines):
+                fact = facts[index]
+                if fact["expected"]:
+                    continue
                 # Every match, not only the leftmost: on a line that joins several messages the
                 # first alternative to match may be the generic one.
                 for match in _matches(pattern, line):
-                    fact = facts[index]
-                    if fact["expected"]:
-                        continue
                     score = scores["hit"] + record.weight + engine_score + _position(index, len(lines), scores)
                     score += scores["specific_per_char"] * min(len(match.group(0)), scores["specific_chars_max"])
                     notes = [engine_note] if engine_note else []
@@ -323,10 +324,10 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                         notes.append("the error the server replied with")
                     # Only the wrapper's own words: a line can carry the cause beside it ("terminated:
                     # <cause>", or log lines a terminal joined into one).
-                    if any(start < match.end() and match.start() < end for start, end in fact["wrappers"]):
+                    if _overlaps(fact["wrappers"], match):
                         score += scores["wrapper_line"]
                         notes.append("wrapper line: the failure it reports is elsewhere")
-                    if any(start < match.end() and match.start() < end for start, end in fact["generic"]):
+                    if _overlaps(fact["generic"], match):
                         # Generic text says memory ran out, not where: it names no page by itself;
                         # the step it happened in does (below).
                         continue

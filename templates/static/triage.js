@@ -170,18 +170,24 @@
     return best;
   }
 
+  // Where each pattern first matches the line.
+  function spansOf(patterns, line) {
+    var spans = [];
+    patterns.forEach(function (pattern) {
+      var match = search(pattern, line);
+      if (match) spans.push([match.index, match.index + match[0].length]);
+    });
+    return spans;
+  }
+
+  function overlaps(spans, start, end) {
+    return spans.some(function (span) { return span[0] < end && start < span[1]; });
+  }
+
   function lineFacts(lines, rules) {
     return lines.map(function (line) {
-      var spans = [];
-      rules.generic_oom.forEach(function (pattern) {
-        var match = search(pattern, line);
-        if (match) spans.push([match.index, match.index + match[0].length]);
-      });
-      var wrappers = [];
-      rules.wrapper_lines.forEach(function (pattern) {
-        var match = search(pattern, line);
-        if (match) wrappers.push([match.index, match.index + match[0].length]);
-      });
+      var spans = spansOf(rules.generic_oom, line);
+      var wrappers = spansOf(rules.wrapper_lines, line);
       return {
         failure: !!search(rules.failure_line, line),
         reply: !!search(rules.reply_line, line),
@@ -242,11 +248,11 @@
       var adjustment = engineAdjustment(record.engine, engine, rules);
       record.patterns.forEach(function (pattern) {
         lines.forEach(function (line, index) {
+          var fact = facts[index];
+          if (fact.expected) return;
           // Every match, not only the leftmost: on a line that joins several messages the first
           // alternative to match may be the generic one.
           matchesOf(pattern, line).forEach(function (match) {
-            var fact = facts[index];
-            if (fact.expected) return;
             var start = match.index, end = match.index + match[0].length;
             var score = scores.hit + (record.weight || 0) + adjustment[0] + position(index, lines.length, scores);
             score += scores.specific_per_char * Math.min(match[0].length, scores.specific_chars_max);
@@ -257,12 +263,12 @@
               notes.push("the error the server replied with");
             }
             // Only the wrapper's own words: a line can carry the cause beside it.
-            if (fact.wrappers.some(function (span) { return span[0] < end && start < span[1]; })) {
+            if (overlaps(fact.wrappers, start, end)) {
               score += scores.wrapper_line;
               notes.push("wrapper line: the failure it reports is elsewhere");
             }
             // Generic text says memory ran out, not where: it names no page by itself; the step does.
-            if (fact.generic.some(function (span) { return span[0] < end && start < span[1]; })) return;
+            if (overlaps(fact.generic, start, end)) return;
             if (record.weight) notes.push("weight " + (record.weight > 0 ? "+" : "") + record.weight);
             offer(candidate(record, score, line, index, pattern, null, notes));
             // llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
