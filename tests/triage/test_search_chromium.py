@@ -101,10 +101,13 @@ def _search(page, site_url: str, text: str) -> None:
     page.goto(site_url + "/search/?q=" + quote(text))
 
 
+MAX_LEN_ERROR = ("ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in "
+                 "KV cache (3664). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+
+
 def test_a_clear_paste_goes_to_its_page(page, site_url) -> None:
     paste = ("INFO 04-27 10:13:05 llm_engine.py:275] # GPU blocks: 229, # CPU blocks: 512\n"
-             "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV cache (3664). "
-             "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+             + MAX_LEN_ERROR)
     _search(page, site_url, paste)
     # The numbers the paste prints go with it, in the fragment, and the page's calculator opens on them.
     page.wait_for_url(site_url + "/oom/vllm-max-model-len-error/#len=4096&e=vllm", timeout=15000)
@@ -114,8 +117,7 @@ def test_a_clear_paste_goes_to_its_page(page, site_url) -> None:
 
 def test_the_release_a_log_names_opens_the_calculator_on_that_release(page, site_url) -> None:
     paste = ("INFO 01-20 10:13:01 api_server.py:712] vLLM API server version 0.9.2\n"
-             "ValueError: The model's max seq len (4096) is larger than the maximum number of tokens that can be stored in KV cache (3664). "
-             "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.")
+             + MAX_LEN_ERROR)
     _search(page, site_url, paste)
     page.wait_for_url(site_url + "/oom/vllm-max-model-len-error/#vr=0.9.2&len=4096&e=vllm", timeout=15000)
     # kvcalc-release.js opens the range that holds 0.9.2, and the verdict names it.
