@@ -120,8 +120,6 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
                 releases.default_mla_block_size(version, releases._BLACKWELL_NAMES[0]) == 128],
         "hybrid": vllm.has_hybrid_allocator(version),
         "null_block": vllm.reserves_null_block_in_check(version),
-        # The memory bar's segments, in the pair pages' order and with their labels.
-        "bar": [list(segment) for segment in VLLM_SEGMENTS],
         "too_long": vllm.error_template(version, "too_long").template,
         "no_memory": vllm.error_template(version, "no_memory").template,
         "estimated": vllm.estimated_text(version, sample).replace(str(sample), "{estimate}"),
