@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from generator.errors import Issue
-from generator.launch.commands import llamacpp_blocks
+from generator.launch.commands import LLAMACPP_COMMAND_LEVERS, llamacpp_blocks
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
 from generator.units import GIB
 
@@ -63,12 +63,6 @@ NEGATIVE_BUDGET_OK = frozenset({"weights-on-gpu", "kv-budget"})
 COMMAND_LEVERS = frozenset({
     "clamp-context", "fp8-kv", "quantized-kv", "enforce-eager", "raise-utilization", "lower-utilization",
     "tensor-parallel", "fewer-gpu-layers", "fewer-seqs",
-})
-# llama-server levers the command builder applies for a pair (launch/commands.py llamacpp_blocks): a
-# llama.cpp record's first fix among these must have a command on its worked example.
-LLAMACPP_COMMAND_LEVERS = frozenset({
-    "clamp-context", "quantized-kv", "quantized-kv-same-context", "fewer-slots", "fewer-gpu-layers",
-    "smaller-ubatch", "matching-kv-types", "enable-flash-attn", "drop-removed-flag",
 })
 
 

@@ -139,6 +139,14 @@ def sglang_blocks(model: Model, variant: ModelVariant, numbers: SglangNumbers) -
 # --------------------------------------------------------------------------- llama.cpp
 
 
+# The levers llamacpp_blocks can apply: the page lint requires a llama.cpp record's first fix, when it is one
+# of these, to have a command on its worked example.
+LLAMACPP_COMMAND_LEVERS = frozenset({
+    "clamp-context", "quantized-kv", "quantized-kv-same-context", "fewer-slots", "fewer-gpu-layers",
+    "smaller-ubatch", "matching-kv-types", "enable-flash-attn", "drop-removed-flag",
+})
+
+
 def llamacpp_blocks(model: Model, variant: ModelVariant, numbers: LlamaNumbers) -> list[CommandBlock]:
     gguf = variant.gguf_file or "model.gguf"
     options: list[tuple[str, tuple[str, ...], str, str]] = []

@@ -87,6 +87,22 @@ def test_gguf_pair_blocks_for_llamacpp_and_ollama_are_known() -> None:
     assert "ollama serve" in serve.text.splitlines()[0] and "export" not in serve.text
 
 
+def test_every_llamacpp_lever_a_block_applies_is_one_the_page_lint_knows() -> None:
+    # The lint's first-fix rule reads LLAMACPP_COMMAND_LEVERS: a lever missing there would go unchecked.
+    from generator.launch.commands import LLAMACPP_COMMAND_LEVERS, llamacpp_blocks
+
+    dataset = load_dataset(REPO)
+    applied = set()
+    for pair in dataset.pairs:
+        model = dataset.models[pair.model]
+        for variant in model.variants:
+            if variant.format != "gguf":
+                continue
+            numbers = compute_pair(dataset.gpus[pair.gpu], model, variant)
+            applied |= {block.lever for block in llamacpp_blocks(model, variant, numbers.llamacpp)}
+    assert applied and applied <= LLAMACPP_COMMAND_LEVERS
+
+
 def test_shipped_site_commands_are_all_known() -> None:
     """Every command block of every page the shipped catalog builds."""
     build = build_site(REPO, today=FIXED_TODAY)
