@@ -39,6 +39,32 @@ _BUILD = re.compile(r"\b(?:b|build |llama\.cpp )(\d{4,5})\b")
 VLLM_TARGET_FRACTION = 0.10
 VLLM_TARGET_GIB = 0.5
 
+# Which figures are exact arithmetic from the engine's code and which rest on fitted terms, per table.
+_BASIS = {
+    "vllm-available": ("empirical", "The weights are the log's own figure, while non-torch memory, the "
+                       "activation peak, the sampler warm-up and the CUDA-graph estimate are estimates (listed at the end of "
+                       "this section)."),
+    "vllm-kv-size": ("exact", "vLLM's block arithmetic (bytes per token, block size, whole blocks) applied to the "
+                     "KV memory the same log printed; no fitted term."),
+    "sglang-pool": ("exact", "SGLang's pool rule applied to the free memory the log printed before and after loading."),
+    "sglang-size": ("exact", "SGLang's cell arithmetic applied to the pool's printed token count."),
+    "llamacpp-kv": ("exact", "llama.cpp's KV cache arithmetic from the model's geometry and the flags."),
+    "llamacpp-compute": ("empirical", "The compute buffer is a fitted estimate (described at the end of this section)."),
+}
+
+# The vLLM logs by collection: the fitted terms were tuned on the first; each holdout was gathered after
+# the engine last changed and measured before any change it prompted.
+_SPLITS = {None: "tuning", "holdout": "holdout", "holdout2": "holdout2", "holdout3": "holdout3", "holdout4": "holdout4",
+           "holdout5": "holdout5"}
+_SPLIT_NOTES = {
+    "tuning": "the logs the fitted terms were fitted to",
+    "holdout": "set aside from the first collection, never tuned on",
+    "holdout2": "gathered after the release table was written",
+    "holdout3": "gathered after holdout2; measured before the engine changed",
+    "holdout4": "gathered after the engine changed for holdout3",
+    "holdout5": "from public GitHub issues, gathered after the engine changed for holdout4",
+}
+
 
 def _public(text: str | None) -> str:
     return "" if not text or _INTERNAL.search(text) else text
@@ -68,6 +94,16 @@ def _by_release(rows: list[dict[str, Any]], order: Callable[[str], Any]) -> list
     return [{"release": release, **_stats(group)} for release, group in sorted(releases.items(), key=lambda item: order(item[0]))]
 
 
+def _by_split(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Median, worst and within-the-bar count per collection, tuning first."""
+    order = list(_SPLIT_NOTES)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row.get("split") or "tuning", []).append(row)
+    return [{"split": name, "note": _SPLIT_NOTES.get(name, ""), **_stats(group)}
+            for name, group in sorted(groups.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order))]
+
+
 def _table(table_id: str, caption: str, unit: str, rows: list[dict[str, Any]], order: Callable[[str], Any], what: str) -> dict[str, Any]:
     for row in rows:
         for key, empty in (("settings", ""), ("version", row["release"]), ("known_gap", ""), ("tp", 1), ("gpu", "")):
@@ -75,8 +111,10 @@ def _table(table_id: str, caption: str, unit: str, rows: list[dict[str, Any]], o
         row["error_text"] = f"{row['error']:+,}" if isinstance(row["error"], int) else f"{row['error']:+.2f}"
         row["percent_text"] = f"{row['percent']:+.2f}\u00a0%" if row.get("percent") is not None and row["printed"] > 0 else ""
     rows.sort(key=lambda row: (order(row["release"]), row["version"], row["id"]))
-    return {"id": table_id, "caption": caption, "unit": unit, "what": what, "rows": rows,
-            "releases": _by_release(rows, order), "overall": _stats(rows)}
+    basis, basis_text = _BASIS.get(table_id, ("", ""))
+    return {"id": table_id, "caption": caption, "unit": unit, "what": what, "rows": rows, "basis": basis, "basis_text": basis_text,
+            "releases": _by_release(rows, order), "splits": _by_split(rows) if table_id == "vllm-available" else [],
+            "overall": _stats(rows)}
 
 
 def _fmt(value: float, digits: int = 2) -> str:
@@ -105,10 +143,12 @@ def _vllm_inputs(log: VllmLog, config: dict[str, Any], **extra: Any) -> VllmInpu
 
 def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     model = evidence.models[log.model]
-    marks = [label for label, on in (("holdout", bool(log.split)), ("known gap", bool(log.known_gap))) if on]
+    split = _SPLITS.get(log.split, log.split or "tuning")
+    marks = [label for label, on in ((split, bool(log.split)), ("known gap", bool(log.known_gap))) if on]
     settings = log.settings
     return {
         "id": log.id, "source": _source(log.url), "release": _vllm_release(log.vllm_version), "version": log.vllm_version,
+        "split": split,
         "gpu": log.gpu or "not named", "model": log.model, "kind": model.kind,
         "tp": settings.tensor_parallel_size or 1, "marks": marks, "known_gap": _public(log.known_gap),
     }
@@ -138,6 +178,8 @@ def _vllm_end_to_end(evidence: VllmEvidence) -> list[dict[str, Any]]:
                    error=error, abs_error=abs(error), percent=100 * error / printed if printed else None,
                    within=abs(error) <= max(VLLM_TARGET_FRACTION * printed, VLLM_TARGET_GIB),
                    weights="from the log" if weights_gib is not None else "estimated")
+        if log.log.available_kv_cache_derived:
+            row["marks"].append("printed as a token count; the GiB figure is tokens x bytes per token")
         rows.append(row)
     return rows
 

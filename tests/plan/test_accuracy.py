@@ -71,3 +71,24 @@ def test_no_internal_note_reaches_the_page(repo_evidence) -> None:
     text = repr(accuracy_view(repo_evidence)).lower()
     for phrase in ("exact-text search", "search id", "file id", "tests/data", "data/evidence"):
         assert phrase not in text
+
+
+def test_vllm_end_to_end_table_reports_each_collection(repo_evidence) -> None:
+    """Tuning logs and every holdout collection get their own median, worst and within-the-bar count."""
+    table = _table(accuracy_view(repo_evidence), "vllm-available")
+    splits = {s["split"]: s for s in table["splits"]}
+    assert list(splits)[0] == "tuning" and {"holdout", "holdout4", "holdout5"} <= set(splits)
+    assert sum(s["count"] for s in splits.values()) == len(table["rows"])
+    for name, summary in splits.items():
+        rows = [r for r in table["rows"] if r["split"] == name]
+        assert summary["worst"] == max(r["abs_error"] for r in rows)
+        assert summary["within"] == sum(r["within"] for r in rows)
+        assert summary["note"]
+
+
+def test_each_table_says_whether_it_is_exact_or_empirical(repo_evidence) -> None:
+    view = accuracy_view(repo_evidence)
+    basis = {t["id"]: t["basis"] for s in view["sections"] for t in s["tables"]}
+    assert basis["vllm-available"] == "empirical" and basis["vllm-kv-size"] == "exact"
+    assert basis["llamacpp-kv"] == "exact" and basis["llamacpp-compute"] == "empirical"
+    assert all(t["basis_text"] for s in view["sections"] for t in s["tables"])
