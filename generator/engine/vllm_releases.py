@@ -77,10 +77,23 @@ def default_sampler_backend(version: tuple[int, int, int]) -> str:
     return FLASHINFER
 
 
+# From 0.17 the PyTorch-native forward (TopKTopPSampler.forward_native, the path taken when FlashInfer is off,
+# e.g. VLLM_USE_FLASHINFER_SAMPLER=0) calls apply_top_k_top_p, which runs the Triton top-k/top-p kernel whenever
+# Triton is installed: "native" no longer sorts the vocabulary.
+NATIVE_RUNS_TRITON_FROM = (0, 17, 0)
+NATIVE_RUNS_TRITON_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.17.1/vllm/v1/sample/ops/topk_topp_sampler.py#L251",
+    "https://github.com/vllm-project/vllm/blob/01fa3fe74b058bb604f236341ab2361c7cf3d25b/vllm/v1/sample/ops/topk_topp_sampler.py",
+)
+
+
 def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, v0: bool = False) -> int:
     if v0 or version < (0, 8, 0):
         return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
-    return SAMPLER_BYTES_PER_LOGIT[backend or default_sampler_backend(version)]
+    backend = backend or default_sampler_backend(version)
+    if backend == NATIVE and version >= NATIVE_RUNS_TRITON_FROM:
+        backend = TRITON
+    return SAMPLER_BYTES_PER_LOGIT[backend]
 
 
 # --------------------------------------------------------------------------- which engine starts

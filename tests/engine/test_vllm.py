@@ -699,6 +699,20 @@ def test_sixth_holdout_is_measured(capsys):
     assert max(abs(v) for v in errors.values()) <= 1.5
 
 
+def test_native_sampler_runs_the_triton_kernel_from_017():
+    """With FlashInfer off, forward_native sorts up to 0.16 and calls the Triton top-k/top-p kernel from 0.17."""
+    assert sampler_bytes_per_logit((0, 10, 2), "native") == 40
+    assert sampler_bytes_per_logit((0, 16, 0), "native") == 40
+    assert sampler_bytes_per_logit((0, 17, 1), "native") == sampler_bytes_per_logit((0, 17, 1), "triton") == 8
+    assert sampler_bytes_per_logit((0, 25, 0), "native") == 8
+    assert sampler_bytes_per_logit((0, 25, 0), None) == sampler_bytes_per_logit((0, 25, 0), "flashinfer")
+    qwen3 = LOGS["models"]["qwen3-4b"]["config"]
+    peaks = {v: plan_vllm(VllmInputs(hf_config=qwen3, gpu_total_bytes=16 * GIB, vllm_version=v, max_model_len=8192,
+                                     max_num_seqs=256, max_num_batched_tokens=8192, enforce_eager=True,
+                                     sampler_backend="native")).breakdown.activation_peak_bytes for v in ("0.16.0", "0.25.0")}
+    assert peaks["0.25.0"] < peaks["0.16.0"]
+
+
 def test_v2_model_runner_estimates_no_graphs_before_029():
     """0.22-0.28 run some models on the V2 model runner, whose CUDA-graph estimate is 0."""
     assert v2_runner_skips_estimate((0, 22, 0), "qwen3", False, False, False)
