@@ -20,7 +20,7 @@ ENGINES = {"vllm", "llamacpp", "ollama", "sglang"}
 FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"}
 SPLITS = {"train", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9"}
 # Pages that do not exist yet but that pastes are already filed under.
-WANTED_SLUGS: set[str] = {"vllm-sleep-wake-oom", "llamacpp-lmstudio-context-overflow"}
+WANTED_SLUGS: set[str] = set()
 NUMBER_KEYS = {
     "model", "gpu_name", "gpu_total_gib", "free_gib", "tensor_parallel_size", "max_model_len",
     "derived_max_len", "kv_cache_dtype", "gpu_memory_utilization", "model_loading_gib",

@@ -29,6 +29,8 @@ def result_data(result: TriageResult, urls: dict[str, str] | None = None,
         "step": result.step,
         "numbers": dict(result.numbers),
         "candidates": candidates,
+        "confident": result.confident,
+        "lookalike": result.lookalike,
         **({"recompute": recompute_data(recompute)} if recompute is not None else {}),
     }
 
