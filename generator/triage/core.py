@@ -72,6 +72,12 @@ class TriageResult:
     step: str | None
     candidates: tuple[Candidate, ...]
     numbers: dict[str, Any] = field(default_factory=dict)
+    # The best candidate is one to go straight to: a strong match with a clear lead (SCORES
+    # "confident" and "navigate_margin"). Otherwise the matches are a list to choose from.
+    confident: bool = False
+    # The line that states a failure of another kind (a look-alike) when no memory failure is
+    # stated: the reason the paste has no candidates.
+    lookalike: str | None = None
 
     @property
     def best(self) -> Candidate | None:
@@ -218,6 +224,7 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
         spans = _spans(rules["generic_oom"], line)
         wrappers = _spans(rules["wrapper_lines"], line)
         facts.append({
+            "lookalike": not spans and any(_search(pattern, line) for pattern in rules["lookalike_lines"]),
             "failure": bool(_search(rules["failure_line"], line)),
             "reply": bool(_search(rules["reply_line"], line)),
             "wrapper": bool(wrappers),
@@ -227,6 +234,23 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
             "generic": spans,
         })
     return facts
+
+
+def _lookalike_only(lines: Sequence[str], facts: Sequence[dict[str, Any]], rules: Mapping[str, Any]) -> str | None:
+    """The look-alike line, when the paste states a failure of another kind and no memory failure."""
+    found = next((line for line, fact in zip(lines, facts) if fact["lookalike"]), None)
+    if found is None:
+        return None
+    for line, fact in zip(lines, facts):
+        if not fact["lookalike"] and (fact["generic"] or _search(rules["memory_statement"], line)):
+            return None
+    return found
+
+
+def _confident(ranked: Sequence[Candidate], scores: Mapping[str, float]) -> bool:
+    if not ranked or ranked[0].score < scores["confident"]:
+        return False
+    return len(ranked) == 1 or ranked[0].score - ranked[1].score >= scores["navigate_margin"]
 
 
 def _position(index: int, count: int, scores: Mapping[str, float]) -> float:
@@ -294,6 +318,9 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
     engine = detect_engine(text, rules)
     release = detect_release(lines, engine, rules)
     facts = _line_facts(lines, rules)
+    lookalike = _lookalike_only(lines, facts, rules)
+    if lookalike is not None:
+        return TriageResult(engine, release, None, (), extract_numbers(lines, rules), False, lookalike)
     best: dict[str, Candidate] = {}
 
     def offer(candidate: Candidate) -> None:
@@ -310,7 +337,7 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
         for pattern in record.patterns:
             for index, line in enumerate(lines):
                 fact = facts[index]
-                if fact["expected"]:
+                if fact["expected"] or fact["lookalike"]:
                     continue
                 # Every match, not only the leftmost: on a line that joins several messages the
                 # first alternative to match may be the generic one.
@@ -348,7 +375,7 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
     step = _route_by_step(lines, raw_lines, facts, engine, rules, by_id, offer)
 
     ranked = sorted((c for c in best.values() if c.score >= scores["minimum"]), key=lambda c: (-c.score, c.id))
-    return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules))
+    return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules), _confident(ranked, scores))
 
 
 def telling_line(text: str, rules: Mapping[str, Any] = RULES) -> str:

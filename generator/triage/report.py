@@ -29,6 +29,8 @@ def result_data(result: TriageResult, urls: dict[str, str] | None = None,
         "step": result.step,
         "numbers": dict(result.numbers),
         "candidates": candidates,
+        "confident": result.confident,
+        "lookalike": result.lookalike,
         **({"recompute": recompute_data(recompute)} if recompute is not None else {}),
     }
 
@@ -38,8 +40,13 @@ def result_text(result: TriageResult, urls: dict[str, str] | None = None, limit:
     """Ranked candidates, each with the line that matched and why, then the numbers found."""
     out = [f"engine: {result.engine or 'unknown'}    release: {result.release or 'unknown'}"
            + (f"    step: {result.step}" if result.step else "")]
-    if not result.candidates:
+    if result.lookalike:
+        line = result.lookalike if len(result.lookalike) <= 160 else result.lookalike[:157] + "..."
+        out.append(f"not a memory failure, and no error page covers it: {line}")
+    elif not result.candidates:
         out.append("no error page matches this paste")
+    elif not result.confident:
+        out.append("no match is certain: the pages below are a list to choose from")
     for rank, candidate in enumerate(result.candidates[:limit], 1):
         reason = candidate.reason
         url = f"  {urls[candidate.id]}" if urls and candidate.id in urls else ""

@@ -48,7 +48,11 @@ SCORES = {
     "step_default": 50,
     # Candidates below this score are not shown (look-alikes, notes that nothing failed).
     "minimum": 40,
-    # The search page goes straight to the best page when it leads the next by this much.
+    # The search page goes straight to the best page only when it is confident: it scores at least
+    # `confident` (a page's own signature on a failure line; a wrapper line, a traceback cut before
+    # its error or an out-of-memory line of unknown step scores less) and leads the next by
+    # `navigate_margin`. Otherwise it lists the matches, best first.
+    "confident": 90,
     "navigate_margin": 25,
 }
 # Characters of a paste's telling line handed to the full-text search (Pagefind's query).
@@ -154,6 +158,39 @@ WRAPPER_LINES = [
     # to find KV cache slot", a front end's "context size exceeded").
     r"llama_decode: failed to decode, ret = ",
 ]
+
+# Lines that state a failure of another kind: the model's architecture is unknown, the build has no
+# kernel for the GPU, the driver is too old, NCCL could not connect, the tokenizer file cannot be
+# read, a kernel touched an illegal address. kvtriage has no page for any of them. Such a line
+# routes nowhere, and in a paste that states no memory failure (no generic out-of-memory line,
+# no MEMORY_STATEMENT) the wrappers and follow-up lines around it ("failed to load model", a
+# runner's exit, "Engine core initialization failed") report that failure, not a memory one: no
+# page is offered. A line that also says memory ran out is not a look-alike.
+LOOKALIKE_LINES = [
+    # vLLM's model registry: "Model architectures {architectures} are not supported for now."
+    # (vllm/model_executor/models/registry.py at v0.33.0, the same words in 0.6 releases' threads).
+    r"Model architectures? \[.*\] (are|is) not supported",
+    # llama.cpp's loader: "error loading model architecture: unknown model architecture: '<arch>'"
+    # (as https://github.com/ggml-org/llama.cpp/issues/24001 and Ollama's logs print it).
+    r"unknown model architecture: '",
+    # CUDA runtime errors that are not a shortage (cudaErrorNoKernelImageForDevice,
+    # cudaErrorInsufficientDriver, cudaErrorIllegalAddress: CUDA's own strings, which torch prints).
+    r"no kernel image is available for execution on the device",
+    r"CUDA driver version is insufficient for CUDA runtime version",
+    r"an illegal memory access was encountered",
+    # NCCL failing to set up or talk: vLLM's and SGLang's pynccl wrapper raise "NCCL error: <reason>"
+    # (vllm/distributed/device_communicators/pynccl_wrapper.py at v0.33.0); not "unhandled cuda
+    # error", which can carry an allocation failure.
+    r"NCCL error: (unhandled system error|invalid usage|internal error|remote process exited)",
+    # vLLM refusing bfloat16 or an old GPU (vllm/platforms/cuda.py at v0.33.0).
+    r"Bfloat16 is only supported on GPUs with compute capability",
+    r"GPUs with compute capability below [\d.]+ are not supported",
+    # Hugging Face tokenizers reading a tokenizer.json newer than the installed release.
+    r"data did not match any variant of untagged enum",
+]
+# A line that says memory (or the context that memory holds) ran short: with one, a look-alike
+# elsewhere in the paste does not silence the pages.
+MEMORY_STATEMENT = r"[Oo]ut of memory|OutOf(Device|Host)?Memory|OOM\b|[Nn]ot enough memory|[Ii]nsufficient [Mm]emory|unable to allocate|failed to allocate|cannot be allocated|Cannot allocate memory|more system memory|KV cache|cache blocks|max seq len|context (size|length|window)|too long|memory slot"
 
 # Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
 GENERIC_OOM = [
@@ -443,6 +480,8 @@ RULES = {
     "expected_lines": EXPECTED_LINES,
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
     "generic_oom": GENERIC_OOM,
+    "lookalike_lines": LOOKALIKE_LINES,
+    "memory_statement": MEMORY_STATEMENT,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
     "engine_markers": ENGINE_MARKERS,

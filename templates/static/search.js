@@ -45,6 +45,8 @@
     var rows = result.candidates.map(function (c) {
       return { url: c.url, title: c.title, engine: byId[c.id].engineName, score: c.score, reason: c.reason };
     });
+    rows.confident = result.confident;
+    rows.lookalike = result.lookalike;
     rows.numbers = result.numbers;
     rows.engine = result.engine;
     rows.release = result.release;
@@ -187,12 +189,14 @@
     return null;
   }
 
-  function clearLead(rows, margin) {
-    return rows.length === 1 || (rows.length > 1 && rows[0].score - rows[1].score >= margin);
-  }
-
-  function show(rows) {
+  function show(rows, lookalike) {
     var p = document.createElement("p");
+    if (lookalike) {
+      p.textContent = "What you pasted reports a failure that is not about memory, and no error page here covers it: " +
+        (lookalike.length > 160 ? lookalike.slice(0, 157) + "..." : lookalike);
+      out.appendChild(p);
+      return;
+    }
     if (!rows.length) {
       p.textContent = "No error signature matches that text. The full-text results below may still find it.";
       out.appendChild(p);
@@ -247,23 +251,26 @@
     .then(function (response) { return response.json(); })
     .then(function (data) {
       var rows = triaged(query, data);
-      var margin = rows ? data.triage_rules.scores.navigate_margin : 0;
       var numbers = rows ? rows.numbers : null, release = rows && rows.engine === "vllm" ? rows.release : null;
       var telling = rows && rows.telling ? rows.telling : query;
-      if (!rows || !rows.length) rows = matching(query, data.errors || []);
+      var lookalike = rows ? rows.lookalike : null;
+      // Only one confident match is gone to; the signature search's rows (no triage score) and weak
+      // matches are listed, best first.
+      var go = !!(rows && rows.confident);
+      if (!lookalike && (!rows || !rows.length)) rows = matching(query, data.errors || []);
       return diagnose(numbers, release).then(function (shown) {
         // A paste that prints the reader's own numbers stays here, with them, above the ranked pages.
-        if (!shown && clearLead(rows, margin)) {
+        if (!shown && go) {
           window.location.replace(rows[0].url + carried(rows.engine, numbers, release));
           return;
         }
-        show(rows);
+        show(rows || [], lookalike);
         if (config) {
           var note = document.createElement("p");
           note.textContent = "Your config.json was read: the calculator on the error page you open computes from it.";
           out.appendChild(note);
         }
-        fullText(rows.length ? "" : telling);
+        fullText(rows && rows.length ? "" : telling);
       });
     })
     .catch(function () { fullText(query); });

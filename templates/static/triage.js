@@ -189,6 +189,7 @@
       var spans = spansOf(rules.generic_oom, line);
       var wrappers = spansOf(rules.wrapper_lines, line);
       return {
+        lookalike: !spans.length && rules.lookalike_lines.some(function (pattern) { return search(pattern, line); }),
         failure: !!search(rules.failure_line, line),
         reply: !!search(rules.reply_line, line),
         wrapper: wrappers.length > 0,
@@ -201,6 +202,22 @@
         generic: spans
       };
     });
+  }
+
+  // The look-alike line, when the paste states a failure of another kind and no memory failure.
+  function lookalikeOnly(lines, facts, rules) {
+    var found = null;
+    for (var i = 0; i < lines.length && found === null; i++) if (facts[i].lookalike) found = lines[i];
+    if (found === null) return null;
+    for (var j = 0; j < lines.length; j++) {
+      if (!facts[j].lookalike && (facts[j].generic.length || search(rules.memory_statement, lines[j]))) return null;
+    }
+    return found;
+  }
+
+  function confident(ranked, scores) {
+    if (!ranked.length || ranked[0].score < scores.confident) return false;
+    return ranked.length === 1 || ranked[0].score - ranked[1].score >= scores.navigate_margin;
   }
 
   function position(index, count, scores) {
@@ -235,6 +252,11 @@
     var engine = detectEngine(text, rules);
     var release = detectRelease(lines, engine, rules);
     var facts = lineFacts(lines, rules);
+    var lookalike = lookalikeOnly(lines, facts, rules);
+    if (lookalike !== null) {
+      return { engine: engine, release: release, step: null, candidates: [], numbers: extractNumbers(lines, rules),
+        confident: false, lookalike: lookalike };
+    }
     var best = {};
 
     function offer(c) {
@@ -249,7 +271,7 @@
       record.patterns.forEach(function (pattern) {
         lines.forEach(function (line, index) {
           var fact = facts[index];
-          if (fact.expected) return;
+          if (fact.expected || fact.lookalike) return;
           // Every match, not only the leftmost: on a line that joins several messages the first
           // alternative to match may be the generic one.
           matchesOf(pattern, line).forEach(function (match) {
@@ -323,7 +345,8 @@
     var ranked = Object.keys(best).map(function (id) { return best[id]; })
       .filter(function (c) { return c.score >= scores.minimum; })
       .sort(function (a, b) { return b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0); });
-    return { engine: engine, release: release, step: step, candidates: ranked, numbers: extractNumbers(lines, rules) };
+    return { engine: engine, release: release, step: step, candidates: ranked, numbers: extractNumbers(lines, rules),
+      confident: confident(ranked, scores), lookalike: null };
   }
 
   // ------------------------------------------------------------------------- numbers

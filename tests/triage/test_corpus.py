@@ -113,7 +113,7 @@ def test_train_rates() -> None:
     assert (total["wrong"] - known_wrong) / total["counted"] <= 0.02, _report("train", rates)
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8"])
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
     print("\n" + _report(split, rates))

@@ -43,6 +43,7 @@ def test_triage_js_ranks_and_extracts_like_python() -> None:
         py = result_data(triage(paste["text"], records))
         where = paste["id"]
         assert (js["engine"], js["release"], js["step"]) == (py["engine"], py["release"], py["step"]), where
+        assert (js["confident"], js["lookalike"]) == (py["confident"], py["lookalike"]), where
         assert [c["id"] for c in js["candidates"]] == [c["id"] for c in py["candidates"]], where
         for j, p in zip(js["candidates"], py["candidates"]):
             assert abs(j["score"] - p["score"]) < 0.011, where

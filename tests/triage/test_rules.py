@@ -114,3 +114,24 @@ def test_cli_prints_ranked_pages_and_json(tmp_path, capsys) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["candidates"][0]["id"] == "vllm-no-cache-blocks"
     assert data["candidates"][0]["reason"]["line_number"] == 1
+
+
+def test_a_look_alike_silences_the_pages_unless_memory_ran_out() -> None:
+    records = [_record("llamacpp-model-load-failed", "llamacpp", r"failed to load model")]
+    lookalike = ("llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'x'\n"
+                 "llama_model_load_from_file_impl: failed to load model")
+    result = triage(lookalike, records)
+    assert result.candidates == () and "unknown model architecture" in (result.lookalike or "")
+    # The same follow-up line after a load that ran out of memory is that page's.
+    oom = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+           "llama_model_load_from_file_impl: failed to load model")
+    assert [c.id for c in triage(oom, records).candidates] == ["llamacpp-model-load-failed"]
+
+
+def test_only_a_strong_match_with_a_clear_lead_is_confident() -> None:
+    records = [_record("wrapper-page", "vllm", r"Engine core initialization failed"),
+               _record("specific-page", "vllm", r"No available memory for the cache blocks")]
+    weak = triage("RuntimeError: Engine core initialization failed. See root cause above.", records)
+    assert [c.id for c in weak.candidates] == ["wrapper-page"] and not weak.confident
+    strong = triage("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`", records)
+    assert strong.candidates[0].id == "specific-page" and strong.confident

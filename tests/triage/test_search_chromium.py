@@ -91,6 +91,7 @@ def test_browser_triage_ranks_and_extracts_like_python_on_the_whole_corpus(page,
         where = paste["id"]
         assert (js["engine"], js["release"], js["step"]) == (py["engine"], py["release"], py["step"]), where
         assert [c["id"] for c in js["candidates"]] == [c["id"] for c in py["candidates"]], where
+        assert (js["confident"], js["lookalike"]) == (py["confident"], py["lookalike"]), where
         for j, p in zip(js["candidates"], py["candidates"]):
             assert abs(j["score"] - p["score"]) < 0.011, where
             assert (j["reason"]["line"], j["reason"]["line_number"]) == (p["reason"]["line"], p["reason"]["line_number"]), where
