@@ -1,5 +1,5 @@
 """recompute.js `resolveModel` / `vllmBuild` against generator/kv/hf_ids.py, under Node: one rule for
-which catalog record a log's model id names, on every id the corpora and the holdout name and on the
+which catalog record a log's model id names, on every id the corpora and the holdouts name and on the
 hand-made cases of tests/test_hf_ids.py. Skipped where there is no `node`."""
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ CASES = [
 
 
 def _ids() -> list[str]:
-    holdout = yaml.safe_load((ROOT / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
-    return list(dict.fromkeys([*named_model_ids(ROOT), *(entry["id"] for entry in holdout), *CASES]))
+    holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml")
+               for entry in yaml.safe_load((ROOT / "tests/data" / name).read_text(encoding="utf-8"))["ids"]]
+    return list(dict.fromkeys([*named_model_ids(ROOT), *holdout, *CASES]))
 
 
 @pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/recompute.js")
