@@ -147,6 +147,41 @@ def test_general_rules_do_not_reach_other_checkpoints(index: HfIdIndex, named: s
     assert index.resolve(named) is None
 
 
+@pytest.mark.parametrize(("named", "model", "same_architecture_only"), [
+    # ModelScope's snapshot_download keeps Qwen/Qwen2.5-7B-Instruct as Qwen/Qwen2___5-7B-Instruct.
+    ("/root/.cache/modelscope/hub/Qwen/Qwen2___5-7B-Instruct", "qwen2.5-7b-instruct", False),
+    ("/data/llm/Meta-Llama-3___1-8B-Instruct/", "llama-3.1-8b-instruct", False),
+    ("Meta-Llama-3___1-8B-Instruct-GPTQ-Int4", "llama-3.1-8b-instruct", True),
+    # OpenVINO's exports (OpenVINO/Qwen3-8B-int4-ov) and Intel's and OPEA's AutoRound re-packs.
+    ("OpenVINO/Qwen3-8B-int4-ov", "qwen3-8b", True),
+    (r"C:\models\Qwen3-32B-int8-ov", "qwen3-32b", True),
+    ("Intel/Qwen3-8B-int4-mixed-AutoRound", "qwen3-8b", True),
+    ("OPEA/Qwen3-32B-int4-AutoRound-awq-asym", "qwen3-32b", True),
+    # bartowski names re-packs after the owner too (bartowski/Qwen_Qwen3-1.7B-GGUF, Qwen_Qwen3-1.7B-Q4_K_M.gguf
+    # in https://github.com/brucepro/Memoir/issues/108).
+    ("Qwen_Qwen3-1.7B-Q4_K_M.gguf", "qwen3-1.7b", False),
+    ("https://huggingface.co/bartowski/Qwen_Qwen3-1.7B-GGUF/blob/main/Qwen_Qwen3-1.7B-Q4_K_M.gguf", "qwen3-1.7b", True),
+    ("hf.co/bartowski/Qwen_Qwen3-32B-GGUF:Q4_K_M", "qwen3-32b", True),
+])
+def test_forms_of_downloads_and_re_packs_resolve(index: HfIdIndex, named: str, model: str, same_architecture_only: bool) -> None:
+    found = index.resolve(named)
+    assert found is not None and found.model_id == model and found.variant_id is None
+    assert found.same_architecture_only == same_architecture_only
+
+
+@pytest.mark.parametrize("named", [
+    "Qwen/Qwen2___5-7B-Instruct-1M",  # another checkpoint, spelled the ModelScope way
+    "OpenVINO/Qwen3-33B-int4-ov",  # a size the catalog does not have
+    "someone/Qwen3-8B-abliterated-int8-ov",
+    "Intel/Qwen3-8B-Base-int4-mixed-AutoRound",
+    "someone_Qwen3-8B-Q4_K_M.gguf",  # an owner prefix that is not the catalog repository's owner
+    "bartowski/meta-llama_Qwen3-8B-GGUF",
+    "Qwen_Qwen3-8B-abliterated-Q4_K_M.gguf",
+])
+def test_forms_of_downloads_and_re_packs_keep_other_checkpoints_out(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
 def test_an_exact_catalog_repository_is_not_flagged(index: HfIdIndex) -> None:
     found = index.resolve("Qwen/Qwen2.5-7B-Instruct-AWQ")
     assert found is not None and not found.same_architecture_only
