@@ -129,6 +129,9 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("gemma3", "gemma-3-4b-it"),  # an Ollama library name the record lists (ollama_names), its default size
     ("gemma3:latest", "gemma-3-4b-it"),
     ("llama3.1:70b-instruct-q4_K_M", "llama-3.1-70b-instruct"),  # a tag past a listed library name
+    ("mistral-small3.1:24b-instruct-2503-q4_K_M", "mistral-small-3.1-24b-instruct-2503"),
+    ("llama3", "llama-3-8b-instruct"),
+    ("llama3.1:405b", "llama-3.1-405b-instruct"),
 ])
 def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
     found = index.resolve(named)
@@ -140,6 +143,9 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
 @pytest.mark.parametrize("named", [
     "qwen3:31b-q8_0",  # a size the catalog has no tag for
     "gemma3:2b",  # a listed library name, another size
+    "llama3:70b",  # Llama 3's 70B: the record is the 8B
+    "llama3:70b-instruct-q8_0",
+    "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
     "someone/Qwen3-8B-abliterated-4bit",
     "Qwen3-8B-Base-Q4_K_M.gguf",
 ])

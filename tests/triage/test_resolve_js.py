@@ -44,6 +44,7 @@ CASES = [
     r"C:\\models\\Qwen3-32B-int8-ov", "Intel/Qwen3-8B-int4-mixed-AutoRound", "OPEA/Qwen3-32B-int4-AutoRound-awq-asym",
     "Qwen_Qwen3-1.7B-Q4_K_M.gguf", "hf.co/bartowski/Qwen_Qwen3-32B-GGUF:Q4_K_M", "someone_Qwen3-8B-Q4_K_M.gguf",
     "bartowski/meta-llama_Qwen3-8B-GGUF", "Qwen/Qwen2___5-7B-Instruct-1M",
+    "mistral-small3.1:24b-instruct-2503-q4_K_M", "llama3", "llama3:70b", "llama3.1:405b", "deepseek-r1:iq1_s",
 ]
 
 
