@@ -68,14 +68,30 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
 def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
     # tests/data/model_ids_holdout.yaml: ids from issues the other corpora do not hold, never used to
     # tune a rule. 19 of 42 resolved before the general rules of this module, 20 after (a hub cache
-    # folder of a re-pack); the rest name models the catalog lacks (vision models, Gemma 4, Mistral
-    # Small 3.2 and 4, GLM-4.5, Llama 3 70B), hybrids, or forms no rule reads (ModelScope's `___`
-    # for `.`, OpenVINO's -ov, an Ollama tag with no size).
+    # folder of a re-pack), 21 when holdout2 was gathered; 27 once ModelScope's `___`, OpenVINO's -ov and
+    # AutoRound's -mixed/-sym words were read and Llama-3.1-405B-Instruct and Ollama's mistral-small3.1
+    # joined the catalog (this file is spent as a measure: its misses guided which classes to add). The
+    # rest name vision models, Gemma 4, Mistral Small 3.2 and 4, GLM-4.5, Llama 3 70B, hybrids, a
+    # fine-tune's quant and an Ollama tag with no size.
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
-    assert len(resolved) / len(entries) >= 0.47
+    assert len(resolved) / len(entries) >= 0.64
+
+
+def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
+    # tests/data/model_ids_holdout2.yaml: 50 ids from 2025-2026 issues, gathered before the change it
+    # measures and never used to tune a rule. 19 of 50 resolved when it was gathered, 23 after: two by
+    # bartowski's owner_ prefix (a rule with its own evidence), two by the Qwen2.5 base records, which
+    # its misses helped choose, so that part is not blind. The rest: vision and omni models, Gemma 4,
+    # fine-tunes and private quants (which must stay unresolved), models the catalog lacks.
+    entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout2.yaml").read_text(encoding="utf-8"))["ids"]
+    assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
+    assert len({entry["id"] for entry in entries}) == len(entries)
+    index = hf_id_index(load_dataset(REPO).models)
+    resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
+    assert len(resolved) / len(entries) >= 0.46
 
 
 @pytest.mark.parametrize(("named", "model"), [
@@ -118,6 +134,9 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("gemma3", "gemma-3-4b-it"),  # an Ollama library name the record lists (ollama_names), its default size
     ("gemma3:latest", "gemma-3-4b-it"),
     ("llama3.1:70b-instruct-q4_K_M", "llama-3.1-70b-instruct"),  # a tag past a listed library name
+    ("mistral-small3.1:24b-instruct-2503-q4_K_M", "mistral-small-3.1-24b-instruct-2503"),
+    ("llama3", "llama-3-8b-instruct"),
+    ("llama3.1:405b", "llama-3.1-405b-instruct"),
 ])
 def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
     found = index.resolve(named)
@@ -129,10 +148,48 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
 @pytest.mark.parametrize("named", [
     "qwen3:31b-q8_0",  # a size the catalog has no tag for
     "gemma3:2b",  # a listed library name, another size
+    "llama3:70b",  # Llama 3's 70B: the record is the 8B
+    "llama3:70b-instruct-q8_0",
+    "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
     "someone/Qwen3-8B-abliterated-4bit",
     "Qwen3-8B-Base-Q4_K_M.gguf",
 ])
 def test_general_rules_do_not_reach_other_checkpoints(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
+@pytest.mark.parametrize(("named", "model", "same_architecture_only"), [
+    # ModelScope's snapshot_download keeps Qwen/Qwen2.5-7B-Instruct as Qwen/Qwen2___5-7B-Instruct.
+    ("/root/.cache/modelscope/hub/Qwen/Qwen2___5-7B-Instruct", "qwen2.5-7b-instruct", False),
+    ("/data/llm/Meta-Llama-3___1-8B-Instruct/", "llama-3.1-8b-instruct", False),
+    ("Meta-Llama-3___1-8B-Instruct-GPTQ-Int4", "llama-3.1-8b-instruct", True),
+    # OpenVINO's exports (OpenVINO/Qwen3-8B-int4-ov) and Intel's and OPEA's AutoRound re-packs.
+    ("OpenVINO/Qwen3-8B-int4-ov", "qwen3-8b", True),
+    (r"C:\models\Qwen3-32B-int8-ov", "qwen3-32b", True),
+    ("Intel/Qwen3-8B-int4-mixed-AutoRound", "qwen3-8b", True),
+    ("OPEA/Qwen3-32B-int4-AutoRound-awq-asym", "qwen3-32b", True),
+    # bartowski names re-packs after the owner too (bartowski/Qwen_Qwen3-1.7B-GGUF, Qwen_Qwen3-1.7B-Q4_K_M.gguf
+    # in https://github.com/brucepro/Memoir/issues/108).
+    ("Qwen_Qwen3-1.7B-Q4_K_M.gguf", "qwen3-1.7b", False),
+    ("https://huggingface.co/bartowski/Qwen_Qwen3-1.7B-GGUF/blob/main/Qwen_Qwen3-1.7B-Q4_K_M.gguf", "qwen3-1.7b", True),
+    ("hf.co/bartowski/Qwen_Qwen3-32B-GGUF:Q4_K_M", "qwen3-32b", True),
+])
+def test_forms_of_downloads_and_re_packs_resolve(index: HfIdIndex, named: str, model: str, same_architecture_only: bool) -> None:
+    found = index.resolve(named)
+    assert found is not None and found.model_id == model and found.variant_id is None
+    assert found.same_architecture_only == same_architecture_only
+
+
+@pytest.mark.parametrize("named", [
+    "Qwen/Qwen2___5-7B-Instruct-1M",  # another checkpoint, spelled the ModelScope way
+    "OpenVINO/Qwen3-33B-int4-ov",  # a size the catalog does not have
+    "someone/Qwen3-8B-abliterated-int8-ov",
+    "Intel/Qwen3-8B-Base-int4-mixed-AutoRound",
+    "someone_Qwen3-8B-Q4_K_M.gguf",  # an owner prefix that is not the catalog repository's owner
+    "bartowski/meta-llama_Qwen3-8B-GGUF",
+    "Qwen_Qwen3-8B-abliterated-Q4_K_M.gguf",
+])
+def test_forms_of_downloads_and_re_packs_keep_other_checkpoints_out(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
 
 

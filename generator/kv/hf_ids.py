@@ -13,6 +13,10 @@ model's, so the KV bytes per token are the same; the weights are not):
   quantization or packaging words (`RedHatAI/Qwen3-32B-FP8-dynamic`, `unsloth/gemma-3-27b-it-bnb-4bit`,
   `mlx-community/Qwen3-8B-4bit`, `bartowski/Qwen3-8B-GGUF`);
 - a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`);
+- a name carrying its owner before an underscore, as bartowski's re-packs do (`Qwen_Qwen3-8B-Q4_K_M.gguf`,
+  `bartowski/Qwen_Qwen3-8B-GGUF`): only the catalog repository's own owner counts;
+- a local copy ModelScope downloaded, whose folder spells each `.` of the name as `___`
+  (`Qwen2___5-7B-Instruct`);
 - an Ollama library name the catalog lists for a model (`gemma3`, `llama3.1:70b`, sourced per
   record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
   listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
@@ -39,10 +43,13 @@ _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
 _QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$", re.I)
 # One word re-packers append to the base repository's name, e.g. the parts of -GPTQ-Int4,
 # -FP8-dynamic, -W4A16-G128, -unsloth-bnb-4bit, -MLX-4bit, -GGUF, -AWQ-INT4, .quantized.w8a8,
-# -int4-AutoRound (Intel). Stripped from the end one at a time.
+# -int4-AutoRound, -int4-mixed-AutoRound, -int4-AutoRound-awq-sym (Intel, OPEA), -int8-ov (OpenVINO).
+# Stripped from the end one at a time.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov)$", re.I)
+# ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
+_MODELSCOPE_DOT = "___"
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
 _OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-[a-z0-9._-]+)?$", re.I)
 
@@ -91,7 +98,10 @@ class HfIdIndex:
                 # The first claim wins: a model's own repository before a variant that reuses it.
                 self.repos.setdefault(_key(repo), target)
                 names.append((_key(repo.split("/")[1]), self.repos[_key(repo)]))
-            base_names += [(_key(repo.split("/")[1]), Resolved(model.id, None, True)) for repo in (model.hf_repo, *model.hf_aliases)]
+            for repo in (model.hf_repo, *model.hf_aliases):
+                # The name alone, and the name after its owner and `_` (bartowski's Qwen_Qwen3-8B).
+                names.append((_key(repo.replace("/", "_", 1)), Resolved(model.id, None)))
+                base_names += [(_key(form), Resolved(model.id, None, True)) for form in (repo.split("/")[1], repo.replace("/", "_", 1))]
             for variant in model.variants:
                 if variant.gguf_file:
                     self.files.setdefault(_key(variant.gguf_file), Resolved(model.id, variant.id))
@@ -103,7 +113,7 @@ class HfIdIndex:
 
     def resolve(self, named: str) -> Resolved | None:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
-        text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\")
+        text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\").replace(_MODELSCOPE_DOT, ".")
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:

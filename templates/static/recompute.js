@@ -23,7 +23,9 @@ const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov)$", "i");
+// ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
+const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-[a-z0-9._-]+)?$/i;
 const CACHE_DIR = /^models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 
@@ -55,7 +57,12 @@ function buildIndex(raw) {
       setDefault(repos, key(repo), t);
       names.push([key(repo.split("/")[1]), repos.get(key(repo))]);
     }
-    for (const repo of [m.repo, ...(m.aliases || [])]) baseNames.push([key(repo.split("/")[1]), target(m.id, null, true)]);
+    for (const repo of [m.repo, ...(m.aliases || [])]) {
+      // The name alone, and the name after its owner and `_` (bartowski's Qwen_Qwen3-8B).
+      const ownerName = repo.replace("/", "_");
+      names.push([key(ownerName), target(m.id, null)]);
+      for (const form of [repo.split("/")[1], ownerName]) baseNames.push([key(form), target(m.id, null, true)]);
+    }
     for (const v of m.variants) {
       if (v.gguf) setDefault(files, key(v.gguf), target(m.id, v.id));
       if (v.ollama) setDefault(tags, key(v.ollama), target(m.id, v.id));
@@ -101,7 +108,8 @@ function repository(index, parts) {
 export function resolveModel(modelText, raw) {
   if (!modelText) return null;
   const index = buildIndex(raw);
-  let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "");
+  let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "")
+    .replace(MODELSCOPE_DOT, ".");
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);

@@ -1,5 +1,5 @@
 """recompute.js `resolveModel` / `vllmBuild` against generator/kv/hf_ids.py, under Node: one rule for
-which catalog record a log's model id names, on every id the corpora and the holdout name and on the
+which catalog record a log's model id names, on every id the corpora and the holdouts name and on the
 hand-made cases of tests/test_hf_ids.py. Skipped where there is no `node`."""
 
 from __future__ import annotations
@@ -40,12 +40,18 @@ CASES = [
     "qwen3:31b-q8_0", "gemma3", "gemma3:latest", "llama3.1:70b-instruct-q4_K_M", "gemma3:2b", r"D:\\models\\Qwen3-8B-AWQ", "hf.co/bartowski/Qwen3-32B-GGUF:Q4_K_M", "Qwen3-32B-UD-Q6_K_XL.gguf",
     "mlx-community/Qwen3-8B-4bit", "Intel/Qwen3-8B-int4-AutoRound", "someone/Qwen3-8B-abliterated-4bit", "Qwen/Qwen3-8B-Base-AWQ",
     "someone/-AWQ", "'meta-llama/Meta-Llama-3.1-8B-Instruct'", "Qwen/Qwen2.5-7B-Instruct-1M", "",
+    "/root/.cache/modelscope/hub/Qwen/Qwen2___5-7B-Instruct", "Meta-Llama-3___1-70B-Instruct-AWQ-INT4", "Meta-Llama-3___1-8B-Instruct-GPTQ-Int4", "OpenVINO/Qwen3-8B-int4-ov",
+    r"C:\\models\\Qwen3-32B-int8-ov", "Intel/Qwen3-8B-int4-mixed-AutoRound", "OPEA/Qwen3-32B-int4-AutoRound-awq-asym",
+    "Qwen_Qwen3-1.7B-Q4_K_M.gguf", "hf.co/bartowski/Qwen_Qwen3-32B-GGUF:Q4_K_M", "someone_Qwen3-8B-Q4_K_M.gguf",
+    "bartowski/meta-llama_Qwen3-8B-GGUF", "Qwen/Qwen2___5-7B-Instruct-1M",
+    "mistral-small3.1:24b-instruct-2503-q4_K_M", "llama3", "llama3:70b", "llama3.1:405b", "deepseek-r1:iq1_s",
 ]
 
 
 def _ids() -> list[str]:
-    holdout = yaml.safe_load((ROOT / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
-    return list(dict.fromkeys([*named_model_ids(ROOT), *(entry["id"] for entry in holdout), *CASES]))
+    holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml")
+               for entry in yaml.safe_load((ROOT / "tests/data" / name).read_text(encoding="utf-8"))["ids"]]
+    return list(dict.fromkeys([*named_model_ids(ROOT), *holdout, *CASES]))
 
 
 @pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/recompute.js")
