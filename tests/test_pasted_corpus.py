@@ -18,9 +18,13 @@ ERROR_DIR = ROOT / "content" / "errors"
 
 ENGINES = {"vllm", "llamacpp", "ollama", "sglang"}
 FORMS = {"line", "prefixed", "docker", "journald", "wrapped", "traceback", "log"}
-SPLITS = {"train", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8"}
+SPLITS = {"train", "holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout10"}
 # Pages that do not exist yet but that pastes are already filed under.
-WANTED_SLUGS: set[str] = set()
+WANTED_SLUGS: set[str] = {
+    # holdout10 files two pastes each under these pages, which are being written in another branch.
+    "vllm-sleep-wake-oom",
+    "llamacpp-lmstudio-context-overflow",
+}
 NUMBER_KEYS = {
     "model", "gpu_name", "gpu_total_gib", "free_gib", "tensor_parallel_size", "max_model_len",
     "derived_max_len", "kv_cache_dtype", "gpu_memory_utilization", "model_loading_gib",
@@ -74,6 +78,6 @@ def test_wanted_slugs_are_not_yet_pages():
 
 
 def test_holdout_is_about_a_quarter():
-    # holdout2 to holdout8 are later, separately collected sets of unseen pastes, outside this ratio.
+    # holdout2 to holdout10 are later, separately collected sets of unseen pastes, outside this ratio.
     splits = Counter(paste["split"] for paste in PASTES)
     assert 0.2 <= splits["holdout"] / (splits["train"] + splits["holdout"]) <= 0.3
