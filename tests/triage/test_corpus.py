@@ -113,7 +113,15 @@ def test_train_rates() -> None:
     assert (total["wrong"] - known_wrong) / total["counted"] <= 0.02, _report("train", rates)
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9"])
+# The first measurement of a split, taken before any rule was changed for it (the blind figure);
+# the header of tests/data/pasted_errors.yaml holds the earlier splits' blind figures.
+BLIND = {
+    "holdout10": "70.3% right first, 13.5% wrong page, 6 with none (37 counted; 4 awaited two pages then in another branch)",
+}
+
+
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
-    print("\n" + _report(split, rates))
+    blind = f"\n  blind: {BLIND[split]}" if split in BLIND else ""
+    print("\n" + _report(split, rates) + blind)
