@@ -38,6 +38,11 @@ def index() -> HfIdIndex:
     ("mistralai/Mistral-Small-3.2-24B-Instruct-2506", "mistral-small-3.2-24b-instruct-2506", None),
     ("Mistral-Small-3.2-24B-Instruct-2506-Q8_0.gguf", "mistral-small-3.2-24b-instruct-2506", "q8-0"),
     ("mistral-small3.2", "mistral-small-3.2-24b-instruct-2506", None),
+    ("qwen2.5vl:3b", "qwen2.5-vl-3b-instruct", None),
+    ("qwen2.5vl:7b", "qwen2.5-vl-7b-instruct", None),
+    ("qwen3-vl:8b", "qwen3-vl-8b-instruct", None),
+    ("qwen3-vl:30b", "qwen3-vl-30b-a3b-instruct", None),
+    ("mistral-small3.1", "mistral-small-3.1-24b-instruct-2503", None),
 ])
 def test_named_ids_resolve(index: HfIdIndex, named: str, model: str, variant: str | None) -> None:
     found = index.resolve(named)
