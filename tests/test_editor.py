@@ -16,7 +16,7 @@ from generator.engine.geometry import geometry_from_hf_config
 from generator.errors import ContentError
 from generator.load import load_dataset, parse_yaml
 from generator.schema import HfConfig
-from generator.tools.import_model import hf_config_fields, merge_model, model_from_gguf
+from generator.tools.import_model import hf_config_fields, merge_model, model_from_gguf, model_from_hf_config
 from generator.tools.new import skeleton, write_new
 from generator.tools.schema_export import json_schemas, modeline_for, modeline_problems, modeline_target, yaml_files
 from generator.tools.yaml_out import yaml_block
@@ -248,6 +248,16 @@ def test_import_model_updates_only_the_config_of_an_existing_model() -> None:
     data2, _ = parse_yaml("data/models.yaml", new.encode())
     assert data2["models"][0]["config"] == config
     assert {k: v for k, v in data2["models"][0].items() if k != "config"} == {k: v for k, v in existing.items() if k != "config"}
+
+
+def test_import_model_marks_a_checkpoint_with_an_encoder_multimodal() -> None:
+    text_keys = {"model_type": "qwen2_5_vl", "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 2,
+                 "hidden_size": 2048, "vocab_size": 151936, "max_position_embeddings": 128000}
+    vl, _ = model_from_hf_config({**text_keys, "vision_config": {"depth": 32}}, "vl", "Qwen/Qwen2.5-VL-3B-Instruct", None)
+    nested, _ = model_from_hf_config({"model_type": "mistral3", "text_config": {**text_keys, "model_type": "mistral"}}, "m3", "a/b", None)
+    text, _ = model_from_hf_config(text_keys, "t", "a/c", None)
+    assert vl["multimodal"] is True and nested["multimodal"] is True and "multimodal" not in text
+    assert list(vl)[:5] == ["id", "name", "family", "hf_repo", "multimodal"]
 
 
 @pytest.mark.parametrize(

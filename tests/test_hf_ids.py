@@ -33,6 +33,16 @@ def index() -> HfIdIndex:
     ("qwen2.5-coder-32b-instruct-q8_0.gguf", "qwen2.5-coder-32b-instruct", "q8-0"),
     ("/models/Llama-3.3-70B-Instruct-Q8_0-00001-of-00002.gguf", "llama-3.3-70b-instruct", "q8-0"),
     ("qwen2.5-coder:7b", "qwen2.5-coder-7b-instruct", None),
+    # Vision-language records: the repository, a GGUF file and the Ollama library names they list.
+    ("Qwen/Qwen2.5-VL-3B-Instruct", "qwen2.5-vl-3b-instruct", None),
+    ("mistralai/Mistral-Small-3.2-24B-Instruct-2506", "mistral-small-3.2-24b-instruct-2506", None),
+    ("Mistral-Small-3.2-24B-Instruct-2506-Q8_0.gguf", "mistral-small-3.2-24b-instruct-2506", "q8-0"),
+    ("mistral-small3.2", "mistral-small-3.2-24b-instruct-2506", None),
+    ("qwen2.5vl:3b", "qwen2.5-vl-3b-instruct", None),
+    ("qwen2.5vl:7b", "qwen2.5-vl-7b-instruct", None),
+    ("qwen3-vl:8b", "qwen3-vl-8b-instruct", None),
+    ("qwen3-vl:30b", "qwen3-vl-30b-a3b-instruct", None),
+    ("mistral-small3.1", "mistral-small-3.1-24b-instruct-2503", None),
 ])
 def test_named_ids_resolve(index: HfIdIndex, named: str, model: str, variant: str | None) -> None:
     found = index.resolve(named)

@@ -41,7 +41,11 @@ STATE_REFUSED = ("falcon_h1", "zamba2", "plamo2", "minimax_text_01", "kimi_linea
 
 # Qwen-style configs carry a `sliding_window` value that `use_sliding_window: false`
 # (the transformers default) switches off; when on, `max_window_layers` picks the layers.
-_QWEN_STYLE = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe"})
+# Qwen2.5-VL's language model (top-level `qwen2_5_vl` keys in its config.json, or a
+# `qwen2_5_vl_text` text_config) does the same: transformers' Qwen2_5_VLTextConfig sets
+# `sliding_window = sliding_window if use_sliding_window else None`
+# (https://github.com/huggingface/transformers/blob/018c8e0394c47749c55861e11f5f7e2a577973d7/src/transformers/models/qwen2_5_vl/configuration_qwen2_5_vl.py).
+_QWEN_STYLE = frozenset({"qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_5_vl", "qwen2_5_vl_text"})
 
 # transformers 5.x config-class defaults for `sliding_window` when config.json omits the
 # key (an explicit null means "no window"): MistralConfig, Gemma2Config, Gemma3TextConfig,

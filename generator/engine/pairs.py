@@ -74,6 +74,21 @@ _LARGE_BATCH_NOTE = (
 )
 
 
+# Vision-language checkpoints (Model.multimodal): the record's config is the language model's, so the KV bytes are exact,
+# but vLLM's profile_run also runs the encoder on dummy multimodal inputs (vllm/v1/worker/gpu_model_runner.py
+# profile_run, unless --skip-mm-profiling), which the activation term here does not model: a Mistral-Small-3.2-24B start
+# on H100 (vLLM 0.11.0, data/evidence/vllm_real_logs.yaml) printed a 2.12 GiB peak where text-only logs print 4.8-5.6 GiB,
+# and a Llama-3.2-11B-Vision start (0.6.6) 36.63 GiB. A weight estimate from the language model's config leaves the encoder out.
+_MULTIMODAL_NOTE = (
+    "Vision-language model: the KV figures are exact (the vision encoder keeps no KV cache), but vLLM's profile run also "
+    "runs the encoder on a dummy image batch, which the activation peak here does not model: the real peak, and so the "
+    "KV cache, can differ by some GiB either way (--skip-mm-profiling or --language-model-only leave the encoder out of it).",
+)
+_MULTIMODAL_WEIGHTS_NOTE = (
+    "The estimated weights count the language model only; the vision encoder's weights come on top.",
+)
+
+
 # https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/: the fp8 KV cache is a storage format
 # whose support depends on the attention backend vLLM picks; native FP8 compute arrives with Ada/Hopper
 # (compute capability 8.9, https://docs.vllm.ai/en/v0.32.0/features/quantization/llm_compressor/fp8/).
@@ -378,7 +393,9 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         assumptions=_window_note(geometry.layer_kinds, geometry.sliding_window or geometry.attention_chunk_size)
         + (assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source)
         + (_LARGE_BATCH_NOTE if result.max_num_seqs >= 1024 else ())
-        + (_FP8_KV_NOTE if _capability(gpu) is not None and _capability(gpu) < (8, 9) else ()),
+        + (_FP8_KV_NOTE if _capability(gpu) is not None and _capability(gpu) < (8, 9) else ())
+        + (_MULTIMODAL_NOTE if model.multimodal else ())
+        + (_MULTIMODAL_WEIGHTS_NOTE if model.multimodal and work.weights[1] else ()),
         sampler_peak_bytes=sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size),
         warmup_headroom_bytes=total - breakdown.requested_bytes + breakdown.activation_peak_bytes,
         free_bytes=free_bytes,

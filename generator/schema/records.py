@@ -227,6 +227,10 @@ class Model(Record):
                         "its default size, `llama3.1:70b`); logs naming them, or a tag past them (`gemma3:4b-it-q8_0`), resolve "
                         "to this model's architecture only.")
     ollama_names_source: Source | None = None
+    multimodal: bool = Field(
+        False, description="The checkpoint carries a vision (or audio) encoder besides the language model `config` holds. "
+                           "The encoder keeps no KV cache, so the KV figures stay exact; but vLLM's profile run also runs it on a "
+                           "dummy multimodal batch, and a weight estimate from `config` leaves its parameters out, so pages say so.")
     notes: tuple[NonEmpty, ...] = ()
 
     @model_validator(mode="after")

@@ -137,6 +137,7 @@ def model_from_hf_config(config: Mapping[str, Any], model_id: str | None, repo: 
         "name": repo.split("/")[-1] if repo else f"{FILL_IN}: the model name",
         "family": f"{FILL_IN}: e.g. Qwen2.5",
         "hf_repo": repo or f"{FILL_IN}: the Hugging Face repository, owner/name",
+        **({"multimodal": True} if _has_encoder(config) else {}),
         "config": fields,
         "config_source": source or f"{FILL_IN}: the config.json URL, pinned to a commit",
         "variants": [
@@ -150,6 +151,12 @@ def model_from_hf_config(config: Mapping[str, Any], model_id: str | None, repo: 
         ],
     }
     return record, notes
+
+
+def _has_encoder(config: Mapping[str, Any]) -> bool:
+    """A vision or audio encoder beside the language model (Model.multimodal): Qwen2.5-VL keeps its text keys at the
+    top level with a vision_config, Mistral 3 / Qwen3-VL / Gemma 3 nest them in text_config."""
+    return any(isinstance(config.get(key), Mapping) for key in ("vision_config", "audio_config", "text_config"))
 
 
 # GGUF: only the key/value header is read; tensor data is never touched.

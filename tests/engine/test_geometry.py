@@ -53,6 +53,17 @@ def test_qwen2_window_is_off_unless_use_sliding_window():
         kinds(model_type="qwen2", sliding_window=4096, use_sliding_window=True, max_window_layers=2)
 
 
+def test_qwen2_5_vl_window_is_off_unless_use_sliding_window():
+    # Qwen2.5-VL-3B-Instruct's config.json: sliding_window 32768, use_sliding_window false, max_window_layers 70
+    # (36 layers); transformers' Qwen2_5_VLTextConfig drops the window, so vLLM keeps every layer full.
+    geometry = geometry_from_hf_config({**BASE, "model_type": "qwen2_5_vl", "num_hidden_layers": 36, "sliding_window": 32768,
+                                        "use_sliding_window": False, "max_window_layers": 70})
+    assert geometry.layer_kinds == (FULL,) * 36 and geometry.sliding_window is None
+    nested = {"model_type": "qwen2_5_vl", "torch_dtype": "bfloat16",
+              "text_config": {**BASE, "model_type": "qwen2_5_vl_text", "sliding_window": 32768, "use_sliding_window": False}}
+    assert geometry_from_hf_config(nested).layer_kinds == (FULL,) * 4
+
+
 def test_gemma2_alternates_and_gemma3_uses_five_to_one():
     assert kinds(model_type="gemma2") == (SLIDING, FULL, SLIDING, FULL)
     g3 = geometry_from_hf_config({**BASE, "model_type": "gemma3_text", "num_hidden_layers": 12, "sliding_window": 1024})

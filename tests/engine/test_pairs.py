@@ -152,3 +152,20 @@ def test_vllm_pages_of_a_model_sglang_does_not_size_say_so(catalog) -> None:
     sections = command_sections(model, variant, (("vllm", variant, numbers), ("sglang", variant, numbers)))
     sglang = next(s for s in sections if s["engine"] == "sglang")
     assert sglang["blocks"] == [] and sglang["note"] == SGLANG_NOT_MODELLED
+
+
+def test_vision_language_pages_say_the_profile_run_and_the_weight_estimate_leave_the_encoder_out(catalog) -> None:
+    # Model.multimodal: the KV bytes are the language model's (exact); the encoder's profile run and weights are not modelled.
+    gpu = catalog.gpus["h100-sxm"]
+    mistral = catalog.models["mistral-small-3.2-24b-instruct-2506"]
+    bf16 = compute_pair(gpu, mistral, _variant(mistral, "bf16")).vllm
+    assert bf16.bytes_per_token == 163_840  # the llm-d H100 log of this checkpoint: 28.20 GiB for 184,832 tokens
+    assert any("profile run also runs the encoder" in a for a in bf16.assumptions)
+    assert any("vision encoder's weights come on top" in a for a in bf16.assumptions)  # BF16 weights are estimated
+    qwen = catalog.models["qwen2.5-vl-3b-instruct"]
+    measured = compute_pair(gpu, qwen, _variant(qwen, "bf16")).vllm  # checkpoint size on record: encoder included
+    assert measured.bytes_per_token == 36 * 2 * 2 * 128 * 2  # every layer full: use_sliding_window false drops the window
+    assert any("profile run also runs the encoder" in a for a in measured.assumptions)
+    assert not any("come on top" in a for a in measured.assumptions)
+    text = catalog.models["qwen2.5-7b-instruct"]
+    assert not any("encoder" in a for a in compute_pair(gpu, text, text.variants[0]).vllm.assumptions)
