@@ -137,6 +137,11 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("mistral-small3.1:24b-instruct-2503-q4_K_M", "mistral-small-3.1-24b-instruct-2503"),
     ("llama3", "llama-3-8b-instruct"),
     ("llama3.1:405b", "llama-3.1-405b-instruct"),
+    ("llama2", "llama-2-7b"),  # Ollama's library default, the 7B
+    ("llama2:7b", "llama-2-7b"),
+    ("llama2:13b-chat-q4_0", "llama-2-13b"),
+    ("qwen2.5:72b", "qwen2.5-72b-instruct"),
+    ("qwen2.5:7b-instruct-q4_K_M", "qwen2.5-7b-instruct"),
 ])
 def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
     found = index.resolve(named)
@@ -150,6 +155,8 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
     "gemma3:2b",  # a listed library name, another size
     "llama3:70b",  # Llama 3's 70B: the record is the 8B
     "llama3:70b-instruct-q8_0",
+    "qwen2.5:1.5b",  # a size the catalog has no qwen2.5 instruct record for
+    "llama2:34b",
     "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
     "someone/Qwen3-8B-abliterated-4bit",
     "Qwen3-8B-Base-Q4_K_M.gguf",
