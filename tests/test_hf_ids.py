@@ -61,8 +61,9 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
     resolved = [n for n in named if index.resolve(n) is not None]
     # 18 of 41 (17 exact, 1 a re-packaged base; 17 before the re-packaging rule); the rest name
     # private fine-tunes, local folders, hybrid and vision models, DeepSeek V4, and models the
-    # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R).
-    assert len(named) >= 40 and len(resolved) / len(named) >= 0.43
+    # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R). 34 of 73 before Ollama's llama2 and
+    # qwen2.5 sizes, Gemma 7B and Qwen2.5-0.5B joined; 37 after.
+    assert len(named) >= 40 and len(resolved) / len(named) >= 0.5
 
 
 def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
@@ -85,7 +86,8 @@ def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
     # measures and never used to tune a rule. 19 of 50 resolved when it was gathered, 23 after: two by
     # bartowski's owner_ prefix (a rule with its own evidence), two by the Qwen2.5 base records, which
     # its misses helped choose, so that part is not blind. The rest: vision and omni models, Gemma 4,
-    # fine-tunes and private quants (which must stay unresolved), models the catalog lacks.
+    # fine-tunes and private quants (which must stay unresolved), models the catalog lacks. 24 once Ollama's
+    # llama2 sizes were listed: llama2:7b is one of these entries and was named in the issue, so not blind.
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout2.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     assert len({entry["id"] for entry in entries}) == len(entries)
