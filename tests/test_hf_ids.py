@@ -71,8 +71,9 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
     resolved = [n for n in named if index.resolve(n) is not None]
     # 18 of 41 (17 exact, 1 a re-packaged base; 17 before the re-packaging rule); the rest name
     # private fine-tunes, local folders, hybrid and vision models, DeepSeek V4, and models the
-    # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R).
-    assert len(named) >= 40 and len(resolved) / len(named) >= 0.43
+    # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R). 34 of 73 before Ollama's llama2 and
+    # qwen2.5 sizes, Gemma 7B and Qwen2.5-0.5B joined; 37 after.
+    assert len(named) >= 40 and len(resolved) / len(named) >= 0.5
 
 
 def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
@@ -95,7 +96,8 @@ def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
     # measures and never used to tune a rule. 19 of 50 resolved when it was gathered, 23 after: two by
     # bartowski's owner_ prefix (a rule with its own evidence), two by the Qwen2.5 base records, which
     # its misses helped choose, so that part is not blind. The rest: vision and omni models, Gemma 4,
-    # fine-tunes and private quants (which must stay unresolved), models the catalog lacks.
+    # fine-tunes and private quants (which must stay unresolved), models the catalog lacks. 24 once Ollama's
+    # llama2 sizes were listed: llama2:7b is one of these entries and was named in the issue, so not blind.
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout2.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     assert len({entry["id"] for entry in entries}) == len(entries)
@@ -147,6 +149,11 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("mistral-small3.1:24b-instruct-2503-q4_K_M", "mistral-small-3.1-24b-instruct-2503"),
     ("llama3", "llama-3-8b-instruct"),
     ("llama3.1:405b", "llama-3.1-405b-instruct"),
+    ("llama2", "llama-2-7b"),  # Ollama's library default, the 7B
+    ("llama2:7b", "llama-2-7b"),
+    ("llama2:13b-chat-q4_0", "llama-2-13b"),
+    ("qwen2.5:72b", "qwen2.5-72b-instruct"),
+    ("qwen2.5:7b-instruct-q4_K_M", "qwen2.5-7b-instruct"),
 ])
 def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
     found = index.resolve(named)
@@ -160,6 +167,8 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
     "gemma3:2b",  # a listed library name, another size
     "llama3:70b",  # Llama 3's 70B: the record is the 8B
     "llama3:70b-instruct-q8_0",
+    "qwen2.5:1.5b",  # a size the catalog has no qwen2.5 instruct record for
+    "llama2:34b",
     "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
     "someone/Qwen3-8B-abliterated-4bit",
     "Qwen3-8B-Base-Q4_K_M.gguf",
