@@ -15,6 +15,10 @@ _OWNERS = "|".join(map(re.escape, HF_OWNERS))
 _HF_ID = re.compile(rf"(?<![\w./-])((?:{_OWNERS})/[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9])")
 _LAUNCH = re.compile(r"(?:vllm serve|ollama (?:run|pull)|--model(?:-path)?[ =]|\bmodel=')\s*'?([^\s',\"`)]+)")
 _GGUF = re.compile(r"[A-Za-z0-9_.:-]+\.gguf\b")
+# Prose such as "vllm serve on four GPUs" or "vllm serve (model ...)" names no model, nor does an Ollama blob path
+# (a content hash).
+_ID_SHAPE = re.compile(r"[\w.~/\\:-]+")
+_PROSE_WORDS = frozenset({"a", "an", "and", "as", "for", "in", "is", "it", "on", "the", "to", "with"})
 
 
 def named_model_ids(repo: Path) -> list[str]:
@@ -25,6 +29,8 @@ def named_model_ids(repo: Path) -> list[str]:
             for match in pattern.finditer(text):
                 value = match.group(match.lastindex or 0)
                 if value.startswith("-") or not re.search(r"[A-Za-z]", value):
+                    continue
+                if not _ID_SHAPE.fullmatch(value) or value.lower() in _PROSE_WORDS or "/blobs/sha256" in value:
                     continue
                 found.setdefault(value)
     return list(found)

@@ -72,7 +72,8 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
     # 18 of 41 (17 exact, 1 a re-packaged base; 17 before the re-packaging rule); the rest name
     # private fine-tunes, local folders, hybrid and vision models, DeepSeek V4, and models the
     # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R). 34 of 73 before Ollama's llama2 and
-    # qwen2.5 sizes, Gemma 7B and Qwen2.5-0.5B joined; 37 after.
+    # qwen2.5 sizes, Gemma 7B and Qwen2.5-0.5B joined; 37 after. With holdout9 and holdout10 in the paste
+    # corpus and prose ("vllm serve on ...") and Ollama blob paths no longer counted as names: 40 of 72.
     assert len(named) >= 40 and len(resolved) / len(named) >= 0.5
 
 
