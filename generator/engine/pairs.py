@@ -14,7 +14,7 @@ from typing import Sequence
 
 from generator.engine import llamacpp as llama
 from generator.engine import ollama, sglang, vllm
-from generator.engine.geometry import GeometryError, geometry_from_hf_config
+from generator.engine.geometry import Geometry, GeometryError, geometry_from_hf_config
 from generator.engine.pair_numbers import (
     ENGINE_VERSION,  # noqa: F401  (callers import it and Results from here)
     GridCell,
@@ -180,6 +180,10 @@ def _work(model: Model, variant: ModelVariant) -> _VariantWork:
     return work
 
 
+# Sizings by their inputs, across the pairs one process computes (vllm.plan's SizeMemo; bounded there).
+_SIZES: vllm.SizeMemo = {}
+
+
 def _argv(flags: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     out: list[str] = []
     for flag, value in flags:
@@ -275,7 +279,7 @@ def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vl
     if result.max_num_seqs > 1:
         seqs = _fewer_seqs(result.max_num_seqs)
         lever = vllm._lever("utilization", "", (("--max-num-seqs", str(seqs)),), inputs, {"max_num_seqs": seqs},
-                            requested_len, facts=facts)
+                            requested_len, facts=facts, memo=_SIZES)
         if lever is not None:
             outcomes.append(LeverOutcome(
                 lever="fewer-seqs", label=f"--max-num-seqs {seqs}", flags=_argv(lever.serve_flags(base_flags)),
@@ -291,7 +295,7 @@ def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vl
         while util > 0.5 and peak > total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes:
             util = round(util - 0.01, 2)
         lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
-                            {"gpu_memory_utilization": util}, requested_len, facts=facts)
+                            {"gpu_memory_utilization": util}, requested_len, facts=facts, memo=_SIZES)
         if lever is not None and util > 0.5:
             outcomes.append(LeverOutcome(
                 lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
@@ -302,7 +306,7 @@ def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vl
     if free_bytes is not None:
         util = utilization_that_fits(free_bytes, total)
         lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
-                            {"gpu_memory_utilization": util}, requested_len, facts=facts) if util > 0 else None
+                            {"gpu_memory_utilization": util}, requested_len, facts=facts, memo=_SIZES) if util > 0 else None
         if lever is not None:
             outcomes.append(LeverOutcome(
                 lever="lower-utilization", label=f"--gpu-memory-utilization {util:.2f}",
@@ -320,7 +324,7 @@ def _utilization_grid(inputs: vllm.VllmInputs, facts: vllm.ConfigFacts) -> list[
     for util in GRID_UTILIZATIONS:
         for dtype in GRID_DTYPES:
             auto = vllm.replace_inputs(inputs, gpu_memory_utilization=util, kv_cache_dtype=dtype, max_model_len=-1)
-            grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts)))
+            grid.append(GridCell(util, dtype, vllm.fitting_max_model_len(auto, facts=facts, memo=_SIZES)))
     return grid
 
 
@@ -342,7 +346,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     )
     # Every plan below reads this one config: its geometry, groups and weight shape are derived once.
     facts = work.facts
-    result = vllm.plan_vllm(inputs, facts=facts)
+    result = vllm.plan_vllm(inputs, facts=facts, memo=_SIZES)
     geometry = facts.geometry
     alternatives = {}
     alternative_facts = {}
@@ -351,7 +355,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         other_work = _work(model, other)
         alternatives[name] = (weights, other_work.config)
         alternative_facts[name] = other_work.facts
-    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives, facts=facts, alternative_facts=alternative_facts)
+    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives, facts=facts, alternative_facts=alternative_facts,
+                                   memo=_SIZES)
     base_flags: tuple[tuple[str, str], ...] = ()
     if utilization is not None:
         base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
@@ -409,22 +414,24 @@ _SGLANG_NOTES = (
 )
 
 
-def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | None:
+def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers | None:
     """SGLang (generator/engine/sglang.py) for a checkpoint vLLM also serves: the pool at SGLang's
-    default --mem-fraction-static on one card, with fp8_e4m3, and on two cards."""
+    default --mem-fraction-static on one card, with fp8_e4m3, and on two cards. The config's geometry
+    and length are the variant's (work.facts), derived once for every GPU."""
+    config = work.config
     total = gpu_total_bytes(gpu)
     smi_mib = gpu.nvidia_smi_total_mib or total / MIB  # SGLang reads nvidia-smi memory.total for its default
     try:
-        geometry = geometry_from_hf_config(config)
-        sglang.cell_size(config)  # refuses what SGLang's engine does not size (hybrid state layers) before any figure
-        context = vllm.derive_max_model_len(config).value
+        geometry = work.facts.geometry
+        sglang.cell_size(config, geometry=geometry)  # refuses what SGLang's engine does not size (hybrid state layers) before any figure
+        context = work.facts.derived.value
         mla = geometry.mla is not None
 
         def option(lever: str, tp: int, dtype: str) -> SglangOption | None:
             fraction = sglang.default_mem_fraction_static(smi_mib, tp=tp, mla=mla).mem_fraction_static
             try:
-                result = sglang.plan(config, tp=tp, kv_cache_dtype=dtype, gpu_total_bytes=total,
-                                     weights_gb=weights / tp / sglang.GB, mem_fraction_static=fraction, context_len=context)
+                result = sglang.plan(config, tp=tp, kv_cache_dtype=dtype, gpu_total_bytes=total, weights_gb=weights / tp / sglang.GB,
+                                     mem_fraction_static=fraction, context_len=context, geometry=geometry)
             except sglang.SglangInputError as exc:
                 errors[(tp, dtype)] = str(exc)
                 return None
@@ -457,7 +464,7 @@ def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | Non
     if any(o.kv_cache_dtype != "auto" for o in chosen) and _capability(gpu) is not None and _capability(gpu) < (8, 9):
         notes += ("The fp8_e4m3 KV cache figures assume SGLang's attention backend on this GPU accepts it; before compute "
                   "capability 8.9 there is no native FP8, so check its startup log.",)
-    one_gpu = _sglang_one_gpu(config, total, weights, smi_mib, context, mla, auto)
+    one_gpu = _sglang_one_gpu(config, geometry, total, weights, smi_mib, context, mla, auto)
     return SglangNumbers(
         release=sglang.RELEASE,
         config_context_len=context,
@@ -471,13 +478,13 @@ def _sglang_numbers(gpu: Gpu, config: dict, weights: int) -> SglangNumbers | Non
     )
 
 
-def _sglang_one_gpu(config: dict, total: int, weights: int, smi_mib: float, context: int, mla: bool,
+def _sglang_one_gpu(config: dict, geometry: Geometry, total: int, weights: int, smi_mib: float, context: int, mla: bool,
                     auto: SglangOption | None) -> SglangOneGpu:
     fraction = sglang.default_mem_fraction_static(smi_mib, tp=1, mla=mla).mem_fraction_static
     pre = total / sglang.GB - sglang.STARTUP_OVERHEAD_GB
     weights_gb = weights / sglang.GB
     budget = sglang.rest_memory_gb(pre - weights_gb, pre, fraction)
-    per_token = sglang.cell_size(config).per_token
+    per_token = sglang.cell_size(config, geometry=geometry).per_token
     tokens = auto.tokens if auto is not None else 0
     return SglangOneGpu(
         mem_fraction_static=fraction,
@@ -667,7 +674,7 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
                 "requests. Please try lowering `max_num_seqs` or `gpu_memory_utilization` when initializing the engine."))
         if scenario:
             scenarios.append(scenario)
-        sglang_numbers = _sglang_numbers(gpu, work.config, weights)
+        sglang_numbers = _sglang_numbers(gpu, work, weights)
         scenario = sglang_scenario(sglang_numbers)
         if scenario:
             scenarios.append(scenario)

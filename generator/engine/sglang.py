@@ -559,11 +559,13 @@ def plan(
     swa_full_tokens_ratio: float = DEFAULT_SWA_FULL_TOKENS_RATIO,
     startup_overhead_gb: float = STARTUP_OVERHEAD_GB,
     release: str = RELEASE,
+    geometry: Geometry | None = None,
 ) -> SglangResult:
     """SGLang's pool for one rank from either its KV budget (`kv_cache_bytes`) or the free
     memory before loading (`pre_model_load_gb`, or `gpu_total_bytes` less the empirical
-    startup overhead) plus `weights_gb` and `mem_fraction_static`."""
-    geometry = geometry_from_hf_config(hf_config)
+    startup overhead) plus `weights_gb` and `mem_fraction_static`. `geometry` may carry
+    geometry_from_hf_config(hf_config), derived once for many plans of one config."""
+    geometry = geometry or geometry_from_hf_config(hf_config)
     cell = cell_size(hf_config, kv_cache_dtype=kv_cache_dtype, tp=tp, swa_full_tokens_ratio=swa_full_tokens_ratio, geometry=geometry)
     estimated = False
     if kv_cache_bytes is not None:

@@ -70,16 +70,24 @@ def check_out(root: Path | None, out: Path, force: bool = False) -> Path:
 
 def files_on_disk(out: Path) -> tuple[set[str], set[str]]:
     """The plain files under out and the symbolic links there (whose targets are not followed), as
-    site paths."""
+    site paths. Entries are told apart by the type the folder listing gives (no stat per file where
+    the file system reports it); a folder that cannot be listed is skipped, as os.walk skips it."""
     files: set[str] = set()
     links: set[str] = set()
-    base = len(str(out)) + 1
-    for folder, dirs, names in os.walk(out):
-        prefix = folder[base:].replace(os.sep, "/")
-        prefix = prefix + "/" if prefix else ""
-        for name in dirs:
-            if os.path.islink(os.path.join(folder, name)):
-                links.add(prefix + name)
-        for name in names:
-            (links if os.path.islink(os.path.join(folder, name)) else files).add(prefix + name)
+    _list_folder(str(out), "", files, links)
     return files, links
+
+
+def _list_folder(folder: str, prefix: str, files: set[str], links: set[str]) -> None:
+    try:
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_symlink():
+            links.add(prefix + entry.name)
+        elif entry.is_dir(follow_symlinks=False):
+            _list_folder(entry.path, prefix + entry.name + "/", files, links)
+        else:
+            files.add(prefix + entry.name)

@@ -53,7 +53,15 @@ class Staging:
     def _parent(self, target: str) -> None:
         parent = os.path.dirname(target)
         if parent not in self._made:
-            os.makedirs(parent, exist_ok=True)
+            # One mkdir for the usual case, a page's new folder under one that exists; makedirs
+            # (a stat of the parent first) only when that is missing too.
+            try:
+                os.mkdir(parent)
+            except FileNotFoundError:
+                os.makedirs(parent, exist_ok=True)
+            except FileExistsError:
+                if not os.path.isdir(parent):
+                    raise
             self._made.add(parent)
 
     def write(self, relative: str, content: bytes | Iterable[bytes]) -> None:

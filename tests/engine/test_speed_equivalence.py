@@ -17,7 +17,7 @@ import pytest
 
 from generator.engine import llamacpp as llama
 from generator.engine import pairs, vllm
-from generator.engine.geometry import CHUNKED, FULL, SLIDING, geometry_from_hf_config
+from generator.engine.geometry import CHUNKED, FULL, SLIDING, GeometryError, geometry_from_hf_config
 from generator.load import load_dataset
 
 from ..conftest import REPO
@@ -341,3 +341,84 @@ def test_variant_memo_stays_bounded(catalog, monkeypatch) -> None:
             assert len(pairs._WORK) <= 3
     assert pairs._work(model, model.variants[0]).weights == pairs.variant_weights(model, model.variants[0])
     pairs._WORK.clear()
+
+
+# --------------------------------------------------------------------------- vLLM: the sizing memo
+
+
+def test_plans_levers_and_grid_with_a_memo_equal_those_without(catalog) -> None:
+    memo: vllm.SizeMemo = {}
+    for inputs in list(_vllm_inputs(catalog))[::5]:
+        facts = vllm.ConfigFacts(inputs.hf_config)
+        for _ in range(2):  # the second round reads every sizing back from the memo
+            try:
+                fresh = vllm.plan_vllm(inputs)
+            except vllm.VllmInputError as exc:
+                with pytest.raises(vllm.VllmInputError, match=re.escape(str(exc))):
+                    vllm.plan_vllm(inputs, facts=facts, memo=memo)
+                break
+            assert vllm.plan_vllm(inputs, facts=facts, memo=memo) == fresh
+            assert vllm.vllm_remediation(inputs, facts=facts, memo=memo) == vllm.vllm_remediation(inputs, facts=facts)
+            for util in (None, *pairs.GRID_UTILIZATIONS):
+                cell = replace(inputs, gpu_memory_utilization=util, kv_cache_dtype="fp8", max_model_len=-1)
+                assert vllm.fitting_max_model_len(cell, facts=facts, memo=memo) == vllm.fitting_max_model_len(cell, facts=facts)
+    assert memo
+
+
+def test_size_memo_keys_apart_what_sizes_apart() -> None:
+    from generator.engine.vllm.plan import _memo_key
+
+    config = {"x": 1}
+    inputs = vllm.VllmInputs(hf_config=config, gpu_total_bytes=24 * GIB, gpu_name="RTX 4090", vllm_version="0.19.0")
+    key = _memo_key(inputs, vllm.ASSUMPTIONS)
+    # vLLM's default utilization written out is the same sizing; another value, type or config is not.
+    assert _memo_key(replace(inputs, gpu_memory_utilization=0.90), vllm.ASSUMPTIONS) == key
+    assert _memo_key(replace(inputs, vllm_version="0.20.0", gpu_memory_utilization=0.90), vllm.ASSUMPTIONS) != \
+        _memo_key(replace(inputs, vllm_version="0.20.0"), vllm.ASSUMPTIONS)
+    assert _memo_key(replace(inputs, gpu_memory_utilization=1), vllm.ASSUMPTIONS) != \
+        _memo_key(replace(inputs, gpu_memory_utilization=True), vllm.ASSUMPTIONS)
+    assert _memo_key(replace(inputs, hf_config=dict(config)), vllm.ASSUMPTIONS) != key
+
+
+def test_size_memo_stays_bounded(catalog, monkeypatch) -> None:
+    import generator.engine.vllm.plan as plan
+
+    monkeypatch.setattr(plan, "_SIZE_MEMO_MAX", 4)
+    memo: vllm.SizeMemo = {}
+    for inputs in list(_vllm_inputs(catalog))[:20]:
+        try:
+            vllm.plan_vllm(inputs, memo=memo)
+        except vllm.VllmInputError:
+            continue
+        assert len(memo) <= 4
+
+
+def test_replace_inputs_refuses_unknown_names() -> None:
+    inputs = vllm.VllmInputs(hf_config={"x": 1})
+    with pytest.raises(TypeError):
+        vllm.replace_inputs(inputs, max_model_length=4096)
+    assert not hasattr(vllm.replace_inputs(inputs, max_model_len=8), "__post_init__")
+
+
+def test_pair_numbers_do_not_depend_on_the_size_memo(catalog, monkeypatch) -> None:
+    tasks = pairs.pair_tasks(catalog)[::29]
+    pairs._SIZES.clear()
+    cold = [pairs.compute_pair(t.gpu, t.model, t.variant, t.settings) for t in tasks]
+    warm = [pairs.compute_pair(t.gpu, t.model, t.variant, t.settings) for t in tasks]
+    pairs._SIZES.clear()
+    monkeypatch.setattr(pairs, "_SIZES", None)  # no memo: every sizing computed where it is asked for
+    plain = [pairs.compute_pair(t.gpu, t.model, t.variant, t.settings) for t in tasks]
+    assert cold == warm == plain and repr(cold) == repr(warm) == repr(plain)
+
+
+def test_sglang_plan_with_the_variant_geometry_equals_its_own(catalog) -> None:
+    from generator.engine import sglang
+
+    for model in list(catalog.models.values())[::3]:
+        config = model.config.as_config_json()
+        try:
+            geometry = geometry_from_hf_config(config)
+            own = sglang.plan(config, gpu_total_bytes=80 * GIB, weights_gb=10.0, mem_fraction_static=0.85)
+        except (sglang.SglangInputError, GeometryError):
+            continue
+        assert sglang.plan(config, gpu_total_bytes=80 * GIB, weights_gb=10.0, mem_fraction_static=0.85, geometry=geometry) == own

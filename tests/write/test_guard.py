@@ -102,3 +102,21 @@ def test_a_site_built_before_the_marker_is_still_replaced(site_root: Path, tmp_p
     (out / ".kvtriage-manifest.json").write_text("{}")
     assert build("--root", str(site_root), "--out", str(out)) == 0
     assert not (out / ".kvtriage-manifest.json").exists()
+
+
+def test_files_on_disk_tells_files_from_links_without_following_them(tmp_path: Path) -> None:
+    from generator.write.guard import files_on_disk
+
+    (tmp_path / "a/b").mkdir(parents=True)
+    (tmp_path / "a/b/index.html").write_text("x")
+    (tmp_path / "top.txt").write_text("y")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere/hidden.html").write_text("z")
+    os.symlink(tmp_path / "elsewhere", tmp_path / "a/linked-folder")
+    os.symlink(tmp_path / "top.txt", tmp_path / "a/linked-file")
+    os.symlink(tmp_path / "nowhere", tmp_path / "a/b/broken")
+    os.mkfifo(tmp_path / "a/pipe")
+    files, links = files_on_disk(tmp_path)
+    assert files == {"a/b/index.html", "top.txt", "elsewhere/hidden.html", "a/pipe"}
+    assert links == {"a/linked-folder", "a/linked-file", "a/b/broken"}
+    assert files_on_disk(tmp_path / "missing") == (set(), set())

@@ -43,7 +43,7 @@ from generator.engine.vllm.kv_dtype import (
     kv_bytes_per_token_per_layer,
 )
 from generator.engine.vllm.model_len import _DEFAULT_MAX_LEN, _MAX_LEN_KEYS, _ROPE_KEYS, _ROPE_TYPES_ALREADY_SCALED, DerivedMaxLen, derive_max_model_len, max_model_len_too_long_text
-from generator.engine.vllm.plan import StagePlan, VllmInputs, VllmResult, cudagraph_info_line, fitting_max_model_len, kv_cache_tokens_logged, plan_vllm, replace_inputs, resolve_settings
+from generator.engine.vllm.plan import SizeMemo, StagePlan, VllmInputs, VllmResult, cudagraph_info_line, fitting_max_model_len, kv_cache_tokens_logged, plan_vllm, replace_inputs, resolve_settings
 from generator.engine.vllm.remediation import Lever, _lever, serve_command, vllm_remediation
 from generator.engine.vllm.versions import (
     DEFAULT_BLOCK_SIZE,
@@ -87,6 +87,7 @@ __all__ = [
     "MLA_PACKED_BYTES_PER_TOKEN",
     "MiB",
     "ONE_BYTE_KV_DTYPES",
+    "SizeMemo",
     "StagePlan",
     "VLLM_ERROR_TEMPLATES",
     "VllmInputError",

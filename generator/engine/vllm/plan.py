@@ -132,11 +132,24 @@ class VllmResult:
         return data
 
 
+_INPUT_FIELDS = frozenset(VllmInputs.__dataclass_fields__)
+assert not hasattr(VllmInputs, "__post_init__")
+
+
 def replace_inputs(inputs: VllmInputs, **changes: Any) -> VllmInputs:
     """dataclasses.replace(inputs, **changes), at about half the cost: replace() walks the dataclass
     fields in Python, while VllmInputs has only init fields, so its instance dict already is the
-    constructor's arguments. A catalog pair builds ~15 variants of its inputs (levers, grid)."""
-    return type(inputs)(**{**vars(inputs), **changes})
+    constructor's arguments. A catalog pair builds ~15 variants of its inputs (levers, grid).
+    The copy's dict is filled directly: the frozen constructor sets its 26 fields one
+    object.__setattr__ at a time, and it has nothing else to do (no defaults left to fill, no
+    __post_init__). Unknown names are refused as the constructor would refuse them."""
+    if not changes.keys() <= _INPUT_FIELDS:
+        return type(inputs)(**{**vars(inputs), **changes})
+    copy = object.__new__(type(inputs))
+    fields = copy.__dict__
+    fields.update(vars(inputs))
+    fields.update(changes)
+    return copy
 
 
 def _facts_for(inputs: VllmInputs, facts: ConfigFacts | None) -> ConfigFacts:
@@ -429,6 +442,45 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     return sizing
 
 
+# A memo of sizings by their inputs (SizeMemo): the catalog sizes the same inputs several times over
+# (a lever that sets the utilization or KV dtype a grid cell has; a smaller sibling's quantization
+# lever that is that sibling's own auto-fit), and one sizing costs more than the rest of a pair.
+SizeMemo = dict
+_SIZE_MEMO_MAX = 4096  # entries (about a kilobyte each): a GPU's pairs' sizings, for a catalog in GPU order
+
+
+def _memo_key(inputs: VllmInputs, assumptions: BudgetAssumptions) -> tuple:
+    """The inputs as a key: every field by value (and type, so 1 and True differ), the config by
+    identity (the memo keeps the config alive, so its id is not reused), and vLLM's default
+    utilization written out, as _resolve fills it in."""
+    values = list(vars(inputs).values())
+    values[0] = id(values[0])
+    if inputs.gpu_memory_utilization is None:
+        values[_UTILIZATION_FIELD] = default_gpu_memory_utilization(parse_version(inputs.vllm_version))
+    return id(assumptions), tuple(values), tuple(map(type, values))
+
+
+_FIELD_NAMES = tuple(VllmInputs.__dataclass_fields__)
+assert _FIELD_NAMES[0] == "hf_config"
+_UTILIZATION_FIELD = _FIELD_NAMES.index("gpu_memory_utilization")
+
+
+def _size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> _Sizing:
+    """_size(inputs, assumptions, facts), taken from memo when these inputs were sized before. Only
+    sizings are kept: inputs vLLM rejects raise each time. A sizing is read, never changed, by its callers."""
+    if memo is None:
+        return _size(inputs, assumptions, facts)
+    key = _memo_key(inputs, assumptions)
+    found = memo.get(key)
+    if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
+        return found[2]
+    sizing = _size(inputs, assumptions, facts)
+    if len(memo) >= _SIZE_MEMO_MAX:
+        memo.clear()
+    memo[key] = (inputs.hf_config, assumptions, sizing)
+    return sizing
+
+
 def _kv_layers_on_stage(geometry: Geometry, stages: list[StagePlan], stage: int) -> int:
     """Layers of that PP stage that keep per-token KV (state and cache-free layers do not)."""
     start = sum(s.num_layers for s in stages[:stage])
@@ -436,11 +488,13 @@ def _kv_layers_on_stage(geometry: Geometry, stages: list[StagePlan], stage: int)
     return sum(1 for kind in kinds if kind not in (STATE, NO_CACHE))
 
 
-def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> VllmResult:
+def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None,
+              memo: SizeMemo | None = None) -> VllmResult:
     """What vLLM computes at startup for these settings. Raises VllmInputError for settings
     vLLM rejects before it sizes the cache. `facts` may carry what earlier plans already derived
-    from inputs.hf_config (see ConfigFacts); they are ignored for any other config."""
-    sizing = _size(inputs, assumptions, _facts_for(inputs, facts))
+    from inputs.hf_config (see ConfigFacts); they are ignored for any other config. `memo` (a
+    SizeMemo the caller keeps) reuses sizings of equal inputs; a config in it must not be changed."""
+    sizing = _size_memo(inputs, assumptions, _facts_for(inputs, facts), memo)
     resolved, version, stages = sizing.resolved, sizing.resolved.version, sizing.stages
     error, max_len, largest_fit = sizing.error, sizing.max_len, sizing.largest_fit
     log_lines: list[str] = []
@@ -501,9 +555,10 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, 
     )
 
 
-def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None) -> int:
+def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, *, facts: ConfigFacts | None = None,
+                          memo: SizeMemo | None = None) -> int:
     """plan_vllm(inputs).estimated_max_model_len when that plan starts, else 0; with max_model_len -1,
     the context auto-fit starts with. The same arithmetic without the log lines and result record,
     which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
-    sizing = _size(inputs, assumptions, _facts_for(inputs, facts))
+    sizing = _size_memo(inputs, assumptions, _facts_for(inputs, facts), memo)
     return sizing.largest_fit if sizing.error is None else 0
