@@ -187,6 +187,12 @@ LOOKALIKE_LINES = [
     r"GPUs with compute capability below [\d.]+ are not supported",
     # Hugging Face tokenizers reading a tokenizer.json newer than the installed release.
     r"data did not match any variant of untagged enum",
+    # Ollama's runner got no model back from llama.cpp's loader: LoadModelFromFile returns "unable to
+    # load model: <path>" (llama/llama.go at v0.11.4, the same from v0.5.7), and the client shows it.
+    # Alone, with no memory line, the blob is one the bundled llama.cpp cannot read (an architecture
+    # it does not know yet, a file from another hub; ollama/ollama#11094, #12693). When loading ran
+    # out of memory, llama.cpp's own lines say so and keep the pages.
+    r"unable to load model: \S*blobs[/\\]sha256-[0-9a-f]+",
 ]
 # A line that says memory (or the context that memory holds) ran short: with one, a look-alike
 # elsewhere in the paste does not silence the pages.
