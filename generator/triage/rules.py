@@ -340,6 +340,15 @@ ENGINE_EMBEDS = {
             "llamacpp-context-create-failed": "ollama-llama-server-terminated",
             "llamacpp-kv-cache-alloc-failed": "ollama-llama-server-terminated",
         },
+        # A hit of an inner page that covers more than one step offers the outer page only when the
+        # paste shows that step. Metal failing to allocate a buffer while Ollama loads the model ends
+        # the runner before it answers: WaitUntilRunning returns "llama runner process has
+        # terminated: %w" with the runner's last "error:" line (llm/server.go and llm/status.go at
+        # v0.11.4), as ollama/ollama#11750 shows. A Metal command buffer failing while the model runs
+        # stays on the Metal page.
+        "pages_at_step": {
+            "llamacpp-metal-oom": {"load": "ollama-llama-server-terminated"},
+        },
     },
 }
 
