@@ -193,6 +193,11 @@ LOOKALIKE_LINES = [
     # it does not know yet, a file from another hub; ollama/ollama#11094, #12693). When loading ran
     # out of memory, llama.cpp's own lines say so and keep the pages.
     r"unable to load model: \S*blobs[/\\]sha256-[0-9a-f]+",
+    # Ollama listing a GPU with no memory at all (its "gpu has too little memory to allocate any
+    # layers" and offload lines print the device's total and available memory, llm/memory.go at
+    # v0.11.4): the backend did not read the device's memory, so no layer is planned on it. A
+    # detection failure, not a model too big for the card.
+    r'\btotal="0 B" available="0 B"|memory\.available="\[0 B( 0 B)*\]"',
 ]
 # A line that says memory (or the context that memory holds) ran short: with one, a look-alike
 # elsewhere in the paste does not silence the pages.
