@@ -190,7 +190,7 @@ LOOKALIKE_LINES = [
     # Ollama's runner got no model back from llama.cpp's loader: LoadModelFromFile returns "unable to
     # load model: <path>" (llama/llama.go at v0.11.4, the same from v0.5.7), and the client shows it.
     # Alone, with no memory line, the blob is one the bundled llama.cpp cannot read (an architecture
-    # it does not know yet, a file from another hub; ollama/ollama#11094, #12693). When loading ran
+    # it does not know yet, a file from another hub, as in ollama/ollama#11094). When loading ran
     # out of memory, llama.cpp's own lines say so and keep the pages.
     r"unable to load model: \S*blobs[/\\]sha256-[0-9a-f]+",
     # Ollama listing a GPU with no memory at all (its "gpu has too little memory to allocate any
