@@ -322,6 +322,9 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
     if lookalike is not None:
         return TriageResult(engine, release, None, (), extract_numbers(lines, rules), False, lookalike)
     best: dict[str, Candidate] = {}
+    embeds = rules["engine_embeds"].get(engine or "", {})
+    # The step the paste shows the outer engine had reached, for pages offered only at one step.
+    reached = detect_step(lines, engine, rules) if embeds.get("pages_at_step") else None
 
     def offer(candidate: Candidate) -> None:
         held = best.get(candidate.id)
@@ -363,7 +366,8 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                     offer(Candidate(record.id, record.engine, record.title, round(score, 2),
                                     Reason(line, index + 1, pattern, _wording(record, line), None, tuple(notes))))
                     # llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
-                    outer_page = rules["engine_embeds"].get(engine or "", {}).get("pages", {}).get(record.id)
+                    outer_page = (embeds.get("pages", {}).get(record.id)
+                                  or embeds.get("pages_at_step", {}).get(record.id, {}).get(reached or ""))
                     outer = by_id.get(outer_page) if outer_page else None
                     if outer is not None:
                         outer_score = score - engine_score + scores["engine_match"] + scores["embedded"]

@@ -187,6 +187,17 @@ LOOKALIKE_LINES = [
     r"GPUs with compute capability below [\d.]+ are not supported",
     # Hugging Face tokenizers reading a tokenizer.json newer than the installed release.
     r"data did not match any variant of untagged enum",
+    # Ollama's runner got no model back from llama.cpp's loader: LoadModelFromFile returns "unable to
+    # load model: <path>" (llama/llama.go at v0.11.4, the same from v0.5.7), and the client shows it.
+    # Alone, with no memory line, the blob is one the bundled llama.cpp cannot read (an architecture
+    # it does not know yet, a file from another hub, as in ollama/ollama#11094). When loading ran
+    # out of memory, llama.cpp's own lines say so and keep the pages.
+    r"unable to load model: \S*blobs[/\\]sha256-[0-9a-f]+",
+    # Ollama listing a GPU with no memory at all (its "gpu has too little memory to allocate any
+    # layers" and offload lines print the device's total and available memory, llm/memory.go at
+    # v0.11.4): the backend did not read the device's memory, so no layer is planned on it. A
+    # detection failure, not a model too big for the card.
+    r'\btotal="0 B" available="0 B"|memory\.available="\[0 B( 0 B)*\]"',
 ]
 # A line that says memory (or the context that memory holds) ran short: with one, a look-alike
 # elsewhere in the paste does not silence the pages.
@@ -333,6 +344,15 @@ ENGINE_EMBEDS = {
             "llamacpp-model-load-failed": "ollama-llama-server-terminated",
             "llamacpp-context-create-failed": "ollama-llama-server-terminated",
             "llamacpp-kv-cache-alloc-failed": "ollama-llama-server-terminated",
+        },
+        # A hit of an inner page that covers more than one step offers the outer page only when the
+        # paste shows that step. Metal failing to allocate a buffer while Ollama loads the model ends
+        # the runner before it answers: WaitUntilRunning returns "llama runner process has
+        # terminated: %w" with the runner's last "error:" line (llm/server.go and llm/status.go at
+        # v0.11.4), as ollama/ollama#11750 shows. A Metal command buffer failing while the model runs
+        # stays on the Metal page.
+        "pages_at_step": {
+            "llamacpp-metal-oom": {"load": "ollama-llama-server-terminated"},
         },
     },
 }

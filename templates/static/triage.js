@@ -258,6 +258,9 @@
         confident: false, lookalike: lookalike };
     }
     var best = {};
+    var embeds = rules.engine_embeds[engine || ""] || {};
+    // The step the paste shows the outer engine had reached, for pages offered only at one step.
+    var reached = embeds.pages_at_step ? detectStep(lines, engine, rules) : null;
 
     function offer(c) {
       if (!best[c.id] || c.score > best[c.id].score) best[c.id] = c;
@@ -294,7 +297,8 @@
             if (record.weight) notes.push("weight " + (record.weight > 0 ? "+" : "") + record.weight);
             offer(candidate(record, score, line, index, pattern, null, notes));
             // llama.cpp failing inside Ollama: Ollama's page for it, scored as a hit of Ollama's.
-            var outerPage = ((rules.engine_embeds[engine || ""] || {}).pages || {})[record.id];
+            var outerPage = (embeds.pages || {})[record.id] ||
+              ((embeds.pages_at_step || {})[record.id] || {})[reached || ""];
             var outer = outerPage ? byId[outerPage] : undefined;
             if (outer) {
               var outerScore = score - adjustment[0] + scores.engine_match + scores.embedded;

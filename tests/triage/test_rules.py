@@ -135,3 +135,13 @@ def test_only_a_strong_match_with_a_clear_lead_is_confident() -> None:
     assert [c.id for c in weak.candidates] == ["wrapper-page"] and not weak.confident
     strong = triage("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`", records)
     assert strong.candidates[0].id == "specific-page" and strong.confident
+
+
+def test_an_inner_failure_offers_the_outer_page_only_at_its_step() -> None:
+    records = [_record("llamacpp-metal-oom", "llamacpp", r"failed to allocate Metal buffer of size \d+|command buffer \d+ failed with status"),
+               _record("ollama-llama-server-terminated", "ollama", r"^$never")]
+    marker = "Dec 01 10:00:00 host ollama[123]: "
+    loading = marker + "ggml_gallocr_reserve_n: failed to allocate Metal buffer of size 17376872352"
+    assert triage(loading, records).best.id == "ollama-llama-server-terminated"
+    running = marker + "ggml_metal_graph_compute: command buffer 3 failed with status 5"
+    assert [c.id for c in triage(running, records).candidates] == ["llamacpp-metal-oom"]
