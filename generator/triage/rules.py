@@ -198,6 +198,11 @@ LOOKALIKE_LINES = [
     # v0.11.4): the backend did not read the device's memory, so no layer is planned on it. A
     # detection failure, not a model too big for the card.
     r'\btotal="0 B" available="0 B"|memory\.available="\[0 B( 0 B)*\]"',
+    # Ollama planning for the CPU backend alone (msg="offload to cpu" before v0.5.12, msg=offload
+    # library=cpu from it; llm/server.go; matched as normalise() leaves the line): no GPU is in use, so
+    # offload=0 is the design of that machine, not a card too small. With a memory line elsewhere the
+    # pages stay.
+    r"\boffload to cpu layers\.requested|\boffload library=cpu layers\.requested",
 ]
 # A line that says memory (or the context that memory holds) ran short: with one, a look-alike
 # elsewhere in the paste does not silence the pages.
