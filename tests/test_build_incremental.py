@@ -281,10 +281,10 @@ def test_the_check_covers_the_whole_site_when_a_file_or_an_id_goes_away() -> Non
 
     old = {"x/index.html": manifest_module.Entry("old", 1, 1, "k"), "y/index.html": manifest_module.Entry("same", 1, 1, "k")}
     kept = {"x/index.html": manifest_module.Entry("same", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
-    assert build_facts._check_scope(old, kept, ["x/index.html"], [], Blobs()) == {"/x/"}
-    assert build_facts._check_scope(old, kept, ["x/index.html"], ["z/index.md"], Blobs()) is None
+    assert build_facts.check_scope(old, kept, ["x/index.html"], [], Blobs()) == {"/x/"}
+    assert build_facts.check_scope(old, kept, ["x/index.html"], ["z/index.md"], Blobs()) is None
     lost = {"x/index.html": manifest_module.Entry("new", 1, 1, "k2"), "y/index.html": old["y/index.html"]}
-    assert build_facts._check_scope(old, lost, ["x/index.html"], [], Blobs()) is None
+    assert build_facts.check_scope(old, lost, ["x/index.html"], [], Blobs()) is None
 
 
 def test_pages_of_a_deleted_record_disappear(root: Path, tmp_path: Path) -> None:
@@ -410,29 +410,29 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 
 def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) -> None:
-    from generator.build.facts import _FactsStore, _pack_facts
+    from generator.build.facts import FactsStore, pack_facts
     from generator.check.plan_meta import PageMeta
 
     rules = {}
-    pages = {f"d{i}": _pack_facts(f'<!doctype html><title>Page {i}</title><a id="x{i}" href="/p{i}/">x</a>'.encode(), rules,
+    pages = {f"d{i}": pack_facts(f'<!doctype html><title>Page {i}</title><a id="x{i}" href="/p{i}/">x</a>'.encode(), rules,
                                   PageMeta(f"Page {i}", None, False, None, False, ()))
              for i in range(10)}
-    store = _FactsStore(tmp_path, "v1", reuse=False)
+    store = FactsStore(tmp_path, "v1", reuse=False)
     for digest, (summary, blob) in pages.items():
         store.add(digest, summary, blob)
     store.save(set(pages))
     store.close()
 
-    again = _FactsStore(tmp_path, "v1", reuse=True)
+    again = FactsStore(tmp_path, "v1", reuse=True)
     assert again.summary("d3")[0] == "Page 3" and again.get("d3").ids == {"x3"}
     again.save({"d1", "d2"})  # most of the file is dead now: rewritten under the next generation
     again.close()
     assert sorted(p.name for p in tmp_path.glob("facts-*.bin")) == ["facts-1.bin"]
 
-    third = _FactsStore(tmp_path, "v1", reuse=True)
+    third = FactsStore(tmp_path, "v1", reuse=True)
     assert "d3" not in third and third.get("d2").ids == {"x2"}
     third.close()
-    assert "d1" not in _FactsStore(tmp_path, "v2", reuse=True)  # another code or rule version starts over
+    assert "d1" not in FactsStore(tmp_path, "v2", reuse=True)  # another code or rule version starts over
 
 
 def test_the_manifest_written_in_pieces_is_one_json_document(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from generator.write.state import load_cache, save_cache
 _SUMMARY = ("title", "description", "noindex", "refresh")  # what the site-wide title/description check reads
 
 
-def _pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, url: str = "") -> tuple[tuple, bytes]:
+def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, url: str = "") -> tuple[tuple, bytes]:
     """What the HTML check needs from a page (its head from the plan, meta; its links, ids and
     sections from the HTML): the few fields every check of the whole site reads, and the rest
     slimmed and compressed (about a kilobyte a page), so a build can keep every page's facts (and
@@ -43,7 +43,7 @@ class CacheDamaged(Exception):
     """A cache beside the site could not be read back midway through a build: build again without it."""
 
 
-class _FactsStore:
+class FactsStore:
     """Every page's facts for the HTML check: the summary in memory, the rest (about a kilobyte a
     page) in a file beside the site, read back when the check asks; a few kept unpacked. At 100k
     pages the facts would otherwise be the largest thing a build holds.
@@ -134,9 +134,9 @@ def _keep_unpacked(unpacked: dict[str, object], digest: str, facts: object) -> N
     unpacked[digest] = facts
 
 
-class _HeldFacts:
+class HeldFacts:
     """The facts of a build that keeps none for the next (the in-memory build): packed as
-    _FactsStore packs them, held in this process instead of a file."""
+    FactsStore packs them, held in this process instead of a file."""
 
     def __init__(self) -> None:
         self.index: dict[str, tuple[tuple, bytes]] = {}
@@ -162,14 +162,14 @@ class _HeldFacts:
         pass
 
 
-class _Facts:
+class PageFacts:
     """One page's facts for check_pages: the summary fields every check reads held as attributes, the
     rest unpacked when first read, so the check walks the whole site without every page's facts
     unpacked at once."""
 
     __slots__ = ("digest", "blobs", *_SUMMARY)
 
-    def __init__(self, digest: str, blobs: _FactsStore | _HeldFacts):
+    def __init__(self, digest: str, blobs: FactsStore | HeldFacts):
         self.digest, self.blobs = digest, blobs
         for name, value in zip(_SUMMARY, blobs.summary(digest)):
             setattr(self, name, value)
@@ -181,8 +181,8 @@ class _Facts:
 _PARALLEL_CHECK_PAGES = 4096  # below this, forking workers costs more than the check
 
 
-def _check_built(paths: set[str], facts: Mapping[str, _Facts], base_url: str, rules: Mapping[str, object],
-                 scope: set[str] | None, jobs: int, store: _FactsStore | _HeldFacts) -> None:
+def check_built(paths: set[str], facts: Mapping[str, PageFacts], base_url: str, rules: Mapping[str, object],
+                 scope: set[str] | None, jobs: int, store: FactsStore | HeldFacts) -> None:
     """check_pages over the built site. A whole-site check of a big site checks links in chunks of
     pages across processes (serial, it was the longest step of a cold build after the parallel
     render), then titles and descriptions once; the problems come out in check_pages' order."""
@@ -206,8 +206,8 @@ def _link_problems(work: tuple, span: range) -> list[Issue]:
     return page_problems(paths, facts, base_url, rules, scope=urls[span.start : span.stop], meta=False)
 
 
-def _check_scope(old: Mapping[str, Entry], entries: Mapping[str, Entry], changed: list[str], deleted: list[str],
-                 blobs: _FactsStore) -> set[str] | None:
+def check_scope(old: Mapping[str, Entry], entries: Mapping[str, Entry], changed: list[str], deleted: list[str],
+                 blobs: FactsStore) -> set[str] | None:
     """The pages an incremental build must check, or None for the whole site.
 
     The last build checked every page. An unchanged page can only break if something it links to

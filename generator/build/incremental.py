@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping, Sequence
 
 import generator.parallel as parallel
-from generator.build.facts import CacheDamaged, _check_scope, _FactsStore
-from generator.build.pipeline import SitePlan, _Interrupts, _summary, plan_site
-from generator.build.render_stage import RenderedEntry, RenderJob, _collector_paused, _unchanged, check_rendered, render_pages, render_site_files
-from generator.build.resident import Resident, _published_now
+from generator.build.facts import CacheDamaged, FactsStore, check_scope
+from generator.build.pipeline import Interrupts, SitePlan, build_summary, plan_site
+from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, outputs_unchanged, render_pages, render_site_files
+from generator.build.resident import Resident, published_now
 from generator.build.results_cache import cached_results
 from generator.check.affiliates import affiliate_rules
 from generator.engine.pairs import Results
@@ -92,7 +92,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     apply their changes as one transaction. Either way a failure leaves out as it was."""
     root, out = Path(root), Path(out).resolve()
     if published is None:
-        published = _published_now(out, resident)
+        published = published_now(out, resident)
     manifest, damaged = published.manifest, published.damaged
     old = dict(manifest.files) if manifest is not None else {}
     state = state_dir(out)
@@ -117,7 +117,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         stored = load_cache(state / "fingerprints.pickle")
         fingerprints = _UsedEntries(stored.get("pairs", {}) if stored.get("version") == parse_version else {})
         memo = PlanMemo(fingerprints, numbers_keys)
-    with _collector_paused():
+    with collector_paused():
         sp = plan_site(root, today, compute=compute, parse_cache=parse_cache, memo=memo)
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
@@ -164,7 +164,7 @@ def _pages_to_render(job: RenderJob, known_keys: Mapping[int, tuple[Page, str]],
     todo = []
     for i, page in enumerate(pages):
         known = known_keys.get(id(page))
-        if known is not None and known[0] is page and _unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
+        if known is not None and known[0] is page and outputs_unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
             page_keys[i] = known[1]
             for suffix in ("html", "md"):
                 entries[page.output_path(suffix)] = job.old[page.output_path(suffix)]
@@ -173,7 +173,7 @@ def _pages_to_render(job: RenderJob, known_keys: Mapping[int, tuple[Page, str]],
     return todo
 
 
-def _stage_site_files(sp: SitePlan, job: RenderJob, staging: Staging, store: _FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
+def _stage_site_files(sp: SitePlan, job: RenderJob, staging: Staging, store: FactsStore, entries: dict[str, Entry], changed: list[str]) -> None:
     """The site-level files (sitemap, robots, search page...): staged when they changed."""
     for path, rendered, digest in render_site_files(sp, job.rules, store):
         previous = job.old.get(path)
@@ -194,9 +194,9 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     rules = affiliate_rules(sp.dataset)
     # Facts are read by this code under these affiliate rules; another version of either starts over.
     facts_version = sha(f"{code_digest(Path(__file__).resolve().parents[1])}|{sorted(rules.items())!r}".encode())
-    store = _FactsStore(state, facts_version, reuse=manifest is not None)
+    store = FactsStore(state, facts_version, reuse=manifest is not None)
     staging = Staging(state)
-    interrupts = _Interrupts()
+    interrupts = Interrupts()
     try:
         with interrupts.installed():
             digest = ValueDigest()
@@ -233,7 +233,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             render_pages(job, store, jobs if len(todo) >= parallel_from else 1, size, take, progress)
             _stage_site_files(sp, job, staging, store, entries, changed)
             deleted = sorted(set(old) - set(entries))
-            check_rendered(sp, rules, entries, store, _check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
+            check_rendered(sp, rules, entries, store, check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():
@@ -338,7 +338,7 @@ def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[in
     with build_lock(out, wait_note) as state:
         remove_leftovers(out, state)
         if published is None or not _owned_state(published, resident):
-            published = _published_now(out, resident)
+            published = published_now(out, resident)
         if up_to_date(out, inputs, search=pagefind is not None, published=published):
             return f"nothing changed: {out} is up to date\n{note}"
         if resident is None:
@@ -350,7 +350,7 @@ def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[in
             discard_caches(state)
             sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
                                            published=Published(None, frozenset()), resident=resident)
-    return report.line(out) + "\n" + _summary(sp.plan, report.files) + "\n" + note
+    return report.line(out) + "\n" + build_summary(sp.plan, report.files) + "\n" + note
 
 
 def _owned_state(published: Published, resident: Resident | None) -> bool:

@@ -15,8 +15,8 @@ from typing import Callable, Iterable, Iterator
 import jinja2
 from markupsafe import Markup
 
-from generator.build.facts import _HeldFacts
-from generator.build.render_stage import RenderedEntry, RenderJob, _collector_paused, check_rendered, render_pages, render_site_files, safe_relative
+from generator.build.facts import HeldFacts
+from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, render_pages, render_site_files, safe_relative
 from generator.check.affiliates import affiliate_rules
 from generator.check.page_lint import record_problems
 from generator.dates import record_dates
@@ -38,7 +38,7 @@ from generator.write.staging import Staging, publish
 from generator.write.state import build_lock, remove_leftovers
 
 
-class _Interrupts:
+class Interrupts:
     """While a build writes, SIGINT and SIGTERM both become KeyboardInterrupt, so one cleanup path
     serves both. Inside the swap they wait: site/ is never caught between the old tree and the new."""
 
@@ -86,7 +86,7 @@ def write_site(files: Iterable[RenderedFile], out: Path, before_swap: Callable[[
     with build_lock(out) as state:
         remove_leftovers(out, state)
         staging = Staging(state)
-        interrupts = _Interrupts()
+        interrupts = Interrupts()
         try:
             with interrupts.installed():
                 for rendered in files:
@@ -186,10 +186,10 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
     writing build runs (render_stage.py), here serial, every page rendered, the bytes kept.
 
     progress(done, total) is called after each page renders (the CLI's progress line)."""
-    with _collector_paused():
+    with collector_paused():
         sp = plan_site(root, today)
     rules = affiliate_rules(sp.dataset)
-    store = _HeldFacts()
+    store = HeldFacts()
     job = RenderJob(sp.plan.pages, sp.env, sp.site, dataset_surfaces(sp.dataset), rules, store.index,
                     todo=range(len(sp.plan.pages)))
     files: list[RenderedFile] = []
@@ -209,7 +209,7 @@ def build_site(root: Path, today: str | None = None, progress: Callable[[int, in
     return SiteBuild(files=tuple(files), plan=sp.plan)
 
 
-def _summary(plan: Plan, file_count: int) -> str:
+def build_summary(plan: Plan, file_count: int) -> str:
     pages = plan.pages
     indexable = sum(1 for p in pages if p.indexable)
     pairs = sum(1 for p in pages if p.kind == "pair" and p.indexable)
@@ -221,4 +221,4 @@ def _summary(plan: Plan, file_count: int) -> str:
 
 def check_site(root: Path) -> str:
     build = build_site(root)
-    return "ok: " + _summary(build.plan, len(build.files))
+    return "ok: " + build_summary(build.plan, len(build.files))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Sequence
 import jinja2
 
 import generator.parallel as parallel
-from generator.build.facts import _check_built, _Facts, _FactsStore, _HeldFacts, _pack_facts
+from generator.build.facts import FactsStore, HeldFacts, PageFacts, check_built, pack_facts
 from generator.check.page_lint import advice_problems, rendered_problems
 from generator.check.plan_meta import page_meta, page_url, site_file_meta
 from generator.errors import BuildError, Issue, RenderError
@@ -47,7 +47,7 @@ def safe_relative(path: str) -> str:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Planning allocates millions of objects that all live on; collecting while it grows only re-scans them."""
     enabled = gc.isenabled()
     gc.disable()
@@ -78,7 +78,7 @@ class RenderJob:
     todo: Sequence[int] = ()  # indexes of the pages the chunks visit
 
 
-def _unchanged(job: RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
+def outputs_unchanged(job: RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
     if key is None:
         return False
     for path in paths:
@@ -127,7 +127,7 @@ def _render_one(job: RenderJob, page: Page, facts: dict[str, tuple[tuple, bytes]
         if written and job.staging is not None:
             job.staging.write(path, rendered.content)
         if path.endswith(".html") and digest not in job.facts:
-            facts[digest] = _pack_facts(rendered.content, job.rules, page_meta(page), page.url)
+            facts[digest] = pack_facts(rendered.content, job.rules, page_meta(page), page.url)
         entries.append((path, digest, len(rendered.content), written, rendered.content if job.staging is None else None))
     return entries
 
@@ -142,7 +142,7 @@ def render_chunk(job: RenderJob, span: range) -> tuple[list[tuple[int, str | Non
         i = job.todo[j]
         page = job.pages[i]
         key = _page_key(job, page)
-        if _unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
+        if outputs_unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
             out.append((i, key, None, {}))
         else:
             facts: dict[str, tuple[tuple, bytes]] = {}
@@ -153,7 +153,7 @@ def render_chunk(job: RenderJob, span: range) -> tuple[list[tuple[int, str | Non
     return out, problems
 
 
-def render_pages(job: RenderJob, store: _FactsStore | _HeldFacts, jobs: int, size: int,
+def render_pages(job: RenderJob, store: FactsStore | HeldFacts, jobs: int, size: int,
                  take: Callable[[int, str | None, list[RenderedEntry] | None], None],
                  progress: Callable[[int, int], None] | None = None) -> None:
     """Render job.todo's pages in chunks of size, in `jobs` workers, storing their facts and handing
@@ -180,7 +180,7 @@ def site_files(sp: SitePlan) -> list[RenderedFile]:
     return [*sp.static, *publish_files(sp.dataset, sp.plan, sp.env, sp.site)]
 
 
-def render_site_files(sp: SitePlan, rules: Mapping[str, object], store: _FactsStore | _HeldFacts) -> list[tuple[str, RenderedFile, str]]:
+def render_site_files(sp: SitePlan, rules: Mapping[str, object], store: FactsStore | HeldFacts) -> list[tuple[str, RenderedFile, str]]:
     """The site-level files (sitemap, robots, search page...) as (path, file, sha), their text linted
     and their HTML's facts stored."""
     files = site_files(sp)
@@ -193,20 +193,20 @@ def render_site_files(sp: SitePlan, rules: Mapping[str, object], store: _FactsSt
         path = safe_relative(rendered.path)
         digest = sha(rendered.content)
         if path.endswith(".html") and digest not in store:
-            store.add(digest, *_pack_facts(rendered.content, rules, meta.get(page_url(path)), page_url(path)))
+            store.add(digest, *pack_facts(rendered.content, rules, meta.get(page_url(path)), page_url(path)))
         out.append((path, rendered, digest))
     return out
 
 
-def check_rendered(sp: SitePlan, rules: Mapping[str, object], entries: Mapping[str, Entry], store: _FactsStore | _HeldFacts,
+def check_rendered(sp: SitePlan, rules: Mapping[str, object], entries: Mapping[str, Entry], store: FactsStore | HeldFacts,
                    scope: set[str] | None, jobs: int) -> None:
     """The whole-site HTML check over the pages in scope (None: every page), from their stored facts."""
-    facts = {page_url(path): _Facts(entry.sha, store) for path, entry in entries.items() if path.endswith(".html")}
-    with _collector_paused():  # unpacking facts allocates much and frees little
+    facts = {page_url(path): PageFacts(entry.sha, store) for path, entry in entries.items() if path.endswith(".html")}
+    with collector_paused():  # unpacking facts allocates much and frees little
         try:
-            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
+            check_built(set(entries), facts, str(sp.site["base_url"]), rules, scope, jobs, store)
         except RenderError:
             if scope is None:
                 raise
-            _check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
+            check_built(set(entries), facts, str(sp.site["base_url"]), rules, None, jobs, store)  # report as a cold build would
             raise

@@ -29,7 +29,7 @@ class Resident:
     published: Published | None = None
 
 
-def _published_now(out: Path, resident: Resident | None) -> Published:
+def published_now(out: Path, resident: Resident | None) -> Published:
     """out as it is now: as the resident builder last wrote it (only it writes there), else as read from disk."""
     if resident is not None and resident.published is not None and Path(out).is_dir():
         return resident.published

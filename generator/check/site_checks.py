@@ -66,7 +66,7 @@ def check_pages(paths: set[str] | frozenset[str], pages: Mapping[str, PageFacts]
 
     scope: check only these pages' own facts and links, and their titles and descriptions against
     every page's; for an incremental build whose other pages passed before and link to nothing
-    that went away (build/facts.py, _check_scope)."""
+    that went away (build/facts.py, check_scope)."""
     issues = page_problems(paths, pages, base_url, affiliates, scope)
     if issues:
         raise RenderError(issues)
