@@ -33,6 +33,15 @@ def index() -> HfIdIndex:
     ("qwen2.5-coder-32b-instruct-q8_0.gguf", "qwen2.5-coder-32b-instruct", "q8-0"),
     ("/models/Llama-3.3-70B-Instruct-Q8_0-00001-of-00002.gguf", "llama-3.3-70b-instruct", "q8-0"),
     ("qwen2.5-coder:7b", "qwen2.5-coder-7b-instruct", None),
+    # Gemma 4 as real logs name it: the repository, unsloth's GGUF repository and file, Ollama tags.
+    ("google/gemma-4-31B-it", "gemma-4-31b-it", None),
+    ("unsloth/gemma-4-31B-it-GGUF", "gemma-4-31b-it", None),
+    ("/home/u/.cache/huggingface/hub/models--unsloth--gemma-4-31B-it-GGUF/snapshots/43e8/gemma-4-31B-it-UD-Q8_K_XL.gguf", "gemma-4-31b-it", None),
+    ("gemma4:31b", "gemma-4-31b-it", None),
+    ("gemma4:31b-it-q8_0", "gemma-4-31b-it", None),
+    ("google/gemma-4-26B-A4B-it", "gemma-4-26b-a4b-it", None),
+    ("RedHatAI/gemma-4-26B-A4B-it-FP8-dynamic", "gemma-4-26b-a4b-it", "fp8"),
+    ("gemma4:26b", "gemma-4-26b-a4b-it", None),
 ])
 def test_named_ids_resolve(index: HfIdIndex, named: str, model: str, variant: str | None) -> None:
     found = index.resolve(named)
@@ -68,7 +77,8 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
 def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
     # tests/data/model_ids_holdout.yaml: ids from issues the other corpora do not hold, never used to
     # tune a rule. 19 of 42 resolved before the general rules of this module, 20 after (a hub cache
-    # folder of a re-pack); the rest name models the catalog lacks (vision models, Gemma 4, Mistral
+    # folder of a re-pack); 21 before the Gemma 4 records, 22 with them (unsloth's gemma-4-31B-it GGUF in a
+    # hub cache); the rest name models the catalog lacks (vision models, the other Gemma 4 sizes, Mistral
     # Small 3.2 and 4, GLM-4.5, Llama 3 70B), hybrids, or forms no rule reads (ModelScope's `___`
     # for `.`, OpenVINO's -ov, an Ollama tag with no size).
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]

@@ -91,6 +91,7 @@ def vllm_constants() -> dict[str, Any]:
             "qwen_style": sorted(geo._QWEN_STYLE),
             "default_window": dict(geo._DEFAULT_WINDOW),
             "default_pattern": dict(geo._DEFAULT_PATTERN),
+            "gemma4": list(geo.GEMMA4_TYPES),  # model types whose full layers have their own shape (geometry._gemma4_shape)
         },
     }
 

@@ -123,19 +123,41 @@ export function geometry(config, G) {
     const p = has(cfg, "sliding_window_pattern") ? cfg.sliding_window_pattern : get(G.default_pattern, modelType);
     kinds = isInt(p) && p > 1 ? [...Array(layers).keys()].map((i) => ((i + 1) % p ? "sliding" : "full")) : Array(layers).fill("sliding");
   }
+  let globalHeadDim = null, globalKvHeads = null;
+  if (G.gemma4.includes(modelType)) [kinds, globalHeadDim, globalKvHeads] = gemma4Shape(cfg, kinds, headDim, kvHeads, int);
   if (kinds.includes("sliding") && window === null) fail("`layer_types` names sliding layers but `sliding_window` is not set");
   const state = hybrid.state?.(cfg, kinds, modelType, hidden, G);
   return {
     modelType, layers, heads, kvHeads, headDim, hidden, inter: int("intermediate_size", false), vocab, dtype,
     dtypeBytes: G.dtype_bytes[dtype], maxPos, kinds, window: kinds.includes("sliding") ? window : null,
     chunk: kinds.includes("chunked") ? int("attention_chunk_size", false) : null, mla, tied: !!get(cfg, "tie_word_embeddings", false), state,
+    globalHeadDim, globalKvHeads,
   };
 }
+
+/** geometry._gemma4_shape: KV-shared layers keep no cache; full layers have their own head size and KV heads. */
+function gemma4Shape(cfg, kinds, headDim, kvHeads, int) {
+  if (get(cfg, "layer_types") === null) fail("a Gemma 4 config.json lists its layers in `layer_types`; this one does not");
+  const shared = get(cfg, "num_kv_shared_layers") ? int("num_kv_shared_layers", true, 0) : 0;
+  if (shared >= kinds.length) fail(`\`num_kv_shared_layers\` ${shared} leaves no layer of the ${kinds.length} with a KV cache`);
+  const first = kinds.length - shared, own = kinds.slice(0, first);
+  for (let i = first; i < kinds.length; i++)
+    if (!own.includes(kinds[i])) fail(`layer ${i} shares the KV cache of an earlier ${kinds[i]} layer, but there is none`);
+  kinds = own.concat(Array(shared).fill("none"));
+  const gHead = int("global_head_dim", false);
+  const gKv = get(cfg, "attention_k_eq_v") ? int("num_global_key_value_heads", false) || kvHeads : kvHeads;
+  if ((gHead || headDim) === headDim && gKv === kvHeads) return [kinds, null, null];
+  return [kinds, gHead !== headDim ? gHead : null, gKv !== kvHeads ? gKv : null];
+}
+
+/** Geometry.layer_shape: [KV heads, head size] of one layer of that kind, before tensor parallelism. */
+export const layerShape = (g, kind) =>
+  kind === "full" && (g.globalHeadDim || g.globalKvHeads) ? [g.globalKvHeads || g.kvHeads, g.globalHeadDim || g.headDim] : [g.kvHeads, g.headDim];
 
 // ---------------------------------------------------------------- vllm.py (0.33.0)
 const kvHeadsPerRank = (g, tp) => (g.mla ? 1 : Math.max(1, fdiv(g.kvHeads, tp)));
 
-function kvPerLayer(g, dtype, tp, V) {
+function kvPerLayer(g, dtype, tp, V, kind = "sliding") {
   if (!V.kv_cache_dtypes.includes(dtype)) fail(`Invalid kv_cache_dtype: ${repr(dtype)}. Valid values are: ${repr(V.kv_cache_dtypes)}`);
   if ((dtype === "float16" || dtype === "bfloat16") && dtype !== g.dtype)
     fail(`kv_cache_dtype="${dtype}" is incompatible with dtype="${g.dtype}". Please set \`--kv-cache-dtype\` to \`auto\` or \`${g.dtype}\`.`);
@@ -147,7 +169,20 @@ function kvPerLayer(g, dtype, tp, V) {
   if (dtype === "auto" || dtype === "float16" || dtype === "bfloat16") el = g.dtypeBytes;
   else if (V.one_byte_kv_dtypes.includes(dtype)) el = 1;
   else fail(`kv_cache_dtype ${dtype} is a packed format this calculator does not model; use one of auto, ${V.one_byte_kv_dtypes.join(", ")}`);
-  return g.mla ? (g.mla.rank + g.mla.rope) * el : 2 * kvHeadsPerRank(g, tp) * g.headDim * el;
+  if (g.mla) return (g.mla.rank + g.mla.rope) * el;
+  const [heads, headDim] = layerShape(g, kind);
+  return 2 * Math.max(1, fdiv(heads, tp)) * headDim * el;
+}
+
+/** blocks.unify_page_sizes: the smaller page's groups hold more tokens per block, so every page is the largest. */
+function unifyPages(groups, perKind) {
+  const largest = Math.max(...groups.map((gr) => perKind[gr.kind]));
+  const out = groups.map((gr) => {
+    const own = perKind[gr.kind];
+    if (largest % own) fail(`vLLM cannot unify these KV cache pages: a ${gr.kind} layer keeps ${own} bytes per token, which does not divide the largest page's ${largest} (unify_kv_cache_spec_page_size)`);
+    return { ...gr, scale: largest / own };
+  });
+  return [out, largest];
 }
 
 function ropeSets(cfg, V) {
@@ -205,7 +240,7 @@ function kvGroups(g) {
 }
 
 // A state group holds one page per request (MambaSpec, --mamba-cache-mode none).
-const groupBlocks = (gr, len, bs, fly) =>
+const groupBlocks = (gr, len, b, fly, bs = b * (gr.scale || 1)) =>
   gr.kind === "state" ? 1 : gr.kind === "sliding" ? cdiv(Math.min(gr.window - 1 + fly, len), bs) + 1
     : gr.kind === "chunked" ? cdiv(Math.min(gr.window + fly, len), bs) : cdiv(len, bs);
 const blocksPerRequest = (groups, len, bs, fly) => sum(groups.map((gr) => groupBlocks(gr, len, bs, fly)));
@@ -240,7 +275,7 @@ const vTextConfig = (cfg) => (isObj(cfg.text_config) ? cfg.text_config : cfg);
 function moeShape(cfg) {
   const experts = asInt(cfg, "num_local_experts", "num_experts", "n_routed_experts") || 0;
   if (experts <= 1) return [0, 0, 0, 0];
-  const topK = asInt(cfg, "num_experts_per_tok", "moe_topk", "top_k") || 2;
+  const topK = asInt(cfg, "num_experts_per_tok", "moe_topk", "top_k", "top_k_experts") || 2;
   const inter = asInt(cfg, "moe_intermediate_size", "intermediate_size") || 0;
   let shared = asInt(cfg, "shared_expert_intermediate_size") || 0;
   if (!shared && asInt(cfg, "n_shared_experts")) shared = cfg.n_shared_experts * inter;
@@ -273,13 +308,16 @@ function weightShape(hf, g, V) {
     const qr = asInt(cfg, "q_lora_rank") || 0, nope = asInt(cfg, "qk_nope_head_dim") || headDim, vd = asInt(cfg, "v_head_dim") || headDim, rope = g.mla.rope;
     const q = qr ? hidden * qr + qr * heads * (nope + rope) : hidden * heads * (nope + rope);
     attention = q + hidden * (g.mla.rank + rope) + g.mla.rank * heads * (nope + vd) + heads * vd * hidden;
-  } else attention = hidden * headDim * (2 * heads + 2 * kvHeads);
+  } else if (g.globalHeadDim || g.globalKvHeads)
+    attention = fdiv(sum(g.kinds.map((k) => { const [kv, hd] = layerShape(g, k); return hidden * hd * (2 * heads + 2 * kv); })), g.layers);
+  else attention = hidden * headDim * (2 * heads + 2 * kvHeads);
   const [experts, , eInter, shared] = moeShape(cfg), inter = g.inter || 4 * hidden;
   let expertAvg = 0n, mlp;
   if (experts) {
     const dense = BigInt(asInt(cfg, "first_k_dense_replace") || 0), L = BigInt(g.layers), H = BigInt(hidden);
     expertAvg = (BigInt(experts * eInter + shared) * 3n * H * (L - dense)) / L;
     mlp = (3n * H * BigInt(inter) * dense) / L + H * BigInt(experts);
+    if (get(cfg, "enable_moe_block")) mlp += 3n * H * BigInt(inter);
   } else mlp = BigInt(3 * hidden * inter);
   const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(attention) + mlp;
   const emb16 = BigInt(g.vocab * hidden) * 16000n, head16 = g.tied ? 0n : emb16;
@@ -355,7 +393,13 @@ function tooLongText(V, len, needed, available, estimate) {
 export function planVllm(input, V) {
   const [g, d, s] = resolve(input, V);
   const tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size, bs = s.block_size;
-  const perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), page = bs * perLayer, groups = (V.groups || kvGroups)(g, s);
+  let perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), groups = (V.groups || kvGroups)(g, s);
+  const two = g.globalHeadDim || g.globalKvHeads, perKind = {};
+  if (two) {
+    for (const kind of ["full", "sliding", "chunked"]) perKind[kind] = kvPerLayer(g, s.kv_cache_dtype, tp, V, kind);
+    [groups, perLayer] = unifyPages(groups, perKind);
+  }
+  const page = bs * perLayer;
   const fly = (pp + 1) * s.max_num_batched_tokens, shape = weightShape(s.hf_config, g, V);
   const budget = s.kv_cache_memory_bytes === null && s.available_kv_cache_bytes === null;
   const stages = [];
@@ -363,7 +407,8 @@ export function planVllm(input, V) {
   stageSplit(g.layers, pp).forEach((layers, stage) => {
     const end = start + layers;
     const bpb = Math.max(...groups.map((gr) => gr.layers.filter((i) => i >= start && i < end).length)) * page;
-    const kv = g.kinds.slice(start, end).filter((k) => k !== "state" && k !== "none").length; // layers keeping per-token KV
+    const own = g.kinds.slice(start, end).filter((k) => k !== "state" && k !== "none"); // layers keeping per-token KV
+    const kv = two ? sum(own.map((k) => perKind[k])) : own.length * perLayer;
     start = end;
     let breakdown = null, available;
     if (s.available_kv_cache_bytes !== null) available = s.available_kv_cache_bytes;
@@ -407,7 +452,7 @@ export function planVllm(input, V) {
     estimated_max_model_len: fit, error, available_kv_cache_bytes: chosen.available, breakdown: chosen.breakdown, vllm_version: V.version,
     max_model_len: len, derived_max_model_len: d.value, kv_cache_dtype: s.kv_cache_dtype, block_size: bs, tensor_parallel_size: tp,
     pipeline_parallel_size: pp, gpu_memory_utilization: s.gpu_memory_utilization, max_num_batched_tokens: s.max_num_batched_tokens,
-    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: perLayer * chosen.kv,
+    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: chosen.kv,
     num_kv_cache_groups: groups.length, blocks_per_request: perReq, needed_bytes: needed, check_bytes: checks[chosen.stage], in_flight_tokens: fly,
     binding_stage: chosen.stage, log_lines: log, assumptions: budget ? V.assumptions : null,
   };

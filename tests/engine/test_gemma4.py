@@ -151,3 +151,34 @@ def test_other_engines_refuse_what_they_do_not_model():
         kv_layout_from_geometry(geometry_from_hf_config(GEMMA4_31B))
     with pytest.raises(sglang.SglangInputError, match="not modelled"):
         sglang.cell_size(GEMMA4_31B)
+
+
+def test_a_real_vllm_log_of_the_31b_matches_block_for_block():
+    """LargitData/gemma-4-31b-it-fp8's model card (https://huggingface.co/LargitData/gemma-4-31b-it-fp8, read in the
+    copy at https://hf.pcdashi.cn/LargitData/gemma-4-31b-it-fp8): vllm/vllm-openai:gemma4 on an H200 NVL, fp8 KV cache,
+    --max-model-len 32768, max_num_batched_tokens 8192: "available KV cache memory: 55.22 GiB", "GPU KV cache size:
+    120,624 tokens", "maximum concurrency at 32,768 tokens/request: 11.57x"; the BF16 baseline: 60,752 tokens after
+    loading 58.9 GiB of weights instead of 31.49.
+
+    fp8 pages: sliding 2 x 16 x 256 = 8,192 B, full 2 x 4 x 512 = 4,096 B a token, so 6 groups of 10 layers and
+    1,310,720 B a block. 55.22 GiB (printed to 0.01) holds 45,231..45,240 blocks. The image's release counts tokens as
+    blocks // groups x 16 (kv_tokens_rule "per_group", before 0.21) and one batch of 8,192 tokens as in flight:
+    full cdiv(32768, 32) = 1,024 + 5 x (cdiv(1023 + 8192, 16) + 1) = 5 x 577 -> 3,909 blocks a request.
+    45,236 blocks: 45,236 // 6 x 16 = 120,624 tokens and 45,236 / 3,909 = 11.57x, as logged. Without the page
+    unification (full layers at 16 tokens a block) a request would need 2,048 + 2,885 = 4,933 blocks: 9.17x.
+    """
+    g = geometry_from_hf_config(GEMMA4_31B)
+    groups, per_token = unify_page_sizes(kv_cache_groups(g), {FULL: 4096, SLIDING: 8192, "chunked": 8192})
+    bytes_per_block = 10 * 16 * per_token
+    assert (len(groups), bytes_per_block) == (6, 1310720)
+    per_request = blocks_per_request(groups, 32768, 16, 8192)
+    assert per_request == 1024 + 5 * 577 == 3909
+    printed = range(int(55.215 * GIB) // bytes_per_block, int(55.225 * GIB) // bytes_per_block + 1)
+    matching = [n for n in printed if n // 6 * 16 == 120624 and round(n / per_request, 2) == 11.57]
+    assert matching and 45236 in matching
+    unscaled = blocks_per_request(kv_cache_groups(g), 32768, 16, 8192)
+    assert unscaled == 4933 and round(45236 / unscaled, 2) == 9.17
+    # The BF16 run (same fp8 KV cache, util and GPU) loads 58.9 - 31.49 = 27.41 GiB more weights (58.9 printed to 0.1),
+    # so 27.76..27.86 GiB of KV cache: 22,740..22,822 blocks, among them 22,782..22,787, which log 60,752 tokens.
+    bf16_blocks = range(int((55.215 - 58.95 + 31.485) * GIB) // bytes_per_block, int((55.225 - 58.85 + 31.495) * GIB) // bytes_per_block + 1)
+    assert [n for n in bf16_blocks if n // 6 * 16 == 60752] == list(range(22782, 22788))

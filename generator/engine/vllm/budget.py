@@ -133,7 +133,7 @@ def _moe_shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int]:
     experts = _as_int(cfg, "num_local_experts", "num_experts", "n_routed_experts") or 0
     if experts <= 1:
         return 0, 0, 0, 0
-    top_k = _as_int(cfg, "num_experts_per_tok", "moe_topk", "top_k") or 2
+    top_k = _as_int(cfg, "num_experts_per_tok", "moe_topk", "top_k", "top_k_experts") or 2  # top_k_experts: Gemma 4
     expert_inter = _as_int(cfg, "moe_intermediate_size", "intermediate_size") or 0
     shared = _as_int(cfg, "shared_expert_intermediate_size") or 0
     if not shared and _as_int(cfg, "n_shared_experts"):
@@ -197,6 +197,10 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
         rope = geometry.mla.qk_rope_head_dim
         q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
         attention = q + hidden * (geometry.mla.kv_lora_rank + rope) + geometry.mla.kv_lora_rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    elif geometry.has_global_shape:
+        # Gemma 4: full layers' q/k/v/o use their own head size and KV heads (vLLM loads K into the V slot
+        # too for attention_k_eq_v, so V keeps its weights); the layers' mean, as layer_params is one number.
+        attention = sum(hidden * hd * (2 * heads + 2 * kv) for kv, hd in map(geometry.layer_shape, geometry.layer_kinds)) // geometry.num_layers
     else:
         attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     experts, _top_k, expert_inter, shared = _moe_shape(cfg)
@@ -208,6 +212,9 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
         # Spread the dense-MLP layers of DeepSeek-style models evenly; it only moves stage totals.
         expert_avg = expert_params * moe_layers // geometry.num_layers
         mlp = 3 * hidden * inter * dense_layers // geometry.num_layers + hidden * experts
+        if cfg.get("enable_moe_block"):
+            # Gemma 4 26B-A4B: every layer runs its dense MLP beside the experts (gemma4.py Gemma4DecoderLayer).
+            mlp += 3 * hidden * inter
     else:
         expert_avg = 0
         mlp = 3 * hidden * inter
