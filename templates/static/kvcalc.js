@@ -155,7 +155,6 @@ export const layerShape = (g, kind) =>
   kind === "full" && (g.globalHeadDim || g.globalKvHeads) ? [g.globalKvHeads || g.kvHeads, g.globalHeadDim || g.headDim] : [g.kvHeads, g.headDim];
 
 // ---------------------------------------------------------------- vllm.py (0.33.0)
-const kvHeadsPerRank = (g, tp) => (g.mla ? 1 : Math.max(1, fdiv(g.kvHeads, tp)));
 
 function kvPerLayer(g, dtype, tp, V, kind = "sliding") {
   if (!V.kv_cache_dtypes.includes(dtype)) fail(`Invalid kv_cache_dtype: ${repr(dtype)}. Valid values are: ${repr(V.kv_cache_dtypes)}`);
@@ -394,6 +393,7 @@ export function planVllm(input, V) {
   const [g, d, s] = resolve(input, V);
   const tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size, bs = s.block_size;
   let perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), groups = (V.groups || kvGroups)(g, s);
+  if (pp > 1 && g.kinds.includes("none") && !g.state) fail(`${g.modelType} shares KV between layers; pipeline parallelism is not modelled for it`);
   const two = g.globalHeadDim || g.globalKvHeads, perKind = {};
   if (two) {
     for (const kind of ["full", "sliding", "chunked"]) perKind[kind] = kvPerLayer(g, s.kv_cache_dtype, tp, V, kind);

@@ -182,3 +182,25 @@ def test_a_real_vllm_log_of_the_31b_matches_block_for_block():
     # so 27.76..27.86 GiB of KV cache: 22,740..22,822 blocks, among them 22,782..22,787, which log 60,752 tokens.
     bf16_blocks = range(int((55.215 - 58.95 + 31.485) * GIB) // bytes_per_block, int((55.225 - 58.85 + 31.495) * GIB) // bytes_per_block + 1)
     assert [n for n in bf16_blocks if n // 6 * 16 == 60752] == list(range(22782, 22788))
+
+
+E2B_TEXT = {
+    "model_type": "gemma4_text", "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 1, "head_dim": 256,
+    "global_head_dim": 512, "attention_k_eq_v": False, "num_kv_shared_layers": 20, "hidden_size": 1536, "intermediate_size": 6144,
+    "vocab_size": 262144, "max_position_embeddings": 131072, "sliding_window": 512, "torch_dtype": "bfloat16",
+    "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
+}
+
+
+def test_e2b_shape_shares_kv_and_its_sliding_pages_are_the_smaller():
+    """E2B's shape (transformers' convert_gemma4_weights.py _VARIANTS[gemma-4-e2b] with Gemma4TextConfig's defaults):
+    the last 20 of 35 layers share KV, so 12 sliding + 3 full layers keep a cache. Sliding 2 x 1 x 256 x 2 = 1,024 B,
+    full 2 x 1 x 512 x 2 = 2,048 B a token: the sliding blocks hold 32 tokens. Groups of 3: 4 sliding + 1 full,
+    3 x 16 x 2,048 = 98,304 B a block. A 32,768-token request: full cdiv(32768, 16) = 2,048, each sliding group
+    cdiv(min(511 + 16,384, 32,768), 32) + 1 = 529: 2,048 + 4 x 529 = 4,164 blocks."""
+    r = _plan(E2B_TEXT, available_kv_cache_bytes=4 * GIB)
+    assert (r.kv_bytes_per_token_per_layer, r.bytes_per_block, r.num_kv_cache_groups) == (2048, 98304, 5)
+    assert r.blocks_per_request == 2048 + 4 * 529 == 4164
+    assert r.kv_bytes_per_token == 12 * 1024 + 3 * 2048
+    with pytest.raises(VllmInputError, match="pipeline parallelism"):
+        _plan(E2B_TEXT, pipeline_parallel_size=2, gpu_count=2)
