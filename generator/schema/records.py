@@ -149,6 +149,10 @@ class HfConfig(Record):
     num_kv_shared_layers: Annotated[int, Field(ge=0, le=MAX_LAYERS)] | None = None
     enable_moe_block: bool | None = None  # Gemma 4 26B-A4B: a dense MLP beside the experts in every layer
     top_k_experts: Count | None = None  # Gemma 4's name for num_experts_per_tok
+    # Gemma 4 E2B/E4B: per-layer embeddings (PLE) and a double-wide MLP in the KV-shared layers (weights only).
+    hidden_size_per_layer_input: Count0 | None = None
+    vocab_size_per_layer_input: Width | None = None
+    use_double_wide_mlp: bool | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> HfConfig:

@@ -318,9 +318,19 @@ function weightShape(hf, g, V) {
     mlp = (3n * H * BigInt(inter) * dense) / L + H * BigInt(experts);
     if (get(cfg, "enable_moe_block")) mlp += 3n * H * BigInt(inter);
   } else mlp = BigInt(3 * hidden * inter);
-  const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(attention) + mlp;
-  const emb16 = BigInt(g.vocab * hidden) * 16000n, head16 = g.tied ? 0n : emb16;
+  const [ple1, pleLayer] = V.geometry.gemma4.includes(g.modelType) ? gemma4Extras(cfg, g, inter) : [0, 0];
+  const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(attention) + mlp + BigInt(pleLayer);
+  const emb16 = BigInt(g.vocab * hidden + ple1) * 16000n, head16 = g.tied ? 0n : BigInt(g.vocab * hidden) * 16000n;
   return (layers, first, last) => (BigInt(layers) * (layerParams * dmb + expertAvg * emb) + (first ? emb16 : 0n) + (last ? head16 : 0n)) / 8000n;
+}
+
+/** budget._gemma4_extras: [first-stage parameters, mean parameters a layer] of Gemma 4's per-layer embeddings and double-wide MLP. */
+function gemma4Extras(cfg, g, inter) {
+  const ple = asInt(cfg, "hidden_size_per_layer_input") || 0, L = g.layers;
+  const first = ((asInt(cfg, "vocab_size_per_layer_input") || g.vocab) + g.hidden) * L * ple;
+  let perLayers = 2 * g.hidden * ple * L;
+  if (get(cfg, "use_double_wide_mlp")) perLayers += 3 * g.hidden * inter * g.kinds.filter((k) => k === "none").length;
+  return [first, fdiv(perLayers, L)];
 }
 
 function activationPeak(g, hf, tp, batched, seqs, A) {

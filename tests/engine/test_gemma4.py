@@ -204,3 +204,21 @@ def test_e2b_shape_shares_kv_and_its_sliding_pages_are_the_smaller():
     assert r.kv_bytes_per_token == 12 * 1024 + 3 * 2048
     with pytest.raises(VllmInputError, match="pipeline parallelism"):
         _plan(E2B_TEXT, pipeline_parallel_size=2, gpu_count=2)
+
+
+def test_e2b_weight_estimate_counts_per_layer_embeddings_and_the_double_wide_mlp():
+    """vllm/model_executor/models/gemma4.py: Gemma4Model's embed_tokens_per_layer (262,144 x 35 x 256) and
+    per_layer_model_projection (1,536 -> 35 x 256) on the first stage; per layer a PLE gate and projection
+    (2 x 1,536 x 256) and, in the 20 KV-shared layers, a 2 x 6,144 MLP (use_double_wide_mlp).
+    First stage: 262,144 x 1,536 + (262,144 + 1,536) x 35 x 256 = 2,765,225,984 parameters. Layers, mean of 35:
+    attention (32 x 1,536 x 256 x 18 + 3 x 1,536 x 512 x 18) // 35 = 7,684,564 (KV-shared layers at the sliding shape),
+    MLP 3 x 1,536 x 6,144 = 28,311,552, PLE and double width (27,525,120 + 20 x 28,311,552) // 35 = 16,964,461.
+    Total 2,765,225,984 + 35 x 52,960,577 = 4,618,846,179 parameters, 9,237,692,358 bytes in BF16."""
+    from generator.engine.vllm import weight_shape
+
+    config = {**E2B_TEXT, "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144, "use_double_wide_mlp": True,
+              "tie_word_embeddings": True}
+    shape = weight_shape(config, geometry_from_hf_config(config))
+    assert shape.embedding_params == 2765225984
+    assert shape.layer_params == 7684564 + 28311552 + 16964461
+    assert shape.total_bytes(35) == 2 * (2765225984 + 35 * 52960577) == 9237692358

@@ -8,6 +8,8 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
+    GEMMA4_TYPES,
+    NO_CACHE,
     Geometry,
 )
 from generator.engine.vllm.versions import LATEST_VERSION
@@ -220,14 +222,29 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
         mlp = 3 * hidden * inter
     dense_mb, expert_mb = _quant_millibits(hf_config, geometry)
     embedding = geometry.vocab_size * hidden
+    ple_embedding, ple_layer = _gemma4_extras(cfg, geometry, hidden, inter) if geometry.model_type in GEMMA4_TYPES else (0, 0)
     return WeightShape(
-        embedding_params=embedding,
+        embedding_params=embedding + ple_embedding,
         lm_head_params=embedding,  # tied embeddings still load an lm_head on the last stage under PP
-        layer_params=attention + mlp,
+        layer_params=attention + mlp + ple_layer,
         layer_expert_params=expert_avg,
         dense_millibits=dense_mb,
         expert_millibits=expert_mb,
-    ) if not geometry.tie_word_embeddings else WeightShape(embedding, 0, attention + mlp, expert_avg, dense_mb, expert_mb)
+    ) if not geometry.tie_word_embeddings else WeightShape(embedding + ple_embedding, 0, attention + mlp + ple_layer, expert_avg, dense_mb, expert_mb)
+
+
+def _gemma4_extras(cfg: Mapping[str, Any], geometry: Geometry, hidden: int, inter: int) -> tuple[int, int]:
+    """(first-stage parameters, mean parameters a layer) Gemma 4 adds (gemma4.py Gemma4Model, Gemma4DecoderLayer):
+    per-layer embeddings (PLE: a vocab_size_per_layer_input x layers x hidden_size_per_layer_input table and a
+    hidden -> layers x ple projection, counted with the embedding; a gate and a projection of hidden x ple in each
+    layer) and, with use_double_wide_mlp, an MLP twice as wide in the KV-shared layers."""
+    layers = geometry.num_layers
+    ple = _as_int(cfg, "hidden_size_per_layer_input") or 0
+    first = ((_as_int(cfg, "vocab_size_per_layer_input") or geometry.vocab_size) + hidden) * layers * ple
+    per_layers = 2 * hidden * ple * layers
+    if cfg.get("use_double_wide_mlp"):
+        per_layers += 3 * hidden * inter * geometry.count(NO_CACHE)  # NO_CACHE: the KV-shared layers
+    return first, per_layers // layers
 
 
 def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS, sampler_bytes: int | None = None) -> int:  # noqa: E501
