@@ -14,7 +14,7 @@ from typing import Sequence
 
 from generator.engine import llamacpp as llama
 from generator.engine import ollama, sglang, vllm
-from generator.engine.geometry import GeometryError, geometry_from_hf_config
+from generator.engine.geometry import FULL, GeometryError, geometry_from_hf_config
 from generator.engine.pair_numbers import (
     ENGINE_VERSION,  # noqa: F401  (callers import it and Results from here)
     GridCell,
@@ -345,7 +345,11 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     assert breakdown is not None  # the budget model always runs for catalog pairs
     outcomes += _memory_outcomes(inputs, result, facts, total, free_bytes, base_flags)
     grid = _utilization_grid(inputs, facts)
-    per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
+    # The growing layers' own bytes: Gemma 4's full layers differ from the page-unified figure the plan reports.
+    per_layer = result.kv_bytes_per_token_per_layer
+    if geometry.has_global_shape:
+        per_layer = vllm.kv_bytes_per_token_per_layer(geometry, result.kv_cache_dtype, result.tensor_parallel_size, FULL)
+    per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1, FULL)
     growing_layers = _growing_layers(geometry.layer_kinds)
     assumptions = result.assumptions or vllm.ASSUMPTIONS
     return VllmNumbers(
@@ -354,7 +358,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         total_memory_bytes=total,
         config_max_len=result.derived_max_model_len,
         max_model_len=result.max_model_len,
-        bytes_per_token=result.kv_bytes_per_token_per_layer * growing_layers,
+        bytes_per_token=per_layer * growing_layers,
         bytes_per_token_fp8=per_layer_fp8 * growing_layers,
         block_size=result.block_size,
         bytes_per_block=result.bytes_per_block,
