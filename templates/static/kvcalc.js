@@ -123,40 +123,21 @@ export function geometry(config, G) {
     const p = has(cfg, "sliding_window_pattern") ? cfg.sliding_window_pattern : get(G.default_pattern, modelType);
     kinds = isInt(p) && p > 1 ? [...Array(layers).keys()].map((i) => ((i + 1) % p ? "sliding" : "full")) : Array(layers).fill("sliding");
   }
-  let globalHeadDim = null, globalKvHeads = null;
-  if (G.gemma4.includes(modelType)) [kinds, globalHeadDim, globalKvHeads] = gemma4Shape(cfg, kinds, headDim, kvHeads, int);
+  // Gemma 4 (kvcalc-hybrid.js): its kinds, with KV-shared layers keeping none, replace these below (no layer type is lost).
+  const g4 = G.gemma4.includes(modelType) && hybrid.gemma4(cfg, kinds, int);
   if (kinds.includes("sliding") && window === null) fail("`layer_types` names sliding layers but `sliding_window` is not set");
   const state = hybrid.state?.(cfg, kinds, modelType, hidden, G);
   return {
     modelType, layers, heads, kvHeads, headDim, hidden, inter: int("intermediate_size", false), vocab, dtype,
     dtypeBytes: G.dtype_bytes[dtype], maxPos, kinds, window: kinds.includes("sliding") ? window : null,
     chunk: kinds.includes("chunked") ? int("attention_chunk_size", false) : null, mla, tied: !!get(cfg, "tie_word_embeddings", false), state,
-    globalHeadDim, globalKvHeads,
+    ...g4,
   };
 }
 
-/** geometry._gemma4_shape: KV-shared layers keep no cache; full layers have their own head size and KV heads. */
-function gemma4Shape(cfg, kinds, headDim, kvHeads, int) {
-  if (get(cfg, "layer_types") === null) fail("a Gemma 4 config.json lists its layers in `layer_types`; this one does not");
-  const shared = get(cfg, "num_kv_shared_layers") ? int("num_kv_shared_layers", true, 0) : 0;
-  if (shared >= kinds.length) fail(`\`num_kv_shared_layers\` ${shared} leaves no layer of the ${kinds.length} with a KV cache`);
-  const first = kinds.length - shared, own = kinds.slice(0, first);
-  for (let i = first; i < kinds.length; i++)
-    if (!own.includes(kinds[i])) fail(`layer ${i} shares the KV cache of an earlier ${kinds[i]} layer, but there is none`);
-  kinds = own.concat(Array(shared).fill("none"));
-  const gHead = int("global_head_dim", false);
-  const gKv = get(cfg, "attention_k_eq_v") ? int("num_global_key_value_heads", false) || kvHeads : kvHeads;
-  if ((gHead || headDim) === headDim && gKv === kvHeads) return [kinds, null, null];
-  return [kinds, gHead !== headDim ? gHead : null, gKv !== kvHeads ? gKv : null];
-}
-
-/** Geometry.layer_shape: [KV heads, head size] of one layer of that kind, before tensor parallelism. */
-export const layerShape = (g, kind) =>
-  kind === "full" && (g.globalHeadDim || g.globalKvHeads) ? [g.globalKvHeads || g.kvHeads, g.globalHeadDim || g.headDim] : [g.kvHeads, g.headDim];
-
 // ---------------------------------------------------------------- vllm.py (0.33.0)
 
-function kvPerLayer(g, dtype, tp, V, kind = "sliding") {
+function kvPerLayer(g, dtype, tp, V) {
   if (!V.kv_cache_dtypes.includes(dtype)) fail(`Invalid kv_cache_dtype: ${repr(dtype)}. Valid values are: ${repr(V.kv_cache_dtypes)}`);
   if ((dtype === "float16" || dtype === "bfloat16") && dtype !== g.dtype)
     fail(`kv_cache_dtype="${dtype}" is incompatible with dtype="${g.dtype}". Please set \`--kv-cache-dtype\` to \`auto\` or \`${g.dtype}\`.`);
@@ -168,21 +149,9 @@ function kvPerLayer(g, dtype, tp, V, kind = "sliding") {
   if (dtype === "auto" || dtype === "float16" || dtype === "bfloat16") el = g.dtypeBytes;
   else if (V.one_byte_kv_dtypes.includes(dtype)) el = 1;
   else fail(`kv_cache_dtype ${dtype} is a packed format this calculator does not model; use one of auto, ${V.one_byte_kv_dtypes.join(", ")}`);
-  if (g.mla) return (g.mla.rank + g.mla.rope) * el;
-  const [heads, headDim] = layerShape(g, kind);
-  return 2 * Math.max(1, fdiv(heads, tp)) * headDim * el;
+  return g.mla ? (g.mla.rank + g.mla.rope) * el : 2 * Math.max(1, fdiv(g.kvHeads, tp)) * g.headDim * el;
 }
 
-/** blocks.unify_page_sizes: the smaller page's groups hold more tokens per block, so every page is the largest. */
-function unifyPages(groups, perKind) {
-  const largest = Math.max(...groups.map((gr) => perKind[gr.kind]));
-  const out = groups.map((gr) => {
-    const own = perKind[gr.kind];
-    if (largest % own) fail(`vLLM cannot unify these KV cache pages: a ${gr.kind} layer keeps ${own} bytes per token, which does not divide the largest page's ${largest} (unify_kv_cache_spec_page_size)`);
-    return { ...gr, scale: largest / own };
-  });
-  return [out, largest];
-}
 
 function ropeSets(cfg, V) {
   let p = get(cfg, "rope_parameters");
@@ -239,7 +208,7 @@ function kvGroups(g) {
 }
 
 // A state group holds one page per request (MambaSpec, --mamba-cache-mode none).
-const groupBlocks = (gr, len, b, fly, bs = b * (gr.scale || 1)) =>
+const groupBlocks = (gr, len, b, fly, bs = b * gr.scale || b) =>
   gr.kind === "state" ? 1 : gr.kind === "sliding" ? cdiv(Math.min(gr.window - 1 + fly, len), bs) + 1
     : gr.kind === "chunked" ? cdiv(Math.min(gr.window + fly, len), bs) : cdiv(len, bs);
 const blocksPerRequest = (groups, len, bs, fly) => sum(groups.map((gr) => groupBlocks(gr, len, bs, fly)));
@@ -307,30 +276,18 @@ function weightShape(hf, g, V) {
     const qr = asInt(cfg, "q_lora_rank") || 0, nope = asInt(cfg, "qk_nope_head_dim") || headDim, vd = asInt(cfg, "v_head_dim") || headDim, rope = g.mla.rope;
     const q = qr ? hidden * qr + qr * heads * (nope + rope) : hidden * heads * (nope + rope);
     attention = q + hidden * (g.mla.rank + rope) + g.mla.rank * heads * (nope + vd) + heads * vd * hidden;
-  } else if (g.globalHeadDim || g.globalKvHeads)
-    attention = fdiv(sum(g.kinds.map((k) => { const [kv, hd] = layerShape(g, k); return hidden * hd * (2 * heads + 2 * kv); })), g.layers);
-  else attention = hidden * headDim * (2 * heads + 2 * kvHeads);
+  } else attention = hidden * headDim * (2 * heads + 2 * kvHeads);
   const [experts, , eInter, shared] = moeShape(cfg), inter = g.inter || 4 * hidden;
   let expertAvg = 0n, mlp;
   if (experts) {
     const dense = BigInt(asInt(cfg, "first_k_dense_replace") || 0), L = BigInt(g.layers), H = BigInt(hidden);
     expertAvg = (BigInt(experts * eInter + shared) * 3n * H * (L - dense)) / L;
     mlp = (3n * H * BigInt(inter) * dense) / L + H * BigInt(experts);
-    if (get(cfg, "enable_moe_block")) mlp += 3n * H * BigInt(inter);
   } else mlp = BigInt(3 * hidden * inter);
-  const [ple1, pleLayer] = V.geometry.gemma4.includes(g.modelType) ? gemma4Extras(cfg, g, inter) : [0, 0];
-  const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(attention) + mlp + BigInt(pleLayer);
-  const emb16 = BigInt(g.vocab * hidden + ple1) * 16000n, head16 = g.tied ? 0n : BigInt(g.vocab * hidden) * 16000n;
-  return (layers, first, last) => (BigInt(layers) * (layerParams * dmb + expertAvg * emb) + (first ? emb16 : 0n) + (last ? head16 : 0n)) / 8000n;
-}
-
-/** budget._gemma4_extras: [first-stage parameters, mean parameters a layer] of Gemma 4's per-layer embeddings and double-wide MLP. */
-function gemma4Extras(cfg, g, inter) {
-  const ple = asInt(cfg, "hidden_size_per_layer_input") || 0, L = g.layers;
-  const first = ((asInt(cfg, "vocab_size_per_layer_input") || g.vocab) + g.hidden) * L * ple;
-  let perLayers = 2 * g.hidden * ple * L;
-  if (get(cfg, "use_double_wide_mlp")) perLayers += 3 * g.hidden * inter * g.kinds.filter((k) => k === "none").length;
-  return [first, fdiv(perLayers, L)];
+  const [ple, own] = g.w4 || [0n, attention];
+  const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(own) + mlp;
+  const emb16 = BigInt(g.vocab * hidden) * 16000n, head16 = g.tied ? 0n : emb16;
+  return (layers, first, last) => (BigInt(layers) * (layerParams * dmb + expertAvg * emb) + (first ? emb16 + ple : 0n) + (last ? head16 : 0n)) / 8000n;
 }
 
 function activationPeak(g, hf, tp, batched, seqs, A) {
@@ -403,12 +360,7 @@ export function planVllm(input, V) {
   const [g, d, s] = resolve(input, V);
   const tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size, bs = s.block_size;
   let perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), groups = (V.groups || kvGroups)(g, s);
-  if (pp > 1 && g.kinds.includes("none") && !g.state) fail(`${g.modelType} shares KV between layers; pipeline parallelism is not modelled for it`);
-  const two = g.globalHeadDim || g.globalKvHeads, perKind = {};
-  if (two) {
-    for (const kind of ["full", "sliding", "chunked"]) perKind[kind] = kvPerLayer(g, s.kv_cache_dtype, tp, V, kind);
-    [groups, perLayer] = unifyPages(groups, perKind);
-  }
+  if (g.g4) [groups, perLayer] = g.g4(g, groups, perLayer, s, V);
   const page = bs * perLayer;
   const fly = (pp + 1) * s.max_num_batched_tokens, shape = weightShape(s.hf_config, g, V);
   const budget = s.kv_cache_memory_bytes === null && s.available_kv_cache_bytes === null;
@@ -417,8 +369,7 @@ export function planVllm(input, V) {
   stageSplit(g.layers, pp).forEach((layers, stage) => {
     const end = start + layers;
     const bpb = Math.max(...groups.map((gr) => gr.layers.filter((i) => i >= start && i < end).length)) * page;
-    const own = g.kinds.slice(start, end).filter((k) => k !== "state" && k !== "none"); // layers keeping per-token KV
-    const kv = two ? sum(own.map((k) => perKind[k])) : own.length * perLayer;
+    const kv = g.kinds.slice(start, end).filter((k) => k !== "state" && k !== "none").length; // layers keeping per-token KV
     start = end;
     let breakdown = null, available;
     if (s.available_kv_cache_bytes !== null) available = s.available_kv_cache_bytes;
@@ -462,7 +413,7 @@ export function planVllm(input, V) {
     estimated_max_model_len: fit, error, available_kv_cache_bytes: chosen.available, breakdown: chosen.breakdown, vllm_version: V.version,
     max_model_len: len, derived_max_model_len: d.value, kv_cache_dtype: s.kv_cache_dtype, block_size: bs, tensor_parallel_size: tp,
     pipeline_parallel_size: pp, gpu_memory_utilization: s.gpu_memory_utilization, max_num_batched_tokens: s.max_num_batched_tokens,
-    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: chosen.kv,
+    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: g.kvBytes?.(stages, chosen) ?? perLayer * chosen.kv,
     num_kv_cache_groups: groups.length, blocks_per_request: perReq, needed_bytes: needed, check_bytes: checks[chosen.stage], in_flight_tokens: fly,
     binding_stage: chosen.stage, log_lines: log, assumptions: budget ? V.assumptions : null,
   };
@@ -605,5 +556,5 @@ export function index(c) {
 }
 
 // What kvcalc-llama.js builds on.
-export const lib = { InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, moeShape, vTextConfig, GiB, MiB };
+export const lib = { kvPerLayer, InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, moeShape, vTextConfig, GiB, MiB };
 export { InputError, StartupError, GiB, MiB };

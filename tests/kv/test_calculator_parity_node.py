@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from generator.engine.geometry import geometry_from_hf_config
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 
@@ -101,7 +102,7 @@ def test_state_layer_hybrids_match(shipped) -> None:
     """Gated-DeltaNet and Mamba hybrids (kvcalc-hybrid.js): vLLM's aligned block and state pages, the
     other engines' refusals, and the catalog's hybrid builds as their pair pages compute them."""
     dataset, calc, _models, _gpus = shipped
-    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]]
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") and geometry_from_hf_config(m["config"]).has_state for v in m["variants"]]
     assert hybrids, "the catalog has no hybrid model"
     requests = state_requests(hybrids) + [r for r in catalog_requests(dataset, calc) if r["model"] in hybrids]
     answers = assert_parity(requests, shipped)
@@ -145,7 +146,7 @@ def test_every_vllm_release_matches(shipped) -> None:
     """kvcalc-release.js: each release range of the engine's table, and releases as logs print them, over
     GPUs (pre-Ampere, Hopper, Blackwell, ROCm), dense, MoE, MLA, sliding-window and hybrid models."""
     _dataset, calc, _models, _gpus = shipped
-    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]][:2]
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") and geometry_from_hf_config(m["config"]).has_state for v in m["variants"]][:2]
     requests = release_requests(calc, hybrids)
     answers = assert_parity(requests, shipped)
     vllm = [a for a in answers if "fits" in a]

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
+    GEMMA4_TYPES,
     NO_CACHE,
     SLIDING,
     STATE,
@@ -404,7 +405,7 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
     groups = _sizing_groups(inputs, geometry, version, facts)
-    if pp > 1 and NO_CACHE in geometry.layer_kinds and not geometry.has_state:
+    if pp > 1 and geometry.model_type in GEMMA4_TYPES and NO_CACHE in geometry.layer_kinds:
         # Gemma 4's KV-shared layers read an earlier layer's cache, which another stage may hold.
         raise VllmInputError(f"{geometry.model_type} shares KV between layers; pipeline parallelism is not modelled for it")
     if geometry.has_global_shape:
