@@ -432,12 +432,30 @@ STATE_CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
-def state_requests(models: list[str]) -> list[dict[str, Any]]:
-    """Every engine on each STATE_CONFIGS shape and on the catalog's hybrid builds (`models`), over GPUs,
+# Gemma 4 shapes the catalog does not hold (test inputs shaped like transformers' convert_gemma4_weights.py
+# _VARIANTS): E2B's KV-shared layers (no k_eq_v, one KV head), E4B's (two KV heads), and a 31B nested in text_config.
+_GEMMA4_TEXT = {"model_type": "gemma4_text", "head_dim": 256, "global_head_dim": 512, "vocab_size": 262144, "torch_dtype": "bfloat16",
+                "max_position_embeddings": 131072, "sliding_window": 512, "tie_word_embeddings": True}
+GEMMA4_CONFIGS: dict[str, dict[str, Any]] = {
+    "gemma4-e2b-style": {**_GEMMA4_TEXT, "hidden_size": 1536, "intermediate_size": 6144, "num_hidden_layers": 35, "num_attention_heads": 8,
+                         "num_key_value_heads": 1, "attention_k_eq_v": False, "num_kv_shared_layers": 20,
+                         "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7},
+    "gemma4-e4b-style": {**_GEMMA4_TEXT, "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 42, "num_attention_heads": 8,
+                         "num_key_value_heads": 2, "attention_k_eq_v": False, "num_kv_shared_layers": 18,
+                         "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 7},
+    "gemma4-31b-nested": {"model_type": "gemma4", "dtype": "bfloat16", "text_config": {
+        **_GEMMA4_TEXT, "hidden_size": 5376, "intermediate_size": 21504, "num_hidden_layers": 60, "num_attention_heads": 32,
+        "num_key_value_heads": 16, "num_global_key_value_heads": 4, "attention_k_eq_v": True, "num_kv_shared_layers": 0,
+        "sliding_window": 1024, "max_position_embeddings": 262144, "layer_types": (["sliding_attention"] * 5 + ["full_attention"]) * 10}},
+}
+
+
+def state_requests(models: list[str], configs: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Every engine on each STATE_CONFIGS shape (or `configs`) and on the catalog's builds `models`, over GPUs,
     parallelism, KV dtypes, block sizes and lengths: vLLM sizes them, llama.cpp and SGLang refuse them."""
     rng = random.Random(SEED + 1)
     out: list[dict[str, Any]] = []
-    sources = [{"hf_config": config} for config in STATE_CONFIGS.values()] + [{"model": key} for key in models]
+    sources = [{"hf_config": config} for config in (configs or STATE_CONFIGS).values()] + [{"model": key} for key in models]
     for source in sources:
         for gpu in ("rtx-4090", "h100-sxm", "b200", None):
             for tp, dtype, block, length in [(1, "auto", None, None), (2, "fp8", None, -1), (4, "auto", 16, 32768),

@@ -43,6 +43,15 @@ def index() -> HfIdIndex:
     ("qwen3-vl:8b", "qwen3-vl-8b-instruct", None),
     ("qwen3-vl:30b", "qwen3-vl-30b-a3b-instruct", None),
     ("mistral-small3.1", "mistral-small-3.1-24b-instruct-2503", None),
+    # Gemma 4 as real logs name it: the repository, unsloth's GGUF repository and file, Ollama tags.
+    ("google/gemma-4-31B-it", "gemma-4-31b-it", None),
+    ("unsloth/gemma-4-31B-it-GGUF", "gemma-4-31b-it", None),
+    ("/home/u/.cache/huggingface/hub/models--unsloth--gemma-4-31B-it-GGUF/snapshots/43e8/gemma-4-31B-it-UD-Q8_K_XL.gguf", "gemma-4-31b-it", None),
+    ("gemma4:31b", "gemma-4-31b-it", None),
+    ("gemma4:31b-it-q8_0", "gemma-4-31b-it", None),
+    ("google/gemma-4-26B-A4B-it", "gemma-4-26b-a4b-it", None),
+    ("RedHatAI/gemma-4-26B-A4B-it-FP8-dynamic", "gemma-4-26b-a4b-it", "fp8"),
+    ("gemma4:26b", "gemma-4-26b-a4b-it", None),
 ])
 def test_named_ids_resolve(index: HfIdIndex, named: str, model: str, variant: str | None) -> None:
     found = index.resolve(named)
@@ -82,7 +91,7 @@ def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
     # tune a rule. 19 of 42 resolved before the general rules of this module, 20 after (a hub cache
     # folder of a re-pack), 21 when holdout2 was gathered; 27 once ModelScope's `___`, OpenVINO's -ov and
     # AutoRound's -mixed/-sym words were read and Llama-3.1-405B-Instruct and Ollama's mistral-small3.1
-    # joined the catalog (this file is spent as a measure: its misses guided which classes to add). The
+    # joined the catalog, more with the vision and Gemma 4 records (this file is spent as a measure: its misses guided which classes to add). The
     # rest name vision models, Gemma 4, Mistral Small 3.2 and 4, GLM-4.5, Llama 3 70B, hybrids, a
     # fine-tune's quant and an Ollama tag with no size.
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]

@@ -57,6 +57,16 @@ _DEFAULT_WINDOW = {"mistral": 4096, "gemma2": 4096, "gemma3": 4096, "gemma3_text
 # Gemma3TextConfig uses 6 (five sliding layers, then one global).
 _DEFAULT_PATTERN = {"gemma2": 2, "gemma3": 6, "gemma3_text": 6, "gpt_oss": 2}
 
+# Gemma 4 (vLLM 0.33.0 vllm/model_executor/models/gemma4.py, Gemma4DecoderLayer and Gemma4Attention:
+# https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/model_executor/models/gemma4.py, read in the stored
+# main-branch copy at 001cabc1be16): a full-attention layer uses `global_head_dim`, and its KV head count is
+# `num_global_key_value_heads` only when `attention_k_eq_v` is set (K is stored in the V slot too, so the cache
+# still holds K and V); sliding layers use `head_dim` and `num_key_value_heads`. The last `num_kv_shared_layers`
+# layers read the cache of an earlier layer of their type (kv_sharing_target_layer_name), and the model runner
+# registers no KV cache spec for them (vllm/v1/worker/gpu_model_runner.py get_kv_cache_spec).
+GEMMA4_TYPES = ("gemma4", "gemma4_text")
+GEMMA4_SOURCE = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/model_executor/models/gemma4.py"
+
 
 class GeometryError(ValueError):
     """A config.json that cannot describe an attention geometry."""
@@ -127,6 +137,20 @@ class Geometry:
     mla: MlaRanks | None
     tie_word_embeddings: bool
     state: StateShape | None = None  # the state layers' shape, when layer_kinds has STATE layers
+    # Gemma 4: its full-attention layers have their own head size and, with attention_k_eq_v, their
+    # own KV head count (None: the same as every other layer). See GEMMA4_SOURCE.
+    global_head_dim: int | None = None
+    global_kv_heads: int | None = None
+
+    @property
+    def has_global_shape(self) -> bool:
+        return self.global_head_dim is not None or self.global_kv_heads is not None
+
+    def layer_shape(self, kind: str) -> tuple[int, int]:
+        """(KV heads, head size) of one layer of that kind, before tensor parallelism."""
+        if kind == FULL and self.has_global_shape:
+            return self.global_kv_heads or self.num_kv_heads, self.global_head_dim or self.head_dim
+        return self.num_kv_heads, self.head_dim
 
     @property
     def dtype_bytes(self) -> int:
@@ -162,6 +186,9 @@ _KEY_KIND = {
     "attention_chunk_size": "tokens",
     "kv_lora_rank": "count",
     "qk_rope_head_dim": "count",
+    "global_head_dim": "count",
+    "num_global_key_value_heads": "count",
+    "num_kv_shared_layers": "layers",
 }
 
 
@@ -350,6 +377,9 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
             raise GeometryError(problem)
 
     kinds = _layer_kinds(cfg, model_type, num_layers, sliding_window)
+    global_head_dim = global_kv_heads = None
+    if model_type in GEMMA4_TYPES:
+        kinds, global_head_dim, global_kv_heads = _gemma4_shape(cfg, kinds, head_dim, num_kv_heads)
     if SLIDING in kinds and sliding_window is None:
         raise GeometryError("`layer_types` names sliding layers but `sliding_window` is not set")
     state = _state_shape(cfg, model_type, hidden_size) if STATE in kinds else None
@@ -374,7 +404,32 @@ def geometry_from_hf_config(config: Mapping[str, Any]) -> Geometry:
         mla=mla,
         tie_word_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         state=state,
+        global_head_dim=global_head_dim,
+        global_kv_heads=global_kv_heads,
     )
+
+
+def _gemma4_shape(cfg: Mapping[str, Any], kinds: tuple[str, ...], head_dim: int, num_kv_heads: int) -> tuple[tuple[str, ...], int | None, int | None]:
+    """Gemma 4's layer kinds (KV-shared layers keep no cache) and its full-attention layers' shape (GEMMA4_SOURCE)."""
+    if cfg.get("layer_types") is None:
+        raise GeometryError("a Gemma 4 config.json lists its layers in `layer_types`; this one does not")
+    shared = cfg.get("num_kv_shared_layers") or 0
+    shared = check_int(shared, "`num_kv_shared_layers`", "layers", GeometryError, low=0)
+    if shared >= len(kinds):
+        raise GeometryError(f"`num_kv_shared_layers` {shared} leaves no layer of the {len(kinds)} with a KV cache")
+    first_shared = len(kinds) - shared
+    for index in range(first_shared, len(kinds)):
+        if kinds[index] not in kinds[:first_shared]:
+            # gemma4.py finds the last earlier layer of the same type; with none it has nothing to share.
+            raise GeometryError(f"layer {index} shares the KV cache of an earlier {kinds[index]} layer, but there is none")
+    kinds = kinds[:first_shared] + (NO_CACHE,) * shared
+    global_head_dim = _int(cfg, "global_head_dim", required=False)
+    global_kv_heads = num_kv_heads
+    if cfg.get("attention_k_eq_v"):
+        global_kv_heads = _int(cfg, "num_global_key_value_heads", required=False) or num_kv_heads
+    if (global_head_dim or head_dim) == head_dim and global_kv_heads == num_kv_heads:
+        return kinds, None, None
+    return kinds, global_head_dim if global_head_dim != head_dim else None, global_kv_heads if global_kv_heads != num_kv_heads else None
 
 
 def kv_heads_per_rank(geometry: Geometry, tensor_parallel_size: int = 1) -> int:
@@ -384,11 +439,13 @@ def kv_heads_per_rank(geometry: Geometry, tensor_parallel_size: int = 1) -> int:
     return max(1, geometry.num_kv_heads // tensor_parallel_size)
 
 
-def kv_bytes_per_token_per_layer(geometry: Geometry, dtype_bytes: int, tensor_parallel_size: int = 1) -> int:
+def kv_bytes_per_token_per_layer(geometry: Geometry, dtype_bytes: int, tensor_parallel_size: int = 1, kind: str = SLIDING) -> int:
+    """Bytes one token adds to one layer of that kind (only Gemma 4's full layers differ from the rest)."""
     if geometry.mla is not None:
         # MLA caches one latent (plus its RoPE key) per token, whole on every TP rank.
         return (geometry.mla.kv_lora_rank + geometry.mla.qk_rope_head_dim) * dtype_bytes
-    return 2 * kv_heads_per_rank(geometry, tensor_parallel_size) * geometry.head_dim * dtype_bytes
+    heads, head_dim = geometry.layer_shape(kind)
+    return 2 * max(1, heads // tensor_parallel_size) * head_dim * dtype_bytes
 
 
 def attention_layers(geometry: Geometry) -> int:
@@ -398,4 +455,7 @@ def attention_layers(geometry: Geometry) -> int:
 
 def kv_bytes_per_token(geometry: Geometry, dtype_bytes: int, tensor_parallel_size: int = 1) -> int:
     """Bytes one token adds across every attention layer of one rank when each layer keeps it."""
+    if geometry.has_global_shape:
+        return sum(kv_bytes_per_token_per_layer(geometry, dtype_bytes, tensor_parallel_size, kind)
+                   for kind in geometry.layer_kinds if kind in (FULL, SLIDING, CHUNKED))
     return kv_bytes_per_token_per_layer(geometry, dtype_bytes, tensor_parallel_size) * attention_layers(geometry)

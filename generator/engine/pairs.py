@@ -14,7 +14,7 @@ from typing import Sequence
 
 from generator.engine import llamacpp as llama
 from generator.engine import ollama, sglang, vllm
-from generator.engine.geometry import Geometry, GeometryError, geometry_from_hf_config
+from generator.engine.geometry import FULL, Geometry, GeometryError, geometry_from_hf_config
 from generator.engine.pair_numbers import (
     ENGINE_VERSION,  # noqa: F401  (callers import it and Results from here)
     GridCell,
@@ -328,6 +328,18 @@ def _utilization_grid(inputs: vllm.VllmInputs, facts: vllm.ConfigFacts) -> list[
     return grid
 
 
+def _growing_bytes_per_token(geometry: Geometry, result) -> tuple[int, int]:
+    """KV bytes per token of the layers whose cache grows with the context, as configured and in fp8.
+
+    Gemma 4's full layers have their own shape, which differs from the page-unified figure the plan reports."""
+    per_layer = result.kv_bytes_per_token_per_layer
+    if geometry.has_global_shape:
+        per_layer = vllm.kv_bytes_per_token_per_layer(geometry, result.kv_cache_dtype, result.tensor_parallel_size, FULL)
+    per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1, FULL)
+    growing_layers = _growing_layers(geometry.layer_kinds)
+    return per_layer * growing_layers, per_layer_fp8 * growing_layers
+
+
 def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings: list[tuple[ModelVariant, int]]) -> VllmNumbers:
     total = gpu_total_bytes(gpu)
     work = _work(model, variant)
@@ -365,8 +377,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     assert breakdown is not None  # the budget model always runs for catalog pairs
     outcomes += _memory_outcomes(inputs, result, facts, total, free_bytes, base_flags)
     grid = _utilization_grid(inputs, facts)
-    per_layer_fp8 = vllm.kv_bytes_per_token_per_layer(geometry, "fp8", 1)
-    growing_layers = _growing_layers(geometry.layer_kinds)
+    bytes_per_token, bytes_per_token_fp8 = _growing_bytes_per_token(geometry, result)
     assumptions = result.assumptions or vllm.ASSUMPTIONS
     return VllmNumbers(
         version=result.vllm_version,
@@ -374,8 +385,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         total_memory_bytes=total,
         config_max_len=result.derived_max_model_len,
         max_model_len=result.max_model_len,
-        bytes_per_token=result.kv_bytes_per_token_per_layer * growing_layers,
-        bytes_per_token_fp8=per_layer_fp8 * growing_layers,
+        bytes_per_token=bytes_per_token,
+        bytes_per_token_fp8=bytes_per_token_fp8,
         block_size=result.block_size,
         bytes_per_block=result.bytes_per_block,
         num_blocks=result.num_blocks,

@@ -29,6 +29,7 @@ from typing import Any, Mapping
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
+    NO_CACHE,
     SLIDING,
     Geometry,
     GeometryError,
@@ -235,6 +236,9 @@ def cell_size(
     geometry = geometry or geometry_from_hf_config(hf_config)
     if geometry.has_state:
         raise SglangInputError(f"{geometry.model_type} has Mamba or linear-attention layers; SGLang's hybrid pools are not modelled")
+    if geometry.has_global_shape or NO_CACHE in geometry.layer_kinds:
+        # Gemma 4: full layers of another head size or KV head count, or layers sharing an earlier layer's KV.
+        raise SglangInputError(f"{geometry.model_type} has layers of two KV shapes or layers that share KV; SGLang's pools for it are not modelled")
     text = _text(hf_config)
     nbytes = kv_dtype_bytes(kv_cache_dtype, geometry)
     layers = geometry.num_layers

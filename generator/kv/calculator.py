@@ -91,6 +91,7 @@ def vllm_constants() -> dict[str, Any]:
             "qwen_style": sorted(geo._QWEN_STYLE),
             "default_window": dict(geo._DEFAULT_WINDOW),
             "default_pattern": dict(geo._DEFAULT_PATTERN),
+            "gemma4": list(geo.GEMMA4_TYPES),  # model types whose full layers have their own shape (geometry._gemma4_shape)
         },
     }
 
@@ -248,8 +249,10 @@ def calculator_catalog(dataset: Dataset) -> dict[str, Any]:
                     entry[key] = value
             variants.append(entry)
         record = {"id": model.id, "name": model.name, "repo": model.hf_repo, "config": model.config.as_config_json(), "variants": variants}
-        if geo.geometry_from_hf_config(record["config"]).has_state:
-            record["state"] = True  # the page loads kvcalc-hybrid.js for it
+        geometry = geo.geometry_from_hf_config(record["config"])
+        if geometry.has_state or geometry.model_type in geo.GEMMA4_TYPES:
+            # The page loads kvcalc-hybrid.js for it: state layers, or Gemma 4's two layer shapes and KV-shared layers.
+            record["state"] = True
         if model.hf_aliases:
             record["aliases"] = list(model.hf_aliases)  # earlier repository names, which recompute.js resolves too
         if model.ollama_names:

@@ -141,6 +141,18 @@ class HfConfig(Record):
     attn_layer_offset: Annotated[int, Field(ge=0, le=MAX_LAYERS)] | None = None
     layers_block_type: tuple[Literal["attention", "mamba"], ...] | None = None
     mamba_ssm_dtype: Literal["bfloat16", "float16", "float32"] | None = None
+    # Gemma 4 (generator/engine/geometry.py GEMMA4_SOURCE): full-attention layers with their own head size and,
+    # with attention_k_eq_v, their own KV head count; the last num_kv_shared_layers layers reuse earlier layers' KV.
+    global_head_dim: Count | None = None
+    num_global_key_value_heads: Count | None = None
+    attention_k_eq_v: bool | None = None
+    num_kv_shared_layers: Annotated[int, Field(ge=0, le=MAX_LAYERS)] | None = None
+    enable_moe_block: bool | None = None  # Gemma 4 26B-A4B: a dense MLP beside the experts in every layer
+    top_k_experts: Count | None = None  # Gemma 4's name for num_experts_per_tok
+    # Gemma 4 E2B/E4B: per-layer embeddings (PLE) and a double-wide MLP in the KV-shared layers (weights only).
+    hidden_size_per_layer_input: Count0 | None = None
+    vocab_size_per_layer_input: Width | None = None
+    use_double_wide_mlp: bool | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> HfConfig:

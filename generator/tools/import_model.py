@@ -34,7 +34,7 @@ def _problem(path: str, message: str, fix: str = "") -> ImportProblem:
 # An explicit null here differs from a missing key: `sliding_window: null` (Mistral, Qwen2.5)
 # means no window, while a missing key lets the engine apply the model type's default window.
 _NULL_IS_A_FACT = ("sliding_window",)
-_KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "num_kv_shared_layers", "attention_type")
+_KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "attention_type")
 
 
 def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> tuple[dict[str, Any], list[str]]:

@@ -4,7 +4,7 @@
 // so a page of an attention-only model does not fetch it; install(K) fills in kvcalc.js's `hybrid` hooks.
 // Its tables (layer types in Python's order, refused model types, dtypes, the block alignment) come from the
 // catalog JSON under vllm.geometry.hybrid.
-let fail, isObj, isInt, get, has, fdiv, repr;
+let fail, isObj, isInt, get, has, fdiv, repr, kvPerLayer, moeShape;
 const cdiv = (a, b) => -fdiv(-a, b);
 const ATTENTION = ["full", "sliding", "chunked"];
 
@@ -91,8 +91,76 @@ function block(g, tp, requested, perLayer, H) {
   return requested === null || requested < aligned ? aligned : requested;
 }
 
+
+// ---------------------------------------------------------------- Gemma 4: two layer shapes, KV-shared layers
+// geometry._gemma4_shape, blocks.unify_page_sizes and budget.weight_shape's Gemma 4 terms, loaded for Gemma 4 models too.
+
+/** geometry._gemma4_shape: KV-shared layers keep no cache; full layers have their own head size and KV heads. */
+function gemma4(cfg, kinds, int) {
+  const headDim = int("head_dim", false) || fdiv(int("hidden_size"), int("num_attention_heads"));
+  const kvHeads = int("num_key_value_heads", false) || int("num_attention_heads");
+  if (get(cfg, "layer_types") === null) fail("a Gemma 4 config.json lists its layers in `layer_types`; this one does not");
+  const shared = get(cfg, "num_kv_shared_layers") ? int("num_kv_shared_layers", true, 0) : 0;
+  if (shared >= kinds.length) fail(`\`num_kv_shared_layers\` ${shared} leaves no layer of the ${kinds.length} with a KV cache`);
+  const first = kinds.length - shared, own = kinds.slice(0, first);
+  for (let i = first; i < kinds.length; i++)
+    if (!own.includes(kinds[i])) fail(`layer ${i} shares the KV cache of an earlier ${kinds[i]} layer, but there is none`);
+  kinds = own.concat(Array(shared).fill("none"));
+  const gHead = int("global_head_dim", false);
+  const gKv = get(cfg, "attention_k_eq_v") ? int("num_global_key_value_heads", false) || kvHeads : kvHeads;
+  const same = (gHead || headDim) === headDim && gKv === kvHeads;
+  // g4: plan._size's Gemma 4 step (pages), which kvcalc.js calls when the geometry has it; pages sets g.kvBytes for two shapes.
+  const g = { kinds, globalHeadDim: same || gHead === headDim ? null : gHead, globalKvHeads: same || gKv === kvHeads ? null : gKv, g4: pages };
+  // budget.weight_shape's Gemma 4 terms, worked out here from config.json so kvcalc.js's weightShape only reads them.
+  const H = int("hidden_size"), heads = int("num_attention_heads"), L = kinds.length;
+  const geo = { ...g, hidden: H, heads, headDim, kvHeads, layers: L, vocab: int("vocab_size") };
+  g.w4 = weights(cfg, geo, int("intermediate_size", false) || 4 * H, H * headDim * (2 * heads + 2 * kvHeads), moeShape(cfg)[0]);
+  return g;
+}
+
+/** plan._size for Gemma 4: [groups, bytes a token in the largest page]; with two shapes it also sets g.kvBytes. */
+function pages(g, groups, perLayer, s, V) {
+  const bytesOf = (h) => kvPerLayer(h, s.kv_cache_dtype, s.tensor_parallel_size, V);
+  if (s.pipeline_parallel_size > 1 && g.kinds.includes("none")) fail(`${g.modelType} shares KV between layers; pipeline parallelism is not modelled for it`);
+  if (!(g.globalHeadDim || g.globalKvHeads)) return [groups, perLayer];
+  // Geometry.layer_shape: a full layer's own head size and KV heads.
+  const full = { ...g, kvHeads: g.globalKvHeads || g.kvHeads, headDim: g.globalHeadDim || g.headDim };
+  const perKind = Object.fromEntries(ATTENTION.map((k) => [k, bytesOf(k === "full" ? full : g)]));
+  g.kvBytes = (stages, chosen) => kvBytes(g, perKind, stages, chosen);
+  return unify(groups, perKind);
+}
+
+/** plan_vllm's kv_bytes_per_token for Gemma 4: the binding stage's layers, each at its own shape. */
+function kvBytes(g, perKind, stages, chosen) {
+  const start = stages.slice(0, chosen.stage).reduce((a, st) => a + st.layers, 0);
+  return g.kinds.slice(start, start + chosen.layers).reduce((a, k) => a + (perKind[k] || 0), 0);
+}
+
+/** blocks.unify_page_sizes: the smaller page's groups hold more tokens per block, so every page is the largest. */
+function unify(groups, perKind) {
+  const largest = Math.max(...groups.map((gr) => perKind[gr.kind]));
+  const out = groups.map((gr) => {
+    const own = perKind[gr.kind];
+    if (largest % own) fail(`vLLM cannot unify these KV cache pages: a ${gr.kind} layer keeps ${own} bytes per token, which does not divide the largest page's ${largest} (unify_kv_cache_spec_page_size)`);
+    return { ...gr, scale: largest / own };
+  });
+  return [out, largest];
+}
+
+/** budget.weight_shape for Gemma 4: [first-stage PLE parameters in millibits (16-bit, as the embedding), a layer's mean attention + PLE / double-wide / MoE-beside-MLP parameters]. */
+function weights(cfg, g, inter, base, experts) {
+  const int = (k) => (isInt(cfg[k]) ? cfg[k] : null), ple = int("hidden_size_per_layer_input") || 0, L = g.layers, H = g.hidden;
+  const first = ((int("vocab_size_per_layer_input") || g.vocab) + H) * L * ple;
+  let perLayers = 2 * H * ple * L;
+  if (get(cfg, "use_double_wide_mlp")) perLayers += 3 * H * inter * g.kinds.filter((k) => k === "none").length;
+  if (experts && get(cfg, "enable_moe_block")) perLayers += 3 * H * inter * L; // the dense MLP beside the experts
+  const two = g.globalHeadDim || g.globalKvHeads;
+  const attention = (k) => (k === "full" && two ? H * (g.globalHeadDim || g.headDim) * (2 * g.heads + 2 * (g.globalKvHeads || g.kvHeads)) : H * g.headDim * (2 * g.heads + 2 * g.kvHeads));
+  return [BigInt(first) * 16000n, fdiv(perLayers, L) + (two ? fdiv(g.kinds.reduce((a, k) => a + attention(k), 0), L) : base)];
+}
+
 export function install(K) {
-  ({ fail, isObj, isInt, get, has, fdiv, repr } = K.lib);
-  Object.assign(K.hybrid, { kinds, state, block });
+  ({ fail, isObj, isInt, get, has, fdiv, repr, kvPerLayer, moeShape } = K.lib);
+  Object.assign(K.hybrid, { kinds, state, block, gemma4 });
   return { elements };
 }

@@ -16,6 +16,8 @@ export function layout(g, L) {
   // Mamba / DeltaNet layers keep a recurrent state in llama.cpp's separate r/s cache.
   if (g.state) fail(`${g.modelType} has Mamba or linear-attention layers; their llama.cpp recurrent cache is not modelled`);
   if (g.modelType.startsWith("gemma3n")) fail("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled");
+  if (g.globalHeadDim || g.globalKvHeads || g.kinds.includes("none"))
+    fail(`${g.modelType} has layers of two KV shapes or layers that share KV; its llama.cpp cache from config.json is not modelled`);
   const base = { arch: g.modelType, nLayer: g.layers, nCtxTrain: g.maxPos, nEmbd: g.hidden, nHead: g.heads, nVocab: g.vocab, nFf: g.inter };
   if (g.mla) {
     const w = g.mla.rank + g.mla.rope;

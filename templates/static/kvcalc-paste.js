@@ -10,6 +10,8 @@ const HF_KEYS = ["model_type", "num_hidden_layers", "num_attention_heads", "num_
   "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "mamba_n_heads", "mamba_d_head",
   "mamba_d_state", "mamba_n_groups", "mamba_d_conv", "mamba_expand", "mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups",
   "conv_kernel", "expand", "hybrid_override_pattern", "attn_layer_period", "attn_layer_offset", "layers_block_type", "mamba_ssm_dtype",
+  "global_head_dim", "num_global_key_value_heads", "attention_k_eq_v", "num_kv_shared_layers", "enable_moe_block", "top_k_experts",
+  "hidden_size_per_layer_input", "vocab_size_per_layer_input", "use_double_wide_mlp",
   "quantization_config"];
 
 /** The engine's keys of a pasted config.json (its text_config for multimodal checkpoints); throws on text that is not one. */

@@ -44,7 +44,10 @@ function releaseV(W, v, R, name) {
     // graph_estimate_subtracted: the release's default on CUDA or ROCm, unless the V2 model runner of 0.22-0.28 takes the model.
     graphs: (s, g) => !s.enforce_eager && R.graphs[+has(W.mla_block.rocm)] && !v2Runner(R.v2, s.hf_config, g),
     // V0 had no hybrid allocator: every layer keeps every token in one block table.
-    groups: v0 ? (g) => [{ kind: "full", window: null, layers: g.kinds.map((_, i) => i) }] : undefined,
+    groups: v0 ? (g) => {
+      if (g.globalHeadDim || g.globalKvHeads) lib.fail(`${g.modelType} layers of two head sizes are modelled on vLLM's V1 engine only`);
+      return [{ kind: "full", window: null, layers: g.kinds.map((_, i) => i) }];
+    } : undefined,
     tooLong: (V, len, needed, check, estimate, maxSeqLen) => {
       if (R.v0 === 2) return maxSeqLen <= 0 ? V.no_memory : V.too_long.replace("{max_model_len}", len).replace("{max_seq_len}", maxSeqLen);
       return V.too_long.replace("{max_model_len}", len).replace("{needed}", gib(needed)).replace("{available}", gib(check))

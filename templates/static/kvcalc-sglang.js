@@ -77,6 +77,8 @@ function isHybridSwa(S, hf, g) {
 function cellSize(S, hf, g, dtype, tp, ratio) {
   if (tp < 1) throw new SglangError("--tp-size must be at least 1");
   if (g.state) throw new SglangError(`${g.modelType} has Mamba or linear-attention layers; SGLang's hybrid pools are not modelled`);
+  if (g.globalHeadDim || g.globalKvHeads || g.kinds.includes("none"))
+    throw new SglangError(`${g.modelType} has layers of two KV shapes or layers that share KV; SGLang's pools for it are not modelled`);
   const text = textOf(hf), nb = kvDtypeBytes(S, dtype, g), layers = g.layers;
   if (g.mla) {
     const { rank, rope } = g.mla, index = cfgInt(text, "index_head_dim");

@@ -123,17 +123,19 @@ export function geometry(config, G) {
     const p = has(cfg, "sliding_window_pattern") ? cfg.sliding_window_pattern : get(G.default_pattern, modelType);
     kinds = isInt(p) && p > 1 ? [...Array(layers).keys()].map((i) => ((i + 1) % p ? "sliding" : "full")) : Array(layers).fill("sliding");
   }
+  // Gemma 4 (kvcalc-hybrid.js): its kinds, with KV-shared layers keeping none, replace these below (no layer type is lost).
+  const g4 = G.gemma4.includes(modelType) && hybrid.gemma4(cfg, kinds, int);
   if (kinds.includes("sliding") && window === null) fail("`layer_types` names sliding layers but `sliding_window` is not set");
   const state = hybrid.state?.(cfg, kinds, modelType, hidden, G);
   return {
     modelType, layers, heads, kvHeads, headDim, hidden, inter: int("intermediate_size", false), vocab, dtype,
     dtypeBytes: G.dtype_bytes[dtype], maxPos, kinds, window: kinds.includes("sliding") ? window : null,
     chunk: kinds.includes("chunked") ? int("attention_chunk_size", false) : null, mla, tied: !!get(cfg, "tie_word_embeddings", false), state,
+    ...g4,
   };
 }
 
 // ---------------------------------------------------------------- vllm.py (0.33.0)
-const kvHeadsPerRank = (g, tp) => (g.mla ? 1 : Math.max(1, fdiv(g.kvHeads, tp)));
 
 function kvPerLayer(g, dtype, tp, V) {
   if (!V.kv_cache_dtypes.includes(dtype)) fail(`Invalid kv_cache_dtype: ${repr(dtype)}. Valid values are: ${repr(V.kv_cache_dtypes)}`);
@@ -147,8 +149,9 @@ function kvPerLayer(g, dtype, tp, V) {
   if (dtype === "auto" || dtype === "float16" || dtype === "bfloat16") el = g.dtypeBytes;
   else if (V.one_byte_kv_dtypes.includes(dtype)) el = 1;
   else fail(`kv_cache_dtype ${dtype} is a packed format this calculator does not model; use one of auto, ${V.one_byte_kv_dtypes.join(", ")}`);
-  return g.mla ? (g.mla.rank + g.mla.rope) * el : 2 * kvHeadsPerRank(g, tp) * g.headDim * el;
+  return g.mla ? (g.mla.rank + g.mla.rope) * el : 2 * Math.max(1, fdiv(g.kvHeads, tp)) * g.headDim * el;
 }
+
 
 function ropeSets(cfg, V) {
   let p = get(cfg, "rope_parameters");
@@ -205,7 +208,7 @@ function kvGroups(g) {
 }
 
 // A state group holds one page per request (MambaSpec, --mamba-cache-mode none).
-const groupBlocks = (gr, len, bs, fly) =>
+const groupBlocks = (gr, len, b, fly, bs = b * gr.scale || b) =>
   gr.kind === "state" ? 1 : gr.kind === "sliding" ? cdiv(Math.min(gr.window - 1 + fly, len), bs) + 1
     : gr.kind === "chunked" ? cdiv(Math.min(gr.window + fly, len), bs) : cdiv(len, bs);
 const blocksPerRequest = (groups, len, bs, fly) => sum(groups.map((gr) => groupBlocks(gr, len, bs, fly)));
@@ -240,7 +243,7 @@ const vTextConfig = (cfg) => (isObj(cfg.text_config) ? cfg.text_config : cfg);
 function moeShape(cfg) {
   const experts = asInt(cfg, "num_local_experts", "num_experts", "n_routed_experts") || 0;
   if (experts <= 1) return [0, 0, 0, 0];
-  const topK = asInt(cfg, "num_experts_per_tok", "moe_topk", "top_k") || 2;
+  const topK = asInt(cfg, "num_experts_per_tok", "moe_topk", "top_k", "top_k_experts") || 2;
   const inter = asInt(cfg, "moe_intermediate_size", "intermediate_size") || 0;
   let shared = asInt(cfg, "shared_expert_intermediate_size") || 0;
   if (!shared && asInt(cfg, "n_shared_experts")) shared = cfg.n_shared_experts * inter;
@@ -281,9 +284,10 @@ function weightShape(hf, g, V) {
     expertAvg = (BigInt(experts * eInter + shared) * 3n * H * (L - dense)) / L;
     mlp = (3n * H * BigInt(inter) * dense) / L + H * BigInt(experts);
   } else mlp = BigInt(3 * hidden * inter);
-  const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(attention) + mlp;
+  const [ple, own] = g.w4 || [0n, attention];
+  const [dmb, emb] = quantMillibits(hf, g, V).map(BigInt), layerParams = BigInt(own) + mlp;
   const emb16 = BigInt(g.vocab * hidden) * 16000n, head16 = g.tied ? 0n : emb16;
-  return (layers, first, last) => (BigInt(layers) * (layerParams * dmb + expertAvg * emb) + (first ? emb16 : 0n) + (last ? head16 : 0n)) / 8000n;
+  return (layers, first, last) => (BigInt(layers) * (layerParams * dmb + expertAvg * emb) + (first ? emb16 + ple : 0n) + (last ? head16 : 0n)) / 8000n;
 }
 
 function activationPeak(g, hf, tp, batched, seqs, A) {
@@ -355,7 +359,9 @@ function tooLongText(V, len, needed, available, estimate) {
 export function planVllm(input, V) {
   const [g, d, s] = resolve(input, V);
   const tp = s.tensor_parallel_size, pp = s.pipeline_parallel_size, bs = s.block_size;
-  const perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), page = bs * perLayer, groups = (V.groups || kvGroups)(g, s);
+  let perLayer = kvPerLayer(g, s.kv_cache_dtype, tp, V), groups = (V.groups || kvGroups)(g, s);
+  if (g.g4) [groups, perLayer] = g.g4(g, groups, perLayer, s, V);
+  const page = bs * perLayer;
   const fly = (pp + 1) * s.max_num_batched_tokens, shape = weightShape(s.hf_config, g, V);
   const budget = s.kv_cache_memory_bytes === null && s.available_kv_cache_bytes === null;
   const stages = [];
@@ -407,7 +413,7 @@ export function planVllm(input, V) {
     estimated_max_model_len: fit, error, available_kv_cache_bytes: chosen.available, breakdown: chosen.breakdown, vllm_version: V.version,
     max_model_len: len, derived_max_model_len: d.value, kv_cache_dtype: s.kv_cache_dtype, block_size: bs, tensor_parallel_size: tp,
     pipeline_parallel_size: pp, gpu_memory_utilization: s.gpu_memory_utilization, max_num_batched_tokens: s.max_num_batched_tokens,
-    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: perLayer * chosen.kv,
+    max_num_seqs: s.max_num_seqs, enforce_eager: s.enforce_eager, kv_bytes_per_token_per_layer: perLayer, kv_bytes_per_token: g.kvBytes?.(stages, chosen) ?? perLayer * chosen.kv,
     num_kv_cache_groups: groups.length, blocks_per_request: perReq, needed_bytes: needed, check_bytes: checks[chosen.stage], in_flight_tokens: fly,
     binding_stage: chosen.stage, log_lines: log, assumptions: budget ? V.assumptions : null,
   };
@@ -550,5 +556,5 @@ export function index(c) {
 }
 
 // What kvcalc-llama.js builds on.
-export const lib = { InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, moeShape, vTextConfig, GiB, MiB };
+export const lib = { kvPerLayer, InputError, StartupError, fail, isObj, isInt, get, has, sum, fdiv, fixed, roundInt, roundTo, repr, reprFloat, geometry, deriveMaxLen, weightShape, moeShape, vTextConfig, GiB, MiB };
 export { InputError, StartupError, GiB, MiB };

@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 
+from generator.engine.geometry import geometry_from_hf_config
 from generator.kv.calculator import calculator_catalog
 from generator.load import load_dataset
 
 from ..calculator_cases import (
+    GEMMA4_CONFIGS,
     STATE_CONFIGS,
     catalog_requests,
     python_answer,
@@ -100,7 +102,7 @@ def test_state_layer_hybrids_match(shipped) -> None:
     """Gated-DeltaNet and Mamba hybrids (kvcalc-hybrid.js): vLLM's aligned block and state pages, the
     other engines' refusals, and the catalog's hybrid builds as their pair pages compute them."""
     dataset, calc, _models, _gpus = shipped
-    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]]
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") and geometry_from_hf_config(m["config"]).has_state for v in m["variants"]]
     assert hybrids, "the catalog has no hybrid model"
     requests = state_requests(hybrids) + [r for r in catalog_requests(dataset, calc) if r["model"] in hybrids]
     answers = assert_parity(requests, shipped)
@@ -111,11 +113,25 @@ def test_state_layer_hybrids_match(shipped) -> None:
     assert all("error_input" in a for r, a in zip(requests, answers) if r["engine"] in ("llamacpp", "sglang"))
 
 
+def test_gemma4_matches(shipped) -> None:
+    """Gemma 4 (two page sizes, KV-shared layers): the E2B/E4B shapes the catalog lacks and the catalog's Gemma 4
+    builds, over every engine; vLLM sizes them, llama.cpp and SGLang refuse them."""
+    dataset, calc, _models, _gpus = shipped
+    builds = [f"{m['id']}-{v['id']}" for m in calc["models"] if m["id"].startswith("gemma-4-") for v in m["variants"]]
+    assert builds, "the catalog has no Gemma 4 model"
+    requests = state_requests(builds, GEMMA4_CONFIGS)
+    answers = assert_parity(requests, shipped)
+    vllm = [a for r, a in zip(requests, answers) if r["engine"] == "vllm"]
+    assert any(a.get("fits") for a in vllm) and any(a.get("fits") is False for a in vllm)
+    assert all("error_input" in a for r, a in zip(requests, answers) if r["engine"] in ("llamacpp", "sglang"))
+
+
 def test_a_pasted_hybrid_config_keeps_its_state_keys() -> None:
     """kvcalc-paste.js keeps the keys import-model keeps, the state layers' among them."""
     from generator.tools.import_model import hf_config_fields
 
-    configs = [*STATE_CONFIGS.values(), {"model_type": "qwen3_5", "dtype": "bfloat16", "text_config": STATE_CONFIGS["qwen3.5-style"]}]
+    configs = [*STATE_CONFIGS.values(), {"model_type": "qwen3_5", "dtype": "bfloat16", "text_config": STATE_CONFIGS["qwen3.5-style"]},
+               *GEMMA4_CONFIGS.values()]
     script = ("import { readFileSync } from 'node:fs'; import { pathToFileURL } from 'node:url';"
               f"const U = await import(pathToFileURL({json.dumps(str(REPO / 'templates/static/kvcalc-paste.js'))}));"
               "process.stdout.write(JSON.stringify(JSON.parse(readFileSync(0, 'utf8')).map((t) => U.pastedConfig(t))));")
@@ -130,7 +146,7 @@ def test_every_vllm_release_matches(shipped) -> None:
     """kvcalc-release.js: each release range of the engine's table, and releases as logs print them, over
     GPUs (pre-Ampere, Hopper, Blackwell, ROCm), dense, MoE, MLA, sliding-window and hybrid models."""
     _dataset, calc, _models, _gpus = shipped
-    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") for v in m["variants"]][:2]
+    hybrids = [f"{m['id']}-{v['id']}" for m in calc["models"] if m.get("state") and geometry_from_hf_config(m["config"]).has_state for v in m["variants"]][:2]
     requests = release_requests(calc, hybrids)
     answers = assert_parity(requests, shipped)
     vllm = [a for a in answers if "fits" in a]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
+    NO_CACHE,
     SLIDING,
     Geometry,
     GeometryError,
@@ -93,6 +94,9 @@ def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
     if model_type.startswith("gemma3n"):
         # Gemma 3n reuses the KV of earlier layers in its last layers; that sharing is not modelled.
         raise GeometryError("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled")
+    if geometry.has_global_shape or NO_CACHE in geometry.layer_kinds:
+        # Gemma 4: full-attention layers of another head size / KV head count, KV-shared layers.
+        raise GeometryError(f"{model_type} has layers of two KV shapes or layers that share KV; its llama.cpp cache from config.json is not modelled")
     if geometry.mla is not None:
         # conversion/deepseek.py: key_length = kv_lora_rank + qk_rope_head_dim (576), value_length =
         # kv_lora_rank (512), num_key_value_heads = 1; is_mla() -> K-only cache 576 wide.

@@ -31,6 +31,9 @@ class KvGroup:
     kind: str  # FULL, SLIDING or CHUNKED
     window: int | None  # sliding window or attention chunk, in tokens
     layers: tuple[int, ...]  # global layer indices
+    # Tokens per block as a multiple of the block size: unify_kv_cache_spec_page_size raises the block
+    # size of layers whose page is smaller than the largest (Gemma 4's two head sizes; see unify_page_sizes).
+    scale: int = 1
 
 
 def kv_cache_groups(geometry: Geometry) -> tuple[KvGroup, ...]:
@@ -62,6 +65,28 @@ def kv_cache_groups(geometry: Geometry) -> tuple[KvGroup, ...]:
     return tuple(groups)
 
 
+def unify_page_sizes(groups: tuple[KvGroup, ...], bytes_per_token: dict[str, int]) -> tuple[tuple[KvGroup, ...], int]:
+    """Groups with their block-size multiples, and the bytes one token takes in the largest page.
+
+    vLLM 0.33.0 vllm/v1/core/kv_cache_planning.py unify_kv_cache_spec_page_size
+    (https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/core/kv_cache_planning.py): when layers'
+    pages differ, every layer whose page is smaller gets block_size * (largest page // its page), so
+    every page is the largest; a page that does not divide the largest is not unified (NotImplementedError).
+    Grouping (kv_cache_groups) runs after it on specs that keep their kind and window, so it is unchanged.
+    `bytes_per_token` gives one layer's bytes per token by kind."""
+    largest = max(bytes_per_token[g.kind] for g in groups)
+    unified = []
+    for g in groups:
+        own = bytes_per_token[g.kind]
+        if largest % own:
+            raise VllmInputError(
+                f"vLLM cannot unify these KV cache pages: a {g.kind} layer keeps {own} bytes per token, "
+                f"which does not divide the largest page's {largest} (unify_kv_cache_spec_page_size)"
+            )
+        unified.append(replace(g, scale=largest // own))
+    return tuple(unified), largest
+
+
 MAMBA_CACHE_MODES = ("none", "align", "all")
 
 
@@ -79,8 +104,11 @@ def _state_groups(groups: tuple[KvGroup, ...], mode: str | None) -> tuple[KvGrou
     return tuple(replace(g, window=2) if g.kind == STATE else g for g in groups)
 
 
-def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, block_size: int, in_flight_tokens: int) -> int:
-    """Blocks one request of max_model_len tokens holds in a group (max_memory_usage_bytes)."""
+def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, block_size: int, in_flight_tokens: int,
+                             scale: int = 1) -> int:
+    """Blocks one request of max_model_len tokens holds in a group (max_memory_usage_bytes), whose
+    blocks hold block_size * scale tokens."""
+    block_size *= scale
     if kind == STATE:
         # MambaSpec.max_memory_usage_bytes: one page ("none"), two ("align": the running state and the
         # last block-aligned checkpoint); `window` carries that count (see _state_groups).
@@ -94,7 +122,7 @@ def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, 
 
 
 def blocks_per_request(groups: tuple[KvGroup, ...], max_model_len: int, block_size: int, in_flight_tokens: int) -> int:
-    return sum(group_blocks_per_request(g.kind, g.window, max_model_len, block_size, in_flight_tokens) for g in groups)
+    return sum(group_blocks_per_request(g.kind, g.window, max_model_len, block_size, in_flight_tokens, g.scale) for g in groups)
 
 
 def in_flight_tokens(pipeline_parallel_size: int, max_num_batched_tokens: int) -> int:
@@ -108,11 +136,11 @@ def largest_fitting_len(check_bytes: int, bytes_per_block: int, groups: tuple[Kv
     return _fitting_len(check_bytes, bytes_per_block, _group_shapes(groups), upper, block_size, in_flight)
 
 
-def _group_shapes(groups: tuple[KvGroup, ...]) -> dict[tuple[str, int | None], int]:
-    """Groups of one kind and window hold the same blocks: how many groups have each (kind, window)."""
-    shapes: dict[tuple[str, int | None], int] = {}
+def _group_shapes(groups: tuple[KvGroup, ...]) -> dict[tuple[str, int | None, int], int]:
+    """Groups of one kind, window and block multiple hold the same blocks: how many groups have each."""
+    shapes: dict[tuple[str, int | None, int], int] = {}
     for g in groups:
-        shape = (g.kind, g.window)
+        shape = (g.kind, g.window, g.scale)
         shapes[shape] = shapes.get(shape, 0) + 1
     return shapes
 
@@ -122,7 +150,8 @@ def _fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upper: in
     # is solved instead (_solve_fitting_len); anything else goes through the search itself.
     if (type(check_bytes) is int and type(bytes_per_block) is int and type(upper) is int and type(block_size) is int
             and type(in_flight) is int and bytes_per_block > 0 and block_size > 0
-            and all(type(window) is int for kind, window in shapes if kind in (SLIDING, CHUNKED))):
+            and all(type(window) is int for kind, window, _ in shapes if kind in (SLIDING, CHUNKED))
+            and all(scale == 1 for _, _, scale in shapes)):
         return _solve_fitting_len(check_bytes, bytes_per_block, shapes, upper, block_size, in_flight)
     return _search_fitting_len(check_bytes, bytes_per_block, shapes, upper, block_size, in_flight)
 
@@ -130,8 +159,8 @@ def _fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upper: in
 def _search_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upper: int, block_size: int, in_flight: int) -> int:
     """vLLM's binary search, as vLLM runs it."""
     def fits(length: int) -> bool:
-        blocks = sum(count * group_blocks_per_request(kind, window, length, block_size, in_flight)
-                     for (kind, window), count in shapes.items())
+        blocks = sum(count * group_blocks_per_request(kind, window, length, block_size, in_flight, scale)
+                     for (kind, window, scale), count in shapes.items())
         return bytes_per_block * blocks <= check_bytes
 
     if upper < 1 or not fits(1):
@@ -147,7 +176,7 @@ def _search_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, up
 
 
 def _solve_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upper: int, block_size: int, in_flight: int) -> int:
-    """The length _search_fitting_len finds, solved (integers, bytes_per_block and block_size > 0).
+    """The length _search_fitting_len finds, solved (integers, bytes_per_block and block_size > 0, one block size).
 
     Blocks per request never fall as the length grows, so the search finds the largest length in
     [1, upper] that fits. With t = cdiv(L, block_size), and cdiv(min(cap, L), bs) = min(cdiv(cap, bs), t),
@@ -161,7 +190,7 @@ def _solve_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upp
     fixed = 0  # blocks that no longer grow with t: capped groups already passed, sliding groups' +1
     slope = 0  # groups that still grow by one block per block of tokens
     ahead: dict[int, int] = {}  # cap -> groups with that cap, not yet reached
-    for (kind, window), count in shapes.items():
+    for (kind, window, _scale), count in shapes.items():  # every scale is 1 here (_fitting_len)
         if kind == STATE:
             fixed += count * (window or 1)
             continue

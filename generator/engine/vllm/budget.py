@@ -8,6 +8,8 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
+    GEMMA4_TYPES,
+    NO_CACHE,
     Geometry,
 )
 from generator.engine.vllm.versions import LATEST_VERSION
@@ -133,7 +135,7 @@ def _moe_shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int]:
     experts = _as_int(cfg, "num_local_experts", "num_experts", "n_routed_experts") or 0
     if experts <= 1:
         return 0, 0, 0, 0
-    top_k = _as_int(cfg, "num_experts_per_tok", "moe_topk", "top_k") or 2
+    top_k = _as_int(cfg, "num_experts_per_tok", "moe_topk", "top_k", "top_k_experts") or 2  # top_k_experts: Gemma 4
     expert_inter = _as_int(cfg, "moe_intermediate_size", "intermediate_size") or 0
     shared = _as_int(cfg, "shared_expert_intermediate_size") or 0
     if not shared and _as_int(cfg, "n_shared_experts"):
@@ -197,6 +199,10 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
         rope = geometry.mla.qk_rope_head_dim
         q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
         attention = q + hidden * (geometry.mla.kv_lora_rank + rope) + geometry.mla.kv_lora_rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    elif geometry.has_global_shape:
+        # Gemma 4: full layers' q/k/v/o use their own head size and KV heads (vLLM loads K into the V slot
+        # too for attention_k_eq_v, so V keeps its weights); the layers' mean, as layer_params is one number.
+        attention = sum(hidden * hd * (2 * heads + 2 * kv) for kv, hd in map(geometry.layer_shape, geometry.layer_kinds)) // geometry.num_layers
     else:
         attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     experts, _top_k, expert_inter, shared = _moe_shape(cfg)
@@ -208,19 +214,37 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
         # Spread the dense-MLP layers of DeepSeek-style models evenly; it only moves stage totals.
         expert_avg = expert_params * moe_layers // geometry.num_layers
         mlp = 3 * hidden * inter * dense_layers // geometry.num_layers + hidden * experts
+        if cfg.get("enable_moe_block"):
+            # Gemma 4 26B-A4B: every layer runs its dense MLP beside the experts (gemma4.py Gemma4DecoderLayer).
+            mlp += 3 * hidden * inter
     else:
         expert_avg = 0
         mlp = 3 * hidden * inter
     dense_mb, expert_mb = _quant_millibits(hf_config, geometry)
     embedding = geometry.vocab_size * hidden
+    ple_embedding, ple_layer = _gemma4_extras(cfg, geometry, hidden, inter) if geometry.model_type in GEMMA4_TYPES else (0, 0)
     return WeightShape(
-        embedding_params=embedding,
+        embedding_params=embedding + ple_embedding,
         lm_head_params=embedding,  # tied embeddings still load an lm_head on the last stage under PP
-        layer_params=attention + mlp,
+        layer_params=attention + mlp + ple_layer,
         layer_expert_params=expert_avg,
         dense_millibits=dense_mb,
         expert_millibits=expert_mb,
-    ) if not geometry.tie_word_embeddings else WeightShape(embedding, 0, attention + mlp, expert_avg, dense_mb, expert_mb)
+    ) if not geometry.tie_word_embeddings else WeightShape(embedding + ple_embedding, 0, attention + mlp + ple_layer, expert_avg, dense_mb, expert_mb)
+
+
+def _gemma4_extras(cfg: Mapping[str, Any], geometry: Geometry, hidden: int, inter: int) -> tuple[int, int]:
+    """(first-stage parameters, mean parameters a layer) Gemma 4 adds (gemma4.py Gemma4Model, Gemma4DecoderLayer):
+    per-layer embeddings (PLE: a vocab_size_per_layer_input x layers x hidden_size_per_layer_input table and a
+    hidden -> layers x ple projection, counted with the embedding; a gate and a projection of hidden x ple in each
+    layer) and, with use_double_wide_mlp, an MLP twice as wide in the KV-shared layers."""
+    layers = geometry.num_layers
+    ple = _as_int(cfg, "hidden_size_per_layer_input") or 0
+    first = ((_as_int(cfg, "vocab_size_per_layer_input") or geometry.vocab_size) + hidden) * layers * ple
+    per_layers = 2 * hidden * ple * layers
+    if cfg.get("use_double_wide_mlp"):
+        per_layers += 3 * hidden * inter * geometry.count(NO_CACHE)  # NO_CACHE: the KV-shared layers
+    return first, per_layers // layers
 
 
 def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS, sampler_bytes: int | None = None) -> int:  # noqa: E501

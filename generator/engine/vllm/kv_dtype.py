@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from generator.engine.geometry import (
+    SLIDING,
     Geometry,
-    kv_heads_per_rank,
 )
 from generator.engine.vllm.versions import VllmInputError
 from generator.units import cdiv
@@ -28,8 +28,9 @@ def invalid_kv_cache_dtype_text(value: str) -> str:
     return f"Invalid kv_cache_dtype: {value!r}. Valid values are: {list(KV_CACHE_DTYPES)}"
 
 
-def kv_bytes_per_token_per_layer(geometry: Geometry, kv_cache_dtype: str, tensor_parallel_size: int) -> int:
-    """Bytes one token adds to one attention layer on one TP rank."""
+def kv_bytes_per_token_per_layer(geometry: Geometry, kv_cache_dtype: str, tensor_parallel_size: int, kind: str = SLIDING) -> int:
+    """Bytes one token adds to one attention layer of that kind on one TP rank (kinds differ only
+    for Gemma 4, whose full-attention layers have their own head size and KV heads)."""
     if kv_cache_dtype not in KV_CACHE_DTYPES:
         raise VllmInputError(invalid_kv_cache_dtype_text(kv_cache_dtype))
     if kv_cache_dtype in ("float16", "bfloat16") and kv_cache_dtype != geometry.dtype:
@@ -54,7 +55,8 @@ def kv_bytes_per_token_per_layer(geometry: Geometry, kv_cache_dtype: str, tensor
     if geometry.mla is not None:
         # MLA caches one latent (+ RoPE key) per token; every TP rank holds all of it.
         return (geometry.mla.kv_lora_rank + geometry.mla.qk_rope_head_dim) * element
-    return 2 * kv_heads_per_rank(geometry, tensor_parallel_size) * geometry.head_dim * element
+    heads, head_dim = geometry.layer_shape(kind)
+    return 2 * max(1, heads // tensor_parallel_size) * head_dim * element
 
 
 # --------------------------------------------------------------------------- hybrid (Mamba / Gated DeltaNet) pages

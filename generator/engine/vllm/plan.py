@@ -7,13 +7,16 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
+    CHUNKED,
     FULL,
+    GEMMA4_TYPES,
     NO_CACHE,
+    SLIDING,
     STATE,
     Geometry,
     GeometryError,
 )
-from generator.engine.vllm.blocks import KvGroup, _fitting_len, _group_shapes, _state_groups, blocks_per_request, in_flight_tokens, pp_layer_split
+from generator.engine.vllm.blocks import KvGroup, _fitting_len, _group_shapes, _state_groups, blocks_per_request, in_flight_tokens, pp_layer_split, unify_page_sizes
 from generator.engine.vllm.budget import ASSUMPTIONS, Breakdown, BudgetAssumptions, _activation_peak, batch_defaults, cudagraph_capture_sizes, requested_bytes
 from generator.engine.vllm.config_facts import ConfigFacts
 from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, _gib_for, format_gib, vllm_error_text
@@ -342,9 +345,23 @@ def _sizing_groups(inputs: VllmInputs, geometry: Geometry, version: tuple[int, i
     if geometry.has_state:
         groups = _state_groups(groups, inputs.mamba_cache_mode)
     if runs_v0_engine(version, inputs.gpu_name):
+        if geometry.has_global_shape:
+            raise VllmInputError(f"{geometry.model_type} layers of two head sizes are modelled on vLLM's V1 engine only")
         # V0 had no hybrid allocator: every layer keeps every token in one block table.
         groups = (KvGroup(FULL, None, tuple(range(geometry.num_layers))),)
     return groups
+
+
+def _kind_bytes(geometry: Geometry, kv_cache_dtype: str, tp: int) -> dict[str, int]:
+    """Bytes one token takes in one layer of each attention kind on one rank."""
+    return {kind: kv_bytes_per_token_per_layer(geometry, kv_cache_dtype, tp, kind) for kind in (FULL, SLIDING, CHUNKED)}
+
+
+def _stage_kv_bytes_per_token(geometry: Geometry, stages: list[StagePlan], stage: int, kind_bytes: dict[str, int]) -> int:
+    """Bytes one token takes across the attention layers of that PP stage, each at its own shape."""
+    start = sum(s.num_layers for s in stages[:stage])
+    kinds = geometry.layer_kinds[start:start + stages[stage].num_layers]
+    return sum(kind_bytes[kind] for kind in kinds if kind in kind_bytes)
 
 
 def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
@@ -400,8 +417,14 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
     tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
-    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
     groups = _sizing_groups(inputs, geometry, version, facts)
+    if pp > 1 and geometry.model_type in GEMMA4_TYPES and NO_CACHE in geometry.layer_kinds:
+        # Gemma 4's KV-shared layers read an earlier layer's cache, which another stage may hold.
+        raise VllmInputError(f"{geometry.model_type} shares KV between layers; pipeline parallelism is not modelled for it")
+    if geometry.has_global_shape:
+        # Two page sizes (Gemma 4): the smaller page's layers hold more tokens per block, so every page is the largest.
+        groups, per_layer = unify_page_sizes(groups, _kind_bytes(geometry, inputs.kv_cache_dtype, tp))
+    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
     in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
     _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
 
@@ -541,7 +564,8 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, 
         max_num_seqs=resolved.max_num_seqs,
         enforce_eager=inputs.enforce_eager,
         kv_bytes_per_token_per_layer=sizing.per_layer,
-        kv_bytes_per_token=sizing.per_layer * _kv_layers_on_stage(resolved.geometry, stages, chosen.stage),
+        kv_bytes_per_token=(_stage_kv_bytes_per_token(resolved.geometry, stages, chosen.stage, _kind_bytes(resolved.geometry, inputs.kv_cache_dtype, inputs.tensor_parallel_size))
+                            if resolved.geometry.has_global_shape else sizing.per_layer * _kv_layers_on_stage(resolved.geometry, stages, chosen.stage)),
         num_kv_cache_groups=len(sizing.groups),
         blocks_per_request=sizing.per_request,
         needed_bytes=sizing.needed,
