@@ -158,6 +158,8 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("llama3.1:70b-instruct-q4_K_M", "llama-3.1-70b-instruct"),  # a tag past a listed library name
     ("mistral-small3.1:24b-instruct-2503-q4_K_M", "mistral-small-3.1-24b-instruct-2503"),
     ("llama3", "llama-3-8b-instruct"),
+    ("llama3:70b", "llama-3-70b-instruct"),  # the 70B's own record, not the library default's 8B
+    ("llama3:70b-instruct-q8_0", "llama-3-70b-instruct"),
     ("llama3.1:405b", "llama-3.1-405b-instruct"),
     ("llama2", "llama-2-7b"),  # Ollama's library default, the 7B
     ("llama2:7b", "llama-2-7b"),
@@ -175,8 +177,7 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
 @pytest.mark.parametrize("named", [
     "qwen3:31b-q8_0",  # a size the catalog has no tag for
     "gemma3:2b",  # a listed library name, another size
-    "llama3:70b",  # Llama 3's 70B: the record is the 8B
-    "llama3:70b-instruct-q8_0",
+    "llama3:405b",  # a size Llama 3 does not have (405B is Llama 3.1's)
     "qwen2.5:1.5b",  # a size the catalog has no qwen2.5 instruct record for
     "llama2:34b",
     "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
