@@ -82,8 +82,10 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
     # private fine-tunes, local folders, hybrid and vision models, DeepSeek V4, and models the
     # catalog does not list yet (gemma-3-270m, Llama-3 70B, Command R). 34 of 73 before Ollama's llama2 and
     # qwen2.5 sizes, Gemma 7B and Qwen2.5-0.5B joined; 37 after. With holdout9 and holdout10 in the paste
-    # corpus and prose ("vllm serve on ...") and Ollama blob paths no longer counted as names: 40 of 72.
-    assert len(named) >= 40 and len(resolved) / len(named) >= 0.5
+    # corpus and prose ("vllm serve on ...") and Ollama blob paths no longer counted as names: 40 of 72;
+    # 41 of 72 before, 49 after the records of Llama 3 70B (llama3:70b and its tags, the AWQ repository),
+    # QwQ-32B (qwq), c4ai-command-r-v01 and Qwen3-30B-A3B-Instruct-2507 (chosen from these misses, not blind).
+    assert len(named) >= 40 and len(resolved) / len(named) >= 0.65
 
 
 def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
@@ -91,9 +93,9 @@ def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
     # tune a rule. 19 of 42 resolved before the general rules of this module, 20 after (a hub cache
     # folder of a re-pack), 21 when holdout2 was gathered; 27 once ModelScope's `___`, OpenVINO's -ov and
     # AutoRound's -mixed/-sym words were read and Llama-3.1-405B-Instruct and Ollama's mistral-small3.1
-    # joined the catalog, more with the vision and Gemma 4 records (this file is spent as a measure: its misses guided which classes to add). The
-    # rest name vision models, Gemma 4, Mistral Small 3.2 and 4, GLM-4.5, Llama 3 70B, hybrids, a
-    # fine-tune's quant and an Ollama tag with no size.
+    # joined the catalog, more with the vision and Gemma 4 records (this file is spent as a measure: its misses guided which classes to add);
+    # 30 of 42 before, 32 after the GLM-4.5 and Llama 3 70B records. The rest name vision models,
+    # Mistral Small 4, hybrids, a fine-tune's quant and an Ollama tag with no size.
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     index = hf_id_index(load_dataset(REPO).models)
@@ -108,6 +110,9 @@ def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
     # its misses helped choose, so that part is not blind. The rest: vision and omni models, Gemma 4,
     # fine-tunes and private quants (which must stay unresolved), models the catalog lacks. 24 once Ollama's
     # llama2 sizes were listed: llama2:7b is one of these entries and was named in the issue, so not blind.
+    # 28 of 50 before issue 20's records of Llama 3 70B, QwQ-32B, Command R, GLM-4.5/4.6, DeepSeek-R1-0528 and
+    # Qwen3-30B-A3B-Instruct-2507; 29 after (DeepSeek-R1-0528's path; that model was on a list drawn partly
+    # from these misses, so the gain is not blind).
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout2.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     assert len({entry["id"] for entry in entries}) == len(entries)
@@ -158,6 +163,8 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("llama3.1:70b-instruct-q4_K_M", "llama-3.1-70b-instruct"),  # a tag past a listed library name
     ("mistral-small3.1:24b-instruct-2503-q4_K_M", "mistral-small-3.1-24b-instruct-2503"),
     ("llama3", "llama-3-8b-instruct"),
+    ("llama3:70b", "llama-3-70b-instruct"),  # the 70B's own record, not the library default's 8B
+    ("llama3:70b-instruct-q8_0", "llama-3-70b-instruct"),
     ("llama3.1:405b", "llama-3.1-405b-instruct"),
     ("llama2", "llama-2-7b"),  # Ollama's library default, the 7B
     ("llama2:7b", "llama-2-7b"),
@@ -175,8 +182,7 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
 @pytest.mark.parametrize("named", [
     "qwen3:31b-q8_0",  # a size the catalog has no tag for
     "gemma3:2b",  # a listed library name, another size
-    "llama3:70b",  # Llama 3's 70B: the record is the 8B
-    "llama3:70b-instruct-q8_0",
+    "llama3:405b",  # a size Llama 3 does not have (405B is Llama 3.1's)
     "qwen2.5:1.5b",  # a size the catalog has no qwen2.5 instruct record for
     "llama2:34b",
     "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
