@@ -58,21 +58,27 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from generator.write.fingerprint import input_fingerprint, search_wanted
+    from generator.write.guard import check_out
     from generator.write.manifest import read_published, up_to_date
+    from generator.write.state import build_lock
 
     root = Path(args.root)
-    out = Path(args.out) if args.out else root / "site"
-    # Nothing changed since the last build: answer before importing the pipeline (a third of a second).
+    given = Path(args.out) if args.out else root / "site"
+    out = check_out(root, given, force=args.force)
     search = search_wanted(args.search)
-    published = read_published(out)
-    if up_to_date(out, input_fingerprint(root, search=search), search=search, published=published) is not None:
-        print(f"nothing changed: {out} is up to date")
-        return EXIT_OK
+    # Builds of one folder take turns. Under the lock out is read once (its manifest and a stat of every
+    # output) and the build goes on from that reading; nothing changed: answer before importing the
+    # pipeline (a third of a second).
+    with build_lock(out, lambda text: print(text, file=sys.stderr)):
+        published = read_published(out)
+        if up_to_date(out, input_fingerprint(root, search=search), search=search, published=published) is not None:
+            print(f"nothing changed: {given} is up to date")
+            return EXIT_OK
 
-    from generator.build.incremental import build_and_write
+        from generator.build.incremental import build_locked
 
-    report = build_and_write(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search,
-                             published=published, force=args.force, wait_note=lambda text: print(text, file=sys.stderr))
+        report = build_locked(root, out, jobs=args.jobs, progress=progress_reporter(args.quiet), search=args.search,
+                              published=published, force=args.force)
     print(report)
     return EXIT_OK
 

@@ -3,6 +3,7 @@ pages of deleted records gone, and a failed or interrupted build leaves site/ as
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import yaml
 
 from generator.build import facts as build_facts
 from generator.build import incremental as build_incremental
+from generator.build import resident as resident_module
 from generator.build.incremental import build_and_write
 from generator.build.resident import Resident
 from generator.check.affiliates import AffiliateRule
@@ -64,6 +66,36 @@ def test_a_rebuild_with_nothing_changed_touches_nothing(root: Path, tmp_path: Pa
     report = build_and_write(root, site, jobs=2, search=False)
     assert report.startswith("nothing changed")
     assert tree(site) == before and mtimes(site) == stamps
+
+
+def test_the_cli_reads_the_site_once_under_the_lock(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kvtriage build` reads out (its manifest and a stat of every output) once, holding the lock, and
+    builds on from that reading: the edit comes out as a cold build has it."""
+    from generator import cli
+    from generator.write import state as state_module
+
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=1, search=False)
+    _edit_pair_intro(root)
+    held, reads = [], []
+    real_lock, real_read = state_module.build_lock, manifest_module.read_published
+
+    def lock(*args, **kwargs):
+        with real_lock(*args, **kwargs) as state:
+            held.append(True)
+            yield state
+            held.pop()
+
+    def read(out):
+        reads.append(bool(held))
+        return real_read(out)
+
+    monkeypatch.setattr(state_module, "build_lock", contextlib.contextmanager(lock))
+    monkeypatch.setattr(manifest_module, "read_published", read)
+    monkeypatch.setattr(resident_module, "read_published", read)
+    assert cli.main(["build", "--root", str(root), "--out", str(site), "--quiet", "--no-search", "--jobs", "1"]) == 0
+    assert reads == [True]
+    assert tree(site) == cold(root, tmp_path)
 
 
 def _edit_pair_intro(root: Path) -> None:

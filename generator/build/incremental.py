@@ -318,44 +318,49 @@ def _search_sources(pages: Sequence[Page]) -> Iterator[tuple[str, bytes | None]]
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
-                    today: str | None = None, published: Published | None = None, resident: Resident | None = None,
-                    force: bool = False, wait_note: Callable[[str], None] | None = None) -> str:
+                    today: str | None = None, resident: Resident | None = None, force: bool = False,
+                    wait_note: Callable[[str], None] | None = None) -> str:
     """Build into out, indexing for search (by default whenever Pagefind is installed): nothing when the
     inputs are as the manifest recorded them, else only the pages and files that changed. today dates
-    records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date); published
-    is out as the caller already read it; resident is what a long-running builder kept from its last
-    build into out (see Resident).
+    records the ledger has not seen (default: SOURCE_DATE_EPOCH, else the current date); resident is
+    what a long-running builder kept from its last build into out (see Resident).
 
     out must be a folder the build may replace (write.guard; force: one kvtriage did not write). Builds
     of one folder take turns (wait_note hears when this one waits)."""
     root = Path(root)
     out = check_out(root, out, force=force)
+    with build_lock(out, wait_note):
+        return build_locked(root, out, jobs, progress, search, today, resident=resident, force=force)
+
+
+def build_locked(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
+                 today: str | None = None, published: Published | None = None, resident: Resident | None = None,
+                 force: bool = False) -> str:
+    """build_and_write for a caller that checked out (write.guard.check_out) and holds its lock
+    (write.state.build_lock). published is out as the caller read it under that lock: no other build
+    can have written out since, so it is not read again."""
+    root, out = Path(root), Path(out)
     pagefind = pagefind_executable() if search is not False else None
     if search and pagefind is None:
         raise BuildError([Issue("site", 1, 0, "search", "Pagefind is not installed", "pip install 'pagefind[bin]'")])
     inputs = input_fingerprint(root, search=pagefind is not None, today=today)
     note = "search index: Pagefind" if pagefind else f"search index: skipped ({'--no-search' if search is False else 'Pagefind not installed'})"
-    with build_lock(out, wait_note) as state:
-        remove_leftovers(out, state)
-        if published is None or not _owned_state(published, resident):
-            published = published_now(out, resident)
-        if up_to_date(out, inputs, search=pagefind is not None, published=published):
-            return f"nothing changed: {out} is up to date\n{note}"
-        if resident is None:
-            published = _with_disk_check(out, published, force)
-        try:
-            sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
-                                           published=published, resident=resident)
-        except CacheDamaged:
-            discard_caches(state)
-            sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
-                                           published=Published(None, frozenset()), resident=resident)
+    state = state_dir(out)
+    remove_leftovers(out, state)  # nothing under out: published stays as read
+    if published is None:
+        published = published_now(out, resident)
+    if up_to_date(out, inputs, search=pagefind is not None, published=published):
+        return f"nothing changed: {out} is up to date\n{note}"
+    if resident is None:
+        published = _with_disk_check(out, published, force)
+    try:
+        sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                       published=published, resident=resident)
+    except CacheDamaged:
+        discard_caches(state)
+        sp, report = write_incremental(root, out, jobs=jobs, progress=progress, pagefind=pagefind, inputs=inputs, today=today,
+                                       published=Published(None, frozenset()), resident=resident)
     return report.line(out) + "\n" + build_summary(sp.plan, report.files) + "\n" + note
-
-
-def _owned_state(published: Published, resident: Resident | None) -> bool:
-    """A caller's reading of out is only trusted when it was made under the lock, which a resident builder's is."""
-    return resident is not None and resident.published is published
 
 
 def _with_disk_check(out: Path, published: Published, force: bool) -> Published:
