@@ -56,6 +56,8 @@ HOLDOUT4 = [e for e in MODELLED if e.get("split") == "holdout4"]
 HOLDOUT5 = [e for e in MODELLED if e.get("split") == "holdout5"]
 # A sixth, quoted in files committed to public repositories, gathered after holdout5: measured blind.
 HOLDOUT6 = [e for e in MODELLED if e.get("split") == "holdout6"]
+# A seventh, quoted in deployment docs and run notes, gathered after holdout6: measured blind.
+HOLDOUT7 = [e for e in MODELLED if e.get("split") == "holdout7"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -696,6 +698,16 @@ def test_sixth_holdout_is_measured(capsys):
     assert max(abs(v) for v in errors.values()) <= 1.5
 
 
+def test_seventh_holdout_is_measured(capsys):
+    """holdout7 logs (deployment docs and run notes in public repositories) were measured blind, before any
+    engine change they might prompt (median 0.91, worst 2.27 GiB, 2 of 4 within the bar); reported, never tuned on."""
+    errors, within = _measured("holdout7", HOLDOUT7, capsys)
+    assert len(errors) >= 4
+    assert sum(within) >= 2
+    for error in errors.values():
+        assert error == error and abs(error) < 2.5  # a number, and no gross failure of the model
+
+
 def test_native_sampler_runs_the_triton_kernel_from_017():
     """With FlashInfer off, forward_native sorts up to 0.16 and calls the Triton top-k/top-p kernel from 0.17."""
     assert sampler_bytes_per_logit((0, 10, 2), "native") == 40
@@ -798,7 +810,7 @@ def test_log_table_covers_releases_gpus_tp_and_model_kinds():
     # multimodal starts are measured with their printed weights (the tower is in "Model loading took").
     assert {LOGS["models"][e["model"]]["kind"] for e in MODELLED} <= {"dense", "moe", "multimodal", "hybrid"}
     # About a quarter of the first issue-15 collection (entries with version_evidence) is holdout.
-    new = [e for e in logs if e.get("version_evidence") and e.get("split") not in ("holdout2", "holdout3", "holdout4", "holdout5", "holdout6")]
+    new = [e for e in logs if e.get("version_evidence") and e.get("split") not in ("holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")]
     assert 0.2 <= sum(e.get("split") == "holdout" for e in new) / len(new) <= 0.35
 
 
