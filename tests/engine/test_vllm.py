@@ -700,10 +700,10 @@ def test_sixth_holdout_is_measured(capsys):
 
 def test_seventh_holdout_is_measured(capsys):
     """holdout7 logs (deployment docs and run notes in public repositories) were measured blind, before any
-    engine change they might prompt (median 0.91, worst 2.27 GiB, 2 of 4 within the bar); reported, never tuned on."""
+    engine change they might prompt (median 0.73, worst 2.27 GiB, 3 of 5 within the bar); reported, never tuned on."""
     errors, within = _measured("holdout7", HOLDOUT7, capsys)
-    assert len(errors) >= 4
-    assert sum(within) >= 2
+    assert len(errors) >= 5
+    assert sum(within) >= 3
     for error in errors.values():
         assert error == error and abs(error) < 2.5  # a number, and no gross failure of the model
 
