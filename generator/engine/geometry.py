@@ -427,8 +427,7 @@ def _gemma4_shape(cfg: Mapping[str, Any], kinds: tuple[str, ...], head_dim: int,
     global_kv_heads = num_kv_heads
     if cfg.get("attention_k_eq_v"):
         global_kv_heads = _int(cfg, "num_global_key_value_heads", required=False) or num_kv_heads
-    if (global_head_dim or head_dim) == head_dim and global_kv_heads == num_kv_heads:
-        return kinds, None, None
+    # None where the full layers' shape is every layer's.
     return kinds, global_head_dim if global_head_dim != head_dim else None, global_kv_heads if global_kv_heads != num_kv_heads else None
 
 
