@@ -58,6 +58,7 @@ HOLDOUT5 = [e for e in MODELLED if e.get("split") == "holdout5"]
 HOLDOUT6 = [e for e in MODELLED if e.get("split") == "holdout6"]
 # A seventh, quoted in deployment docs and run notes, gathered after holdout6: measured blind.
 HOLDOUT7 = [e for e in MODELLED if e.get("split") == "holdout7"]
+HOLDOUT8 = [e for e in MODELLED if e.get("split") == "holdout8"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -367,14 +368,16 @@ def test_v0_error_from_real_log():
 
 def _predict(entry: dict) -> object:
     """The engine's plan for a logged start, with the logged weights (the weights term is
-    checked on its own in test_weights_term_against_model_loading_lines)."""
+    checked on its own in test_weights_term_against_model_loading_lines); a log that prints no
+    weights line gets the engine's estimate, as on the accuracy page."""
     config = LOGS["models"][entry["model"]]["config"]
     settings = dict(entry["settings"])
     tp = settings.get("tensor_parallel_size", 1)
-    weights_gib = entry["log"].get("model_loading_gib") or entry["log"]["weights_gib"]
+    weights_gib = entry["log"].get("model_loading_gib") or entry["log"].get("weights_gib")
+    weights = {} if weights_gib is None else {"weights_bytes": round(weights_gib * GIB) * tp}
     return plan_vllm(VllmInputs(
         hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GIB), gpu_count=tp, gpu_name=entry["gpu"],
-        weights_bytes=round(weights_gib * GIB) * tp, vllm_version=entry["vllm_version"], **settings,
+        vllm_version=entry["vllm_version"], **weights, **settings,
     ))
 
 
@@ -708,6 +711,17 @@ def test_seventh_holdout_is_measured(capsys):
         assert error == error and abs(error) < 2.5  # a number, and no gross failure of the model
 
 
+def test_eighth_holdout_is_measured(capsys):
+    """holdout8 logs (lab notes, run logs and deployment docs in public repositories) were measured blind,
+    before any engine change they might prompt (median 0.58, worst 1.78 GiB, 8 of 8 within the bar);
+    reported, never tuned on. The worst is the GB10 bf16 start (1.9% of 93.75 GiB), over 1.5 GiB in absolute terms."""
+    errors, within = _measured("holdout8", HOLDOUT8, capsys)
+    assert len(errors) >= 8
+    assert sum(within) >= 0.9 * len(within)
+    for error in errors.values():
+        assert error == error and abs(error) < 2.0  # a number, and no gross failure of the model
+
+
 def test_native_sampler_runs_the_triton_kernel_from_017():
     """With FlashInfer off, forward_native sorts up to 0.16 and calls the Triton top-k/top-p kernel from 0.17."""
     assert sampler_bytes_per_logit((0, 10, 2), "native") == 40
@@ -810,7 +824,7 @@ def test_log_table_covers_releases_gpus_tp_and_model_kinds():
     # multimodal starts are measured with their printed weights (the tower is in "Model loading took").
     assert {LOGS["models"][e["model"]]["kind"] for e in MODELLED} <= {"dense", "moe", "multimodal", "hybrid"}
     # About a quarter of the first issue-15 collection (entries with version_evidence) is holdout.
-    new = [e for e in logs if e.get("version_evidence") and e.get("split") not in ("holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7")]
+    new = [e for e in logs if e.get("version_evidence") and e.get("split") not in ("holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8")]
     assert 0.2 <= sum(e.get("split") == "holdout" for e in new) / len(new) <= 0.35
 
 
