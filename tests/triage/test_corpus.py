@@ -118,10 +118,11 @@ def test_train_rates() -> None:
 BLIND = {
     "holdout10": "70.3% right first, 13.5% wrong page, 6 with none (37 counted; 4 awaited two pages then in another branch)",
     "holdout11": "80.0% right first, 10.0% wrong page, 3 with none (30 counted)",
+    "holdout12": "45.0% right first, 17.5% wrong page, 15 with none (40 counted)",
 }
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11"])
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
     blind = f"\n  blind: {BLIND[split]}" if split in BLIND else ""
