@@ -142,6 +142,22 @@ def test_the_third_holdout_of_unseen_log_ids_is_measured() -> None:
     assert len(resolved) >= int(recorded.group(1))
 
 
+def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
+    # tests/data/model_ids_holdout4.yaml: 60 ids from 2025-2026 issues, gathered blind in search order and
+    # not yet measured. Only the file's shape is held here; its count is written into the header once,
+    # on the merged resolver, and no rule is tuned on it.
+    text = (REPO / "tests/data/model_ids_holdout4.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    entries = data["ids"]
+    assert data["split"] == "holdout4" and len(entries) == 60
+    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
+    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
+    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
+    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
+    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == 60
+    assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
+
+
 @pytest.mark.parametrize(("named", "model"), [
     ("RedHatAI/Qwen3-32B-FP8-dynamic", "qwen3-32b"),
     ("casperhansen/Llama-3.3-70B-Instruct-AWQ", "llama-3.3-70b-instruct"),
