@@ -374,7 +374,8 @@ def _predict(entry: dict) -> object:
     weights_gib = entry["log"].get("model_loading_gib") or entry["log"]["weights_gib"]
     return plan_vllm(VllmInputs(
         hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GIB), gpu_count=tp, gpu_name=entry["gpu"],
-        weights_bytes=round(weights_gib * GIB) * tp, vllm_version=entry["vllm_version"], **settings,
+        weights_bytes=round(weights_gib * GIB) * tp, vllm_version=entry["vllm_version"],
+        encoder_cache_tokens=entry["log"].get("encoder_cache_tokens"), **settings,
     ))
 
 
