@@ -170,7 +170,7 @@ def _vllm_end_to_end(evidence: VllmEvidence) -> list[dict[str, Any]]:
             continue
         ranks = (log.settings.tensor_parallel_size or 1)
         weights_gib = log.log.model_loading_gib or log.log.weights_gib
-        extra: dict[str, Any] = {"gpu_total_bytes": round(log.gpu_total_gib * GiB)}
+        extra: dict[str, Any] = {"gpu_total_bytes": round(log.gpu_total_gib * GiB), "encoder_cache_tokens": log.log.encoder_cache_tokens}
         if weights_gib is not None:
             extra["weights_bytes"] = round(weights_gib * GiB) * ranks
         result = plan_vllm(_vllm_inputs(log, config, **extra))

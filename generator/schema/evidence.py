@@ -68,6 +68,7 @@ class VllmLogFigures(_Strict):
     cudagraph_info: str | None = None
     error: str | None = None
     block_size: int | None = None
+    encoder_cache_tokens: int | None = None  # "Encoder cache will be initialized with a budget of N tokens"
 
 
 class VllmLog(_Strict):

@@ -377,7 +377,7 @@ def _predict(entry: dict) -> object:
     weights = {} if weights_gib is None else {"weights_bytes": round(weights_gib * GIB) * tp}
     return plan_vllm(VllmInputs(
         hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GIB), gpu_count=tp, gpu_name=entry["gpu"],
-        vllm_version=entry["vllm_version"], **weights, **settings,
+        vllm_version=entry["vllm_version"], encoder_cache_tokens=entry["log"].get("encoder_cache_tokens"), **weights, **settings,
     ))
 
 

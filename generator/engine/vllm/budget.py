@@ -262,3 +262,27 @@ def _activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_
     rows = min(max_num_seqs, max_num_batched_tokens)
     sampler = rows * geometry.vocab_size * (assumptions.sampler_bytes_per_logit if sampler_bytes is None else sampler_bytes)
     return max(forward, sampler)
+
+
+def encoder_output_width(hf_config: Mapping[str, Any], geometry: Geometry) -> int:
+    """Values per token of a multimodal encoder's output, as the encoder cache holds it: the projector's width
+    (vision_config.out_hidden_size, else the language model's hidden size), times 1 + the DeepStack levels for
+    Qwen3-VL, whose vision tower concatenates the features of each deepstack_visual_indexes layer to its output
+    ("[seq_len, hidden_size * (1 + depth_of_deepstack)]", Qwen3_VisionTransformer.forward in
+    https://github.com/vllm-project/vllm/blob/002d7b939754b844a3832dd7fbf9e5fd0c0e9f1b/vllm/model_executor/models/qwen3_vl.py)."""
+    vision = hf_config.get("vision_config")
+    vision = vision if isinstance(vision, Mapping) else {}
+    width = _as_int(vision, "out_hidden_size") or geometry.hidden_size
+    deepstack = vision.get("deepstack_visual_indexes")
+    return width * (1 + (len(deepstack) if isinstance(deepstack, (list, tuple)) else 0))
+
+
+def encoder_cache_bytes(hf_config: Mapping[str, Any], geometry: Geometry, encoder_cache_tokens: int) -> int:
+    """What V1's profile run keeps of the encoder while it measures the peak: profile_run runs the encoder on
+    dummy items of the largest feature size, keeps the outputs in self.encoder_cache, then runs the text
+    forward (_dummy_run) and the sampler warm-up, and clears the cache only after both. profile_run is the
+    function that logs "Encoder cache will be initialized with a budget of N tokens" (gpu_model_runner.py:3344
+    in 0.11.0 logs); read in https://github.com/vllm-project/vllm/blob/000fc94b754f66aeb60ef5acf1ea2e94cdc65164/vllm/v1/worker/gpu_model_runner.py.
+    The budget is the most tokens those items hold, so this is an upper bound by less than one item. The encoder's own
+    transient peak while it runs is not modelled."""
+    return encoder_cache_tokens * encoder_output_width(hf_config, geometry) * geometry.dtype_bytes

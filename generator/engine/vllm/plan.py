@@ -17,7 +17,16 @@ from generator.engine.geometry import (
     GeometryError,
 )
 from generator.engine.vllm.blocks import KvGroup, _fitting_len, _group_shapes, _state_groups, blocks_per_request, in_flight_tokens, pp_layer_split, unify_page_sizes
-from generator.engine.vllm.budget import ASSUMPTIONS, Breakdown, BudgetAssumptions, _activation_peak, batch_defaults, cudagraph_capture_sizes, requested_bytes
+from generator.engine.vllm.budget import (
+    ASSUMPTIONS,
+    Breakdown,
+    BudgetAssumptions,
+    _activation_peak,
+    batch_defaults,
+    cudagraph_capture_sizes,
+    encoder_cache_bytes,
+    requested_bytes,
+)
 from generator.engine.vllm.config_facts import ConfigFacts
 from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, _gib_for, format_gib, vllm_error_text
 from generator.engine.vllm.kv_dtype import hybrid_pages, kv_bytes_per_token_per_layer
@@ -80,6 +89,9 @@ class VllmInputs:
     # --mamba-cache-mode: "none" (default), "align" (prefix caching; 0.20+ picks it for models
     # without full Mamba prefix caching when prefix caching is on), "all" (a state block per block of tokens).
     mamba_cache_mode: str | None = None
+    # Multimodal models: the encoder-cache budget the log prints ("Encoder cache will be initialized with a
+    # budget of N tokens"); None = no encoder profiled (text-only, or not known). See budget.encoder_cache_bytes.
+    encoder_cache_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +177,7 @@ def _facts_for(inputs: VllmInputs, facts: ConfigFacts | None) -> ConfigFacts:
 # Each integer setting's range in generator.schema.BOUNDS, shared with the records and requests.
 _SETTING_KIND = {
     "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "gpu_count": "gpus", "block_size": "count",
-    "max_num_batched_tokens": "tokens", "max_num_seqs": "count", "max_model_len": "tokens",
+    "max_num_batched_tokens": "tokens", "max_num_seqs": "count", "max_model_len": "tokens", "encoder_cache_tokens": "tokens",
 }
 
 
@@ -199,7 +211,7 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
         raise VllmInputError(f"hf_config: {exc}") from exc
     version = parse_version(inputs.vllm_version)
     for name in ("tensor_parallel_size", "pipeline_parallel_size", "gpu_count", "block_size",
-                 "max_num_batched_tokens", "max_num_seqs"):
+                 "max_num_batched_tokens", "max_num_seqs", "encoder_cache_tokens"):
         _check_positive(name, getattr(inputs, name))
     tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
     if tp * pp > inputs.gpu_count:
@@ -295,6 +307,8 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
     if activation is None:
         activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
                                       sampler_bytes_per_logit(version, inputs.sampler_backend, runs_v0_engine(version, inputs.gpu_name)))
+    if inputs.encoder_cache_tokens and first:
+        activation += encoder_cache_bytes(inputs.hf_config, geometry, inputs.encoder_cache_tokens)
     cudagraph = 0
     if graph_estimate_subtracted(inputs, version, facts):
         cudagraph = inputs.cudagraph_bytes
