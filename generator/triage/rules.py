@@ -267,6 +267,8 @@ STEP_MARKERS = {
         ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|sampler warm-?up|_dummy_pooler_run|topk_topp_sampler|flashinfer[/\\]sampling\.py|\btop_k_top_p_sampling"],
         # V0's AsyncLLMEngine: step_async runs a request's step, and _log_task_completion is the
         # callback of the run_engine_loop task only (vllm/engine/async_llm_engine.py).
+        # LLM.generate and LLM.chat run requests (offline inference); vllm/entrypoints/llm.py.
+        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b"],
         ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
@@ -287,8 +289,11 @@ STEP_MARKERS = {
         ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server|(cuda|hip)Malloc failed|_alloc_buffer|(failed|unable) to allocate \w+ buffer"],
         # llama.cpp's decode of a batch; not Ollama's "vision: decode", the image decoding its
         # EncodeMultimodal logs (model/models/<arch>/model.go), which the runner also does while it
-        # reserves the graphs at load, as ollama/ollama#15284 shows.
-        ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|(^|[^:] )decode\b|update_slots|ggml_backend_sched_graph_compute|compute graph"],
+        # reserves the graphs at load, as ollama/ollama#15284 shows. Nor Ollama's msg="compute graph",
+        # which its ggml backend logs when it is created and when it reserves the graphs, both at load
+        # (ml/backend/ggml/ggml.go); llama.cpp's "failed to allocate compute graph for K-shift" (or
+        # defrag) is a KV-cache update while running.
+        ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|(^|[^:] )decode\b|update_slots|ggml_backend_sched_graph_compute|allocate compute graph for"],
     ],
     "sglang": [
         ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader"],

@@ -150,7 +150,8 @@ def test_an_inner_failure_offers_the_outer_page_only_at_its_step() -> None:
 STEP_RECORDS = [_record(id_, engine, r"^$never") for id_, engine in [
     ("vllm-sampler-warmup-oom", "vllm"), ("vllm-request-cuda-oom", "vllm"), ("vllm-sleep-wake-oom", "vllm"),
     ("vllm-max-model-len-error", "vllm"), ("vllm-cudagraph-capture-oom", "vllm"),
-    ("sglang-cuda-oom", "sglang"), ("sglang-kv-pool-full", "sglang")]]
+    ("sglang-cuda-oom", "sglang"), ("sglang-kv-pool-full", "sglang"),
+    ("ollama-llama-server-terminated", "ollama"), ("ollama-cuda-oom", "ollama")]]
 
 
 def _frame(path: str, function: str) -> str:
@@ -199,3 +200,13 @@ def test_a_size_no_machine_has_is_a_look_alike() -> None:
     assert triage("ggml_aligned_malloc: insufficient memory (attempted to allocate 17592186044416.00 MB)", records).lookalike
     real = wrapped.replace("18446744073709549568", "63374323968")
     assert [c.id for c in triage(real, records).candidates] == ["llamacpp-model-load-failed"]
+
+
+def test_ollama_lines_logged_at_load_do_not_say_the_model_was_running() -> None:
+    slog = 'time=2026-04-03T12:44:58.444Z level=INFO source={} msg="{}" {}\n'
+    load = (slog.format("model.go:138", "vision: decode", "elapsed=702.599us")
+            + slog.format("ggml.go:1", "compute graph", "backend=CUDA0 buffer_type=CUDA0 size=\"1.1 GiB\"")
+            + "ggml_gallocr_reserve_n_impl: failed to allocate CUDA0 buffer of size 20052907008")
+    assert _best(load) == "ollama-llama-server-terminated"
+    serving = slog.format("routes.go:1", "POST \\\"/api/chat\\\"", "") + "CUDA error: out of memory"
+    assert _best(load.replace("ggml_gallocr", serving + "\nggml_gallocr")) == "ollama-cuda-oom"
