@@ -260,7 +260,11 @@ STEP_MARKERS = {
         # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py). V1's worker logs
         # "Available KV cache memory" when the profile run is done: the check comes next.
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b|Available KV cache memory:"],
-        ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
+        # Capture's frames and progress lines, not the word alone: V1's config line at the start of
+        # every log names its settings ("use_cudagraph", "cudagraph_capture_sizes", "cudagraph_mode":
+        # CUDAGraphMode...; the compilation_config of "Initializing a V1 LLM engine ... with config"),
+        # whatever step memory later ran out in.
+        ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing cudagraph|Capturing the model for CUDA graphs|_capture_cudagraphs|cuda_graph_memory|torch\.cuda\.graph\(|cuda_graph\.capture|\.capture_(begin|end)\(|CUDAGraph(Runner|Wrapper)\b|ESTIMATE_CUDAGRAPHS|graph capture"],
         # The sampler runs at startup (the warm-up) and for every request; with no request marker
         # beside them, its frames (V1's top-k/top-p sampler, which calls FlashInfer's sampling
         # kernels: vllm/v1/sample/ops/topk_topp_sampler.py) are the warm-up's.

@@ -210,3 +210,13 @@ def test_ollama_lines_logged_at_load_do_not_say_the_model_was_running() -> None:
     assert _best(load) == "ollama-llama-server-terminated"
     serving = slog.format("routes.go:1", "POST \\\"/api/chat\\\"", "") + "CUDA error: out of memory"
     assert _best(load.replace("ggml_gallocr", serving + "\nggml_gallocr")) == "ollama-cuda-oom"
+
+
+def test_the_config_line_names_graph_settings_not_a_step() -> None:
+    config = ('INFO 05-01 10:00:00 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: model=\'m\', '
+              'compilation_config={"level":3,"use_cudagraph":true,"cudagraph_num_of_warmups":1,"cudagraph_capture_sizes":[4,2,1]}\n')
+    records = STEP_RECORDS + [_record("vllm-weights-oom", "vllm", r"^$never")]
+    loading = config + _frame("vllm/model_executor/model_loader/loader.py", "load_model") + "\n" + OOM
+    assert triage(loading, records).best.id == "vllm-weights-oom"
+    capturing = config + _frame("vllm/v1/worker/gpu_model_runner.py", "capture_model") + "\n" + OOM
+    assert triage(capturing, records).best.id == "vllm-cudagraph-capture-oom"
