@@ -203,6 +203,11 @@ LOOKALIKE_LINES = [
     # offload=0 is the design of that machine, not a card too small. With a memory line elsewhere the
     # pages stay.
     r"\boffload to cpu layers\.requested|\boffload library=cpu layers\.requested",
+    # macOS names why a Metal command buffer failed after ggml's "command buffer N failed with status
+    # 5" (MTLCommandBufferStatusError): kIOGPUCommandBufferCallbackErrorOutOfMemory is memory running
+    # out; any other cause (submissions ignored after earlier GPU errors, as in
+    # https://github.com/ggml-org/llama.cpp/issues/8886, a timeout, a page fault) is not.
+    r"kIO(GPU|Accel)CommandBufferCallbackError(?!OutOfMemory)\w+",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in

@@ -220,3 +220,13 @@ def test_the_config_line_names_graph_settings_not_a_step() -> None:
     assert triage(loading, records).best.id == "vllm-weights-oom"
     capturing = config + _frame("vllm/v1/worker/gpu_model_runner.py", "capture_model") + "\n" + OOM
     assert triage(capturing, records).best.id == "vllm-cudagraph-capture-oom"
+
+
+def test_a_metal_command_buffer_fails_for_memory_only_when_macos_says_so() -> None:
+    records = [_record("llamacpp-metal-oom", "llamacpp", r"command buffer \d+ failed with status")]
+    failed = "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+    ignored = failed + "error: Ignored (for causing prior/excessive GPU errors) (00000004:kIOAccelCommandBufferCallbackErrorSubmissionsIgnored)"
+    assert triage(ignored, records).candidates == ()
+    oom = failed + "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
+    assert triage(oom, records).best.id == "llamacpp-metal-oom"
+    assert triage(failed, records).best.id == "llamacpp-metal-oom"
