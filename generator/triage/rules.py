@@ -276,8 +276,11 @@ STEP_MARKERS = {
         ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|sampler warm-?up|_dummy_pooler_run|topk_topp_sampler|flashinfer[/\\]sampling\.py|\btop_k_top_p_sampling"],
         # V0's AsyncLLMEngine: step_async runs a request's step, and _log_task_completion is the
         # callback of the run_engine_loop task only (vllm/engine/async_llm_engine.py).
-        # LLM.generate and LLM.chat run requests (offline inference); vllm/entrypoints/llm.py.
-        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b"],
+        # LLM.generate and LLM.chat run requests (offline inference); vllm/entrypoints/llm.py. A
+        # worker's execute_model runs a scheduled batch: startup calls the model runner's dummy runs
+        # and sampler warm-up directly (compile_or_warm_up_model, determine_available_memory in
+        # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's.
+        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
         ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],

@@ -170,6 +170,7 @@ def test_the_frames_of_a_traceback_name_the_step_of_its_oom() -> None:
     assert _best(sampler + ", with 39.88 MiB allocated in private pools (e.g., CUDA Graphs)") == "vllm-sampler-warmup-oom"
     # The same sampler frames under a request's step are that request's.
     assert _best(_frame("vllm/v1/engine/core.py", "run_busy_loop") + "\n" + sampler) == "vllm-request-cuda-oom"
+    assert _best(_frame("vllm/v1/worker/gpu_worker.py", "execute_model") + "\n" + sampler) == "vllm-request-cuda-oom"
     assert _best(_frame("vllm/engine/async_llm_engine.py", "step_async") + "\n" + OOM) == "vllm-request-cuda-oom"
     assert _best(_frame("vllm/entrypoints/llm.py", "wake_up") + "\n" + OOM) == "vllm-sleep-wake-oom"
     assert _best('vLLM: POST /wake_up fails with "CUDA Error: out of memory"') == "vllm-sleep-wake-oom"
