@@ -262,9 +262,8 @@ STEP_MARKERS = {
         # serving time the request markers (a later step) win.
         ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
         # V0's Worker.initialize_cache runs raise_if_cache_size_invalid; V1's check calls
-        # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py). V1's worker logs
-        # "Available KV cache memory" when the profile run is done: the check comes next.
-        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b|Available KV cache memory:"],
+        # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py).
+        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b"],
         # Capture's frames and progress lines, not the word alone: V1's config line at the start of
         # every log names its settings ("use_cudagraph", "cudagraph_capture_sizes", "cudagraph_mode":
         # CUDAGraphMode...; the compilation_config of "Initializing a V1 LLM engine ... with config"),
@@ -319,6 +318,17 @@ STEP_MARKERS = {
         ["token_slots", 7, r"\balloc_(paged_)?token_slots\w*|\balloc_for_(extend|decode)\b"],
         # Releases of 2024 ran the batch loop in a controller and a TP server.
         ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /|loop_for_forward|exposed_step|\bforward_step\b|forward_decode_batch|forward_fill_batch"],
+    ],
+}
+
+# Log lines that end a step, for a traceback cut at its first line (no frames, no error): the
+# failure came in the step that follows. Not for an out-of-memory line: after V1's worker logs
+# "Available KV cache memory" (the profile run's result, vllm/v1/worker/gpu_worker.py) the check
+# of one request's KV cache comes next, and it raises a ValueError, not an out-of-memory; an OOM
+# after that line came in a later step (the cache's allocation, graph capture, the sampler).
+STEPS_NEXT = {
+    "vllm": [
+        ["kv_cache_check", 3, r"Available KV cache memory:"],
     ],
 }
 
@@ -559,6 +569,7 @@ RULES = {
     "memory_statement": MEMORY_STATEMENT,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
+    "steps_next": STEPS_NEXT,
     "engine_markers": ENGINE_MARKERS,
     "engine_embeds": ENGINE_EMBEDS,
     "traceback_line": TRACEBACK_LINE,

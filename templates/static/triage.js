@@ -327,7 +327,12 @@
       // A paste that stops at "Traceback (most recent call last):" has no frames to place it: then
       // the log before it says how far the run had got (frames that name no step do not).
       var frames = lines.slice(firstFrame).filter(function (line) { return search(rules.traceback_line, line); });
-      if (step === null && frames.length === 1) step = detectStep(lines.slice(0, firstFrame), engine, rules);
+      if (step === null && engine !== null && frames.length === 1) {
+        var markers = (rules.step_markers[engine] || []).concat(rules.steps_next[engine] || []);
+        var nextMarkers = {};
+        nextMarkers[engine] = markers;
+        step = detectStep(lines.slice(0, firstFrame), engine, { step_markers: nextMarkers });
+      }
     } else if (genericLines.length) {
       // The raw lines keep their log prefixes, which name the module that logged.
       var rawLines = text.split("\n").map(function (raw) { return clean(raw); });

@@ -190,6 +190,9 @@ def test_a_traceback_cut_at_its_first_line_is_placed_by_the_log_before_it() -> N
     # Frames that name no step do not fall back on the log: where it failed after that line is unknown.
     framed = head + "Traceback (most recent call last):\n" + _frame("vllm/v1/engine/core.py", "__init__")
     assert _best(framed) is None
+    # That check raises a ValueError; an out-of-memory after the line came later (here in capture,
+    # whose graphs already hold memory).
+    assert _best(head + OOM + ", with 46.00 MiB allocated in private pools (e.g., CUDA Graphs)") == "vllm-cudagraph-capture-oom"
 
 
 def test_a_size_no_machine_has_is_a_look_alike() -> None:
