@@ -284,8 +284,9 @@ STEP_MARKERS = {
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
         # Sleep mode: LLM.wake_up or POST /wake_up maps the released memory back (vllm/entrypoints/llm.py,
-        # vllm/device_allocator/cumem.py); it follows startup and serving.
-        ["sleep_wake", 8, r"\bwake_up\b"],
+        # vllm/device_allocator/cumem.py); it follows startup and serving. Its frames, a call, or the
+        # endpoint, but not the access log of a wake-up that succeeded ("POST /wake_up HTTP/1.1" 200).
+        ["sleep_wake", 8, r"\bin wake_up\b|\.wake_up\(|/wake_up\b(?! HTTP/[\d.]+\" 2\d\d)"],
     ],
     "llamacpp": [
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],

@@ -174,6 +174,9 @@ def test_the_frames_of_a_traceback_name_the_step_of_its_oom() -> None:
     assert _best(_frame("vllm/engine/async_llm_engine.py", "step_async") + "\n" + OOM) == "vllm-request-cuda-oom"
     assert _best(_frame("vllm/entrypoints/llm.py", "wake_up") + "\n" + OOM) == "vllm-sleep-wake-oom"
     assert _best('vLLM: POST /wake_up fails with "CUDA Error: out of memory"') == "vllm-sleep-wake-oom"
+    # A wake-up that succeeded before a request ran out of memory is not where it ran out.
+    woke = 'INFO:     127.0.0.1:50356 - "POST /wake_up HTTP/1.1" 200 OK\n'
+    assert _best(woke + _frame("vllm/v1/engine/core.py", "run_busy_loop") + "\n" + OOM) == "vllm-request-cuda-oom"
 
 
 def test_an_sglang_batch_that_finds_no_kv_slots_is_a_full_pool() -> None:
