@@ -224,7 +224,8 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
         spans = _spans(rules["generic_oom"], line)
         wrappers = _spans(rules["wrapper_lines"], line)
         facts.append({
-            "lookalike": not spans and any(_search(pattern, line) for pattern in rules["lookalike_lines"]),
+            "lookalike": bool(_search(rules["absurd_size"], line))
+            or (not spans and any(_search(pattern, line) for pattern in rules["lookalike_lines"])),
             "failure": bool(_search(rules["failure_line"], line)),
             "reply": bool(_search(rules["reply_line"], line)),
             "wrapper": bool(wrappers),
@@ -286,6 +287,11 @@ def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str,
         if first_frame > 0 and _search(rules["traceback_header"], lines[first_frame - 1]):
             first_frame -= 1
         step = detect_step(lines[first_frame:], engine, rules)
+        # A paste that stops at "Traceback (most recent call last):" has no frames to place it:
+        # then the log before it says how far the run had got (frames that name no step do not).
+        if step is None and engine and sum(1 for line in lines[first_frame:] if _search(rules["traceback_line"], line)) == 1:
+            markers = rules["step_markers"].get(engine, []) + rules["steps_next"].get(engine, [])
+            step = detect_step(lines[:first_frame], engine, {"step_markers": {engine: markers}})
     else:
         step = detect_step(lines + raw_lines, engine, rules) if generic_lines else None
     if (generic_lines or cut_traceback) and engine is not None:

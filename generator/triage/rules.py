@@ -203,7 +203,17 @@ LOOKALIKE_LINES = [
     # offload=0 is the design of that machine, not a card too small. With a memory line elsewhere the
     # pages stay.
     r"\boffload to cpu layers\.requested|\boffload library=cpu layers\.requested",
+    # macOS names why a Metal command buffer failed after ggml's "command buffer N failed with status
+    # 5" (MTLCommandBufferStatusError): kIOGPUCommandBufferCallbackErrorOutOfMemory is memory running
+    # out; any other cause (submissions ignored after earlier GPU errors, as in
+    # https://github.com/ggml-org/llama.cpp/issues/8886, a timeout, a page fault) is not.
+    r"kIO(GPU|Accel)CommandBufferCallbackError(?!OutOfMemory)\w+",
 ]
+# A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
+# and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
+# https://github.com/ggml-org/llama.cpp/issues/15139. The line says memory ran out, but the bug is
+# the size: a look-alike, even beside the out-of-memory lines that report it.
+ABSURD_SIZE = r"\b(size|allocate)( of| =|:|=)? ?\d{16,}\b|\ballocate \d{10,}(\.\d+)? ?[MG]i?B\b"
 # A line that says memory (or the context that memory holds) ran short: with one, a look-alike
 # elsewhere in the paste does not silence the pages.
 MEMORY_STATEMENT = r"[Oo]ut of memory|OutOf(Device|Host)?Memory|OOM\b|[Nn]ot enough memory|[Ii]nsufficient [Mm]emory|unable to allocate|failed to allocate|cannot be allocated|Cannot allocate memory|more system memory|KV cache|cache blocks|max seq len|context (size|length|window)|too long|memory slot"
@@ -213,6 +223,11 @@ GENERIC_OOM = [
     r"CUDA out of memory\. Tried to allocate",
     r"OutOfMemoryError",
     r"CUDA error: out of memory",
+    # vLLM's cuMem allocator (sleep mode) formats "CUDA Error: %s at %s:%d"
+    # (csrc/cumem_allocator.cpp); readers quote it without the place, which names the sleep page.
+    r"CUDA Error: out of memory(?! at \S*cumem_allocator)",
+    # A reader's own words in a title: "CUDA OOM during sampler warmup".
+    r"\b(CUDA|GPU) OOM\b",
     r"HIP out of memory",
     r"cudaMalloc failed: out of memory",
     r"hipMalloc failed: out of memory",
@@ -246,13 +261,32 @@ STEP_MARKERS = {
         # The vision encoder runs at startup only on the profile run's dummy multi-modal batch; at
         # serving time the request markers (a later step) win.
         ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
-        # V0's Worker.initialize_cache runs raise_if_cache_size_invalid.
-        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b"],
-        ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing the model for CUDA graphs|cuda_graph|cudagraph|CUDAGraph|CUDAGRAPHS|graph capture"],
-        ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|_dummy_pooler_run"],
-        ["request", 6, r"engine_step|run_engine_loop|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
+        # V0's Worker.initialize_cache runs raise_if_cache_size_invalid; V1's check calls
+        # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py).
+        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b"],
+        # Capture's frames and progress lines, not the word alone: V1's config line at the start of
+        # every log names its settings ("use_cudagraph", "cudagraph_capture_sizes", "cudagraph_mode":
+        # CUDAGraphMode...; the compilation_config of "Initializing a V1 LLM engine ... with config"),
+        # whatever step memory later ran out in.
+        ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing cudagraph|Capturing the model for CUDA graphs|_capture_cudagraphs|cuda_graph_memory|torch\.cuda\.graph\(|cuda_graph\.capture|\.capture_(begin|end)\(|CUDAGraph(Runner|Wrapper)\b|ESTIMATE_CUDAGRAPHS|graph capture"],
+        # The sampler runs at startup (the warm-up) and for every request; with no request marker
+        # beside them, its frames (V1's top-k/top-p sampler, which calls FlashInfer's sampling
+        # kernels: vllm/v1/sample/ops/topk_topp_sampler.py) are the warm-up's.
+        ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|sampler warm-?up|_dummy_pooler_run|topk_topp_sampler|flashinfer[/\\]sampling\.py|\btop_k_top_p_sampling"],
+        # V0's AsyncLLMEngine: step_async runs a request's step, and _log_task_completion is the
+        # callback of the run_engine_loop task only (vllm/engine/async_llm_engine.py).
+        # LLM.generate and LLM.chat run requests (offline inference); vllm/entrypoints/llm.py. A
+        # worker's execute_model runs a scheduled batch: startup calls the model runner's dummy runs
+        # and sampler warm-up directly (compile_or_warm_up_model, determine_available_memory in
+        # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's.
+        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
+        ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
+        # Sleep mode: LLM.wake_up or POST /wake_up maps the released memory back (vllm/entrypoints/llm.py,
+        # vllm/device_allocator/cumem.py); it follows startup and serving. Its frames, a call, or the
+        # endpoint, but not the access log of a wake-up that succeeded ("POST /wake_up HTTP/1.1" 200).
+        ["sleep_wake", 8, r"\bin wake_up\b|\.wake_up\(|/wake_up\b(?! HTTP/[\d.]+\" 2\d\d)"],
     ],
     "llamacpp": [
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
@@ -265,15 +299,37 @@ STEP_MARKERS = {
         # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
         # done while loading; out of memory while running comes from the CUDA pool as "CUDA error".
         ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server|(cuda|hip)Malloc failed|_alloc_buffer|(failed|unable) to allocate \w+ buffer"],
-        ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|\bdecode\b|update_slots|ggml_backend_sched_graph_compute|compute graph"],
+        # llama.cpp's decode of a batch; not Ollama's "vision: decode", the image decoding its
+        # EncodeMultimodal logs (model/models/<arch>/model.go), which the runner also does while it
+        # reserves the graphs at load, as ollama/ollama#15284 shows. Nor Ollama's msg="compute graph",
+        # which its ggml backend logs when it is created and when it reserves the graphs, both at load
+        # (ml/backend/ggml/ggml.go); llama.cpp's "failed to allocate compute graph for K-shift" (or
+        # defrag) is a KV-cache update while running.
+        ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|(^|[^:] )decode\b|update_slots|ggml_backend_sched_graph_compute|allocate compute graph for"],
     ],
     "sglang": [
         ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader"],
         ["kv_pool", 2, r"init_memory_pool|Memory pool|KV Cache is allocated|profile_max_num_token"],
         ["attention", 3, r"init_attention_backend"],
         ["graph_capture", 4, r"init_cuda_graphs|CudaGraphRunner|Capture cuda graph|capture_one_batch|Capture CUDA graph"],
+        # A batch taking KV slots from the token pool: alloc_token_slots and its paged variants raise
+        # "Out of memory. Try to lower your batch size." when the pool has none left
+        # (python/sglang/srt/mem_cache/allocation.py, mem_cache/common.py in 0.5.x), prefill, decode
+        # or a speculative verify alike: the pool is full, not the GPU.
+        ["token_slots", 7, r"\balloc_(paged_)?token_slots\w*|\balloc_for_(extend|decode)\b"],
         # Releases of 2024 ran the batch loop in a controller and a TP server.
         ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /|loop_for_forward|exposed_step|\bforward_step\b|forward_decode_batch|forward_fill_batch"],
+    ],
+}
+
+# Log lines that end a step, for a traceback cut at its first line (no frames, no error): the
+# failure came in the step that follows. Not for an out-of-memory line: after V1's worker logs
+# "Available KV cache memory" (the profile run's result, vllm/v1/worker/gpu_worker.py) the check
+# of one request's KV cache comes next, and it raises a ValueError, not an out-of-memory; an OOM
+# after that line came in a later step (the cache's allocation, graph capture, the sampler).
+STEPS_NEXT = {
+    "vllm": [
+        ["kv_cache_check", 3, r"Available KV cache memory:"],
     ],
 }
 
@@ -288,6 +344,7 @@ STEP_PAGES = {
         "sampler_warmup": "vllm-sampler-warmup-oom",
         "request": "vllm-request-cuda-oom",
         "request_preprocess": "vllm-request-too-long",
+        "sleep_wake": "vllm-sleep-wake-oom",
     },
     "llamacpp": {
         "weights": "llamacpp-model-load-failed",
@@ -306,6 +363,7 @@ STEP_PAGES = {
         "attention": "sglang-cuda-oom",
         "graph_capture": "sglang-cuda-oom",
         "running": "sglang-cuda-oom",
+        "token_slots": "sglang-kv-pool-full",
         "default": "sglang-cuda-oom",
     },
 }
@@ -314,6 +372,8 @@ STEP_PAGES = {
 # llama.cpp inside, so its own markers weigh more than the llama.cpp lines its logs carry.
 ENGINE_MARKERS = {
     "vllm": [
+        # POST /wake_up: the sleep-mode endpoint of vLLM's API server (vllm/entrypoints/openai/api_server.py).
+        [3, r"/wake_up\b"],
         [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
     ],
     "llamacpp": [
@@ -506,9 +566,11 @@ RULES = {
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
     "generic_oom": GENERIC_OOM,
     "lookalike_lines": LOOKALIKE_LINES,
+    "absurd_size": ABSURD_SIZE,
     "memory_statement": MEMORY_STATEMENT,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
+    "steps_next": STEPS_NEXT,
     "engine_markers": ENGINE_MARKERS,
     "engine_embeds": ENGINE_EMBEDS,
     "traceback_line": TRACEBACK_LINE,

@@ -189,7 +189,8 @@
       var spans = spansOf(rules.generic_oom, line);
       var wrappers = spansOf(rules.wrapper_lines, line);
       return {
-        lookalike: !spans.length && rules.lookalike_lines.some(function (pattern) { return search(pattern, line); }),
+        lookalike: !!search(rules.absurd_size, line) ||
+          (!spans.length && rules.lookalike_lines.some(function (pattern) { return search(pattern, line); })),
         failure: !!search(rules.failure_line, line),
         reply: !!search(rules.reply_line, line),
         wrapper: wrappers.length > 0,
@@ -323,6 +324,15 @@
       while (!search(rules.traceback_line, lines[firstFrame])) firstFrame++;
       if (firstFrame > 0 && search(rules.traceback_header, lines[firstFrame - 1])) firstFrame--;
       step = detectStep(lines.slice(firstFrame), engine, rules);
+      // A paste that stops at "Traceback (most recent call last):" has no frames to place it: then
+      // the log before it says how far the run had got (frames that name no step do not).
+      var frames = lines.slice(firstFrame).filter(function (line) { return search(rules.traceback_line, line); });
+      if (step === null && engine !== null && frames.length === 1) {
+        var markers = (rules.step_markers[engine] || []).concat(rules.steps_next[engine] || []);
+        var nextMarkers = {};
+        nextMarkers[engine] = markers;
+        step = detectStep(lines.slice(0, firstFrame), engine, { step_markers: nextMarkers });
+      }
     } else if (genericLines.length) {
       // The raw lines keep their log prefixes, which name the module that logged.
       var rawLines = text.split("\n").map(function (raw) { return clean(raw); });

@@ -145,3 +145,95 @@ def test_an_inner_failure_offers_the_outer_page_only_at_its_step() -> None:
     assert triage(loading, records).best.id == "ollama-llama-server-terminated"
     running = marker + "ggml_metal_graph_compute: command buffer 3 failed with status 5"
     assert [c.id for c in triage(running, records).candidates] == ["llamacpp-metal-oom"]
+
+
+STEP_RECORDS = [_record(id_, engine, r"^$never") for id_, engine in [
+    ("vllm-sampler-warmup-oom", "vllm"), ("vllm-request-cuda-oom", "vllm"), ("vllm-sleep-wake-oom", "vllm"),
+    ("vllm-max-model-len-error", "vllm"), ("vllm-cudagraph-capture-oom", "vllm"),
+    ("sglang-cuda-oom", "sglang"), ("sglang-kv-pool-full", "sglang"),
+    ("ollama-llama-server-terminated", "ollama"), ("ollama-cuda-oom", "ollama")]]
+
+
+def _frame(path: str, function: str) -> str:
+    return f'  File "/venv/lib/python3.12/site-packages/{path}", line 10, in {function}'
+
+
+def _best(text: str) -> str | None:
+    best = triage(text, STEP_RECORDS).best
+    return best.id if best else None
+
+
+def test_the_frames_of_a_traceback_name_the_step_of_its_oom() -> None:
+    sampler = "\n".join([_frame("vllm/v1/sample/ops/topk_topp_sampler.py", "forward_cuda"),
+                         _frame("flashinfer/sampling.py", "top_k_top_p_sampling_from_logits"), OOM])
+    # Graphs were captured by then (torch counts their private pools), but the sampler ran last.
+    assert _best(sampler + ", with 39.88 MiB allocated in private pools (e.g., CUDA Graphs)") == "vllm-sampler-warmup-oom"
+    # The same sampler frames under a request's step are that request's.
+    assert _best(_frame("vllm/v1/engine/core.py", "run_busy_loop") + "\n" + sampler) == "vllm-request-cuda-oom"
+    assert _best(_frame("vllm/v1/worker/gpu_worker.py", "execute_model") + "\n" + sampler) == "vllm-request-cuda-oom"
+    assert _best(_frame("vllm/engine/async_llm_engine.py", "step_async") + "\n" + OOM) == "vllm-request-cuda-oom"
+    assert _best(_frame("vllm/entrypoints/llm.py", "wake_up") + "\n" + OOM) == "vllm-sleep-wake-oom"
+    assert _best('vLLM: POST /wake_up fails with "CUDA Error: out of memory"') == "vllm-sleep-wake-oom"
+    # A wake-up that succeeded before a request ran out of memory is not where it ran out.
+    woke = 'INFO:     127.0.0.1:50356 - "POST /wake_up HTTP/1.1" 200 OK\n'
+    assert _best(woke + _frame("vllm/v1/engine/core.py", "run_busy_loop") + "\n" + OOM) == "vllm-request-cuda-oom"
+
+
+def test_an_sglang_batch_that_finds_no_kv_slots_is_a_full_pool() -> None:
+    cut = "\n".join(["Traceback (most recent call last):", _frame("sglang/srt/managers/scheduler.py", "run_batch"),
+                     _frame("sglang/srt/mem_cache/allocation.py", "alloc_token_slots")])
+    assert _best(cut) == "sglang-kv-pool-full"
+    forward = "\n".join([_frame("sglang/srt/managers/scheduler.py", "run_batch"), OOM])
+    assert _best(forward) == "sglang-cuda-oom"
+
+
+def test_a_traceback_cut_at_its_first_line_is_placed_by_the_log_before_it() -> None:
+    head = "(EngineCore_DP0 pid=1) INFO 11-25 18:39:23 [gpu_worker.py:348] Available KV cache memory: 0.44 GiB\n"
+    assert _best(head + "ERROR [core.py:842] EngineCore failed to start.\nTraceback (most recent call last):") == "vllm-max-model-len-error"
+    # Frames that name no step do not fall back on the log: where it failed after that line is unknown.
+    framed = head + "Traceback (most recent call last):\n" + _frame("vllm/v1/engine/core.py", "__init__")
+    assert _best(framed) is None
+    # That check raises a ValueError; an out-of-memory after the line came later (here in capture,
+    # whose graphs already hold memory).
+    assert _best(head + OOM + ", with 46.00 MiB allocated in private pools (e.g., CUDA Graphs)") == "vllm-cudagraph-capture-oom"
+
+
+def test_a_size_no_machine_has_is_a_look_alike() -> None:
+    records = [_record("llamacpp-model-load-failed", "llamacpp", r"failed to allocate CPU buffer")]
+    wrapped = ("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 18446744073709549568\n"
+               "alloc_tensor_range: failed to allocate CPU buffer of size 18446744073709549568")
+    result = triage(wrapped, records)
+    assert result.candidates == () and "18446744073709549568" in (result.lookalike or "")
+    assert triage("ggml_aligned_malloc: insufficient memory (attempted to allocate 17592186044416.00 MB)", records).lookalike
+    real = wrapped.replace("18446744073709549568", "63374323968")
+    assert [c.id for c in triage(real, records).candidates] == ["llamacpp-model-load-failed"]
+
+
+def test_ollama_lines_logged_at_load_do_not_say_the_model_was_running() -> None:
+    slog = 'time=2026-04-03T12:44:58.444Z level=INFO source={} msg="{}" {}\n'
+    load = (slog.format("model.go:138", "vision: decode", "elapsed=702.599us")
+            + slog.format("ggml.go:1", "compute graph", "backend=CUDA0 buffer_type=CUDA0 size=\"1.1 GiB\"")
+            + "ggml_gallocr_reserve_n_impl: failed to allocate CUDA0 buffer of size 20052907008")
+    assert _best(load) == "ollama-llama-server-terminated"
+    serving = slog.format("routes.go:1", "POST \\\"/api/chat\\\"", "") + "CUDA error: out of memory"
+    assert _best(load.replace("ggml_gallocr", serving + "\nggml_gallocr")) == "ollama-cuda-oom"
+
+
+def test_the_config_line_names_graph_settings_not_a_step() -> None:
+    config = ('INFO 05-01 10:00:00 [core.py:58] Initializing a V1 LLM engine (v0.8.5) with config: model=\'m\', '
+              'compilation_config={"level":3,"use_cudagraph":true,"cudagraph_num_of_warmups":1,"cudagraph_capture_sizes":[4,2,1]}\n')
+    records = STEP_RECORDS + [_record("vllm-weights-oom", "vllm", r"^$never")]
+    loading = config + _frame("vllm/model_executor/model_loader/loader.py", "load_model") + "\n" + OOM
+    assert triage(loading, records).best.id == "vllm-weights-oom"
+    capturing = config + _frame("vllm/v1/worker/gpu_model_runner.py", "capture_model") + "\n" + OOM
+    assert triage(capturing, records).best.id == "vllm-cudagraph-capture-oom"
+
+
+def test_a_metal_command_buffer_fails_for_memory_only_when_macos_says_so() -> None:
+    records = [_record("llamacpp-metal-oom", "llamacpp", r"command buffer \d+ failed with status")]
+    failed = "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+    ignored = failed + "error: Ignored (for causing prior/excessive GPU errors) (00000004:kIOAccelCommandBufferCallbackErrorSubmissionsIgnored)"
+    assert triage(ignored, records).candidates == ()
+    oom = failed + "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
+    assert triage(oom, records).best.id == "llamacpp-metal-oom"
+    assert triage(failed, records).best.id == "llamacpp-metal-oom"
