@@ -141,8 +141,8 @@ def _layer_kv(geometry: Geometry, il: int, kind: str, iswa: bool) -> LayerKv:
     reads them from the GGUF its converter writes (GEMMA4_LLAMACPP_SOURCE): `key_length` = global_head_dim for
     the full layers, `key_length_swa` = head_dim for the sliding ones (llama_hparams::n_embd_head_k(il)), and a
     per-layer `head_count_kv` with num_global_key_value_heads on the full layers. A checkpoint without
-    attention_k_eq_v has num_key_value_heads heads in its full layers' k_proj, so a GGUF that loads carries that
-    count there too: Geometry.layer_shape gives it in both cases. With attention_k_eq_v, V is K (gemma4.cpp reuses
+    attention_k_eq_v has num_key_value_heads heads in its full layers' k_proj (geometry.GEMMA4_SOURCE), so a GGUF
+    that loads carries that count there too: Geometry.layer_shape gives it in both cases. With attention_k_eq_v, V is K (gemma4.cpp reuses
     Kcur), but the cache still stores both (has_v = !is_mla)."""
     heads, head = geometry.layer_shape(kind)
     return LayerKv(il, heads * head, heads * head, head, head, iswa and kind in (SLIDING, CHUNKED))
