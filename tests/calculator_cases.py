@@ -450,6 +450,22 @@ GEMMA4_CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+def gemma4_llama_requests(builds: list[str], calc: dict[str, Any], per_source: int = 30) -> list[dict[str, Any]]:
+    """llama.cpp and Ollama requests as random_llamacpp / random_ollama draw them, on each GEMMA4_CONFIGS shape and
+    on the catalog's Gemma 4 builds `builds` (two KV shapes, KV-shared layers, the iSWA split)."""
+    rng = random.Random(SEED + 4)
+    out: list[dict[str, Any]] = []
+    for source in [{"hf_config": config} for config in GEMMA4_CONFIGS.values()] + [{"model": key} for key in builds]:
+        for _ in range(per_source):
+            r = rng.choice([random_llamacpp, random_ollama])(rng, calc)
+            for key in ("model", "hf_config"):
+                r.pop(key, None)
+            out.append({**r, **source})
+    for n, request in enumerate(out):
+        request["id"] = f"gemma4-llama-{n}"
+    return out
+
+
 def state_requests(models: list[str], configs: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Every engine on each STATE_CONFIGS shape (or `configs`) and on the catalog's builds `models`, over GPUs,
     parallelism, KV dtypes, block sizes and lengths: vLLM sizes them, llama.cpp and SGLang refuse them."""

@@ -190,6 +190,8 @@ class LlamaExpect(_Strict):
     kv_mib: str | None = None
     k_mib: str | None = None
     v_mib: str | None = None
+    # an iSWA model's non-SWA cache alone, when the quoted log shows only its size line
+    non_swa_mib: str | None = None
     compute_mib: float | None = None
     device_layers: dict[str, int] | None = None
 

@@ -16,7 +16,7 @@ export function layout(g, L) {
   // Mamba / DeltaNet layers keep a recurrent state in llama.cpp's separate r/s cache.
   if (g.state) fail(`${g.modelType} has Mamba or linear-attention layers; their llama.cpp recurrent cache is not modelled`);
   if (g.modelType.startsWith("gemma3n")) fail("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled");
-  if (g.globalHeadDim || g.globalKvHeads || g.kinds.includes("none"))
+  if (!g.g4 && (g.globalHeadDim || g.globalKvHeads || g.kinds.includes("none")))
     fail(`${g.modelType} has layers of two KV shapes or layers that share KV; its llama.cpp cache from config.json is not modelled`);
   const base = { arch: g.modelType, nLayer: g.layers, nCtxTrain: g.maxPos, nEmbd: g.hidden, nHead: g.heads, nVocab: g.vocab, nFf: g.inter };
   if (g.mla) {
@@ -24,7 +24,12 @@ export function layout(g, L) {
     return { ...base, kv: g.kinds.map((_, i) => ({ i, k: w, v: 0, hk: w, hv: g.mla.rank, swa: false })), nSwa: null, mla: true };
   }
   const iswa = L.swa_hf_prefixes.some((p) => g.modelType.startsWith(p)) || (g.modelType.startsWith("llama4") && g.kinds.includes("chunked"));
-  const w = g.kvHeads * g.headDim, kv = g.kinds.map((k, i) => ({ i, k: w, v: w, hk: g.headDim, hv: g.headDim, swa: iswa && k !== "full" }));
+  // _layer_kv: Gemma 4's full layers have their own shape (Geometry.layer_shape); its KV-shared layers have no row.
+  const two = g.globalHeadDim || g.globalKvHeads, kv = [];
+  g.kinds.forEach((k, i) => {
+    const [h, d] = k === "full" && two ? [g.globalKvHeads || g.kvHeads, g.globalHeadDim || g.headDim] : [g.kvHeads, g.headDim];
+    if (k !== "none") kv.push({ i, k: h * d, v: h * d, hk: d, hv: d, swa: iswa && k !== "full" });
+  });
   return { ...base, kv, nSwa: iswa && kv.some((l) => l.swa) ? g.window || g.chunk : null, mla: false };
 }
 

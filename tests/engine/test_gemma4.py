@@ -15,7 +15,6 @@ import pytest
 
 from generator.engine import sglang
 from generator.engine.geometry import FULL, NO_CACHE, SLIDING, GeometryError, geometry_from_hf_config, kv_bytes_per_token
-from generator.engine.llamacpp.layout import kv_layout_from_geometry
 from generator.engine.vllm import VllmInputError, VllmInputs, blocks_per_request, kv_cache_groups, largest_fitting_len, plan_vllm
 from generator.engine.vllm.blocks import _group_shapes, _search_fitting_len, unify_page_sizes
 from generator.units import GIB
@@ -146,9 +145,8 @@ def test_pages_that_do_not_divide_are_refused():
         unify_page_sizes(kv_cache_groups(g), {FULL: 12288, SLIDING: 16384})
 
 
-def test_other_engines_refuse_what_they_do_not_model():
-    with pytest.raises(GeometryError, match="llama.cpp"):
-        kv_layout_from_geometry(geometry_from_hf_config(GEMMA4_31B))
+def test_sglang_refuses_what_it_does_not_model():
+    # llama.cpp's Gemma 4 cache is modelled: tests/engine/test_llamacpp_gemma4.py.
     with pytest.raises(sglang.SglangInputError, match="not modelled"):
         sglang.cell_size(GEMMA4_31B)
 

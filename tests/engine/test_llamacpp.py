@@ -386,6 +386,9 @@ def test_real_log(entry, run):
         assert mib_text(plan.k_bytes) == expect["k_mib"] and expect["k_mib"] in printed
     if "v_mib" in expect:
         assert mib_text(plan.v_bytes) == expect["v_mib"] and expect["v_mib"] in printed
+    if "non_swa_mib" in expect:
+        base = next(cache for cache in plan.caches if cache.kind == "non-SWA")
+        assert mib_text(base.total_bytes) == expect["non_swa_mib"] and base.size_line(settings.parallel or 1) in printed
     for buffer_mib, n_layers in (expect.get("device_layers") or {}).items():
         per_layer = plan.bytes_by_layer()
         assert len(set(per_layer.values())) == 1

@@ -255,10 +255,11 @@ def _settings_grid():
 
 
 def _llama_cases(catalog):
-    # Models whose layers keep a recurrent state, share KV or differ in shape (Gemma 4) have no llama.cpp layout the engine models.
+    # Models whose layers keep a recurrent state, or Gemma 3n's shared KV, have no llama.cpp layout the engine models;
+    # Gemma 4's KV-shared layers leave gaps in its cache's layer indices.
     def modelled(m) -> bool:
         g = geometry_from_hf_config(m.config.as_config_json())
-        return not (g.model_type.startswith("gemma3n") or g.has_state or g.has_global_shape)
+        return not (g.model_type.startswith("gemma3n") or g.has_state)
     layouts = [pairs._work(m, next(v for v in m.variants)).layout for m in catalog.models.values() if modelled(m)]
     for layout in layouts + _odd_layouts():
         for settings in _settings_grid():

@@ -23,6 +23,7 @@ from ..calculator_cases import (
     GEMMA4_CONFIGS,
     STATE_CONFIGS,
     catalog_requests,
+    gemma4_llama_requests,
     python_answer,
     python_catalog,
     random_requests,
@@ -115,15 +116,17 @@ def test_state_layer_hybrids_match(shipped) -> None:
 
 def test_gemma4_matches(shipped) -> None:
     """Gemma 4 (two page sizes, KV-shared layers): the E2B/E4B shapes the catalog lacks and the catalog's Gemma 4
-    builds, over every engine; vLLM sizes them, llama.cpp and SGLang refuse them."""
+    builds, over every engine; vLLM and llama.cpp / Ollama size them, SGLang refuses them."""
     dataset, calc, _models, _gpus = shipped
     builds = [f"{m['id']}-{v['id']}" for m in calc["models"] if m["id"].startswith("gemma-4-") for v in m["variants"]]
     assert builds, "the catalog has no Gemma 4 model"
-    requests = state_requests(builds, GEMMA4_CONFIGS)
+    requests = state_requests(builds, GEMMA4_CONFIGS) + gemma4_llama_requests(builds, calc)
     answers = assert_parity(requests, shipped)
     vllm = [a for r, a in zip(requests, answers) if r["engine"] == "vllm"]
     assert any(a.get("fits") for a in vllm) and any(a.get("fits") is False for a in vllm)
-    assert all("error_input" in a for r, a in zip(requests, answers) if r["engine"] in ("llamacpp", "sglang"))
+    assert all("error_input" in a for r, a in zip(requests, answers) if r["engine"] == "sglang")
+    llama = [a for r, a in zip(requests, answers) if r["engine"] in ("llamacpp", "ollama")]
+    assert sum("kv_bytes" in a for a in llama) > len(llama) // 2, "llama.cpp / Ollama should size most Gemma 4 requests"
 
 
 def test_a_pasted_hybrid_config_keeps_its_state_keys() -> None:

@@ -44,8 +44,24 @@ FLASH_ATTN_AUTO = frozenset({"auto", "-1"})
 # src/models/gemma2.cpp (2), gemma3.cpp (6), openai-moe.cpp (2), read at master 3f545be.
 SWA_PATTERN_BY_GGUF_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2}
 # From config.json the pattern comes with the layer kinds; cohere2 (Command R7B) builds an iSWA cache too
-# (ggml-org/llama.cpp PR #13194 discussion runs c4ai-command-r7b with and without --swa-full).
-_SWA_HF_PREFIXES = ("gemma2", "gemma3", "gpt_oss", "cohere2")
+# (ggml-org/llama.cpp PR #13194 discussion runs c4ai-command-r7b with and without --swa-full), and so does
+# Gemma 4 (GEMMA4_LLAMACPP_SOURCE: build_attn_inp_kv_iswa).
+_SWA_HF_PREFIXES = ("gemma2", "gemma3", "gpt_oss", "cohere2", "gemma4")
+
+# Gemma 4 in llama.cpp. src/models/gemma4.cpp load_arch_hparams: the per-layer `sliding_window_pattern` array picks
+# the SWA layers, `key_length` / `key_length_swa` are the full / sliding head sizes (llama_hparams::n_embd_head_k(il)),
+# and n_layer_kv_from_start = block_count - `shared_kv_layers`: from that layer on has_kv(il) is false, the layer
+# reads an earlier layer's cells and llama_kv_cache allocates nothing for it ("does not have KV cache"). The graph
+# builds an iSWA cache. conversion/gemma.py Gemma4Model.set_gguf_parameters writes those keys from config.json:
+# key_length = global_head_dim, key_length_swa = head_dim, shared_kv_layers = num_kv_shared_layers, and
+# head_count_kv per layer (num_global_key_value_heads on full layers) when num_global_key_value_heads is set.
+# Ollama's converter (convert/convert_gemma4.go at fb30760) writes the same keys, and Ollama 0.33 runs GGUF
+# Gemma 4 through llama-server (server/sched.go; llama/compat only renames tokenizer metadata and hides the
+# projector tensors).
+GEMMA4_LLAMACPP_SOURCE = (
+    "https://github.com/ggml-org/llama.cpp/blob/9af0434d8c5ede7127955d063a9617d8492ae79d/src/models/gemma4.cpp",
+    "https://github.com/ggml-org/llama.cpp/blob/061b8c5f91885f2779d23198a091777df47c3f6f/conversion/gemma.py",
+)
 
 # Grok forces flash attention off ("flash_attn is not compatible with Grok - forcing off").
 _FA_FORCED_OFF_ARCHS = frozenset({"grok"})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from generator.engine.geometry import (
     CHUNKED,
     FULL,
+    GEMMA4_TYPES,
     NO_CACHE,
     SLIDING,
     Geometry,
@@ -94,8 +95,7 @@ def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
     if model_type.startswith("gemma3n"):
         # Gemma 3n reuses the KV of earlier layers in its last layers; that sharing is not modelled.
         raise GeometryError("Gemma 3n shares KV between layers; its llama.cpp cache is not modelled")
-    if geometry.has_global_shape or NO_CACHE in geometry.layer_kinds:
-        # Gemma 4: full-attention layers of another head size / KV head count, KV-shared layers.
+    if model_type not in GEMMA4_TYPES and (geometry.has_global_shape or NO_CACHE in geometry.layer_kinds):
         raise GeometryError(f"{model_type} has layers of two KV shapes or layers that share KV; its llama.cpp cache from config.json is not modelled")
     if geometry.mla is not None:
         # conversion/deepseek.py: key_length = kv_lora_rank + qk_rope_head_dim (576), value_length =
@@ -119,18 +119,7 @@ def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
 
     iswa = model_type.startswith(_SWA_HF_PREFIXES) or (model_type.startswith("llama4") and CHUNKED in geometry.layer_kinds)
     window = geometry.sliding_window or geometry.attention_chunk_size
-    width = geometry.num_kv_heads * geometry.head_dim
-    layers = tuple(
-        LayerKv(
-            il,
-            width,
-            width,
-            geometry.head_dim,
-            geometry.head_dim,
-            iswa and kind in (SLIDING, CHUNKED),
-        )
-        for il, kind in enumerate(geometry.layer_kinds)
-    )
+    layers = tuple(_layer_kv(geometry, il, kind, iswa) for il, kind in enumerate(geometry.layer_kinds) if kind != NO_CACHE)
     # Other archs with a config.json sliding_window (Mistral v0.1, Qwen2 with use_sliding_window)
     # get a full-size cache in llama.cpp: only iSWA models build the second, smaller cache.
     return KvLayout(
@@ -145,6 +134,18 @@ def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
         n_vocab=geometry.vocab_size,
         n_ff=geometry.intermediate_size,
     )
+
+
+def _layer_kv(geometry: Geometry, il: int, kind: str, iswa: bool) -> LayerKv:
+    """One layer's cache row. Only Gemma 4 has two shapes and KV-shared (NO_CACHE, skipped) layers; llama.cpp
+    reads them from the GGUF its converter writes (GEMMA4_LLAMACPP_SOURCE): `key_length` = global_head_dim for
+    the full layers, `key_length_swa` = head_dim for the sliding ones (llama_hparams::n_embd_head_k(il)), and a
+    per-layer `head_count_kv` with num_global_key_value_heads on the full layers. A checkpoint without
+    attention_k_eq_v has num_key_value_heads heads in its full layers' k_proj (geometry.GEMMA4_SOURCE), so a GGUF
+    that loads carries that count there too: Geometry.layer_shape gives it in both cases. With attention_k_eq_v, V is K (gemma4.cpp reuses
+    Kcur), but the cache still stores both (has_v = !is_mla)."""
+    heads, head = geometry.layer_shape(kind)
+    return LayerKv(il, heads * head, heads * head, head, head, iswa and kind in (SLIDING, CHUNKED))
 
 
 def _meta_int(meta: Mapping[str, Any], key: str, *, required: bool = False, default: int | None = None) -> int | None:
@@ -184,6 +185,17 @@ def _gguf_vocab(meta: Mapping[str, Any], arch: str) -> int:
     if isinstance(tokens, int) and not isinstance(tokens, bool):
         return tokens  # callers that pass the array length (llama_model_loader prints arr[str,N])
     return 0
+
+
+def _layers_with_kv(meta: Mapping[str, Any], arch: str, n_layer: int) -> int:
+    """hparams.n_layer_kv_from_start: Gemma 4's last `shared_kv_layers` layers reuse earlier layers' cells and
+    have no KV tensors (GEMMA4_LLAMACPP_SOURCE). Gemma 3n hardcodes its own start and is refused from config.json."""
+    if arch != "gemma4":
+        return n_layer
+    shared = _meta_int(meta, f"{arch}.attention.shared_kv_layers", default=0)
+    if shared >= n_layer:
+        raise GeometryError(f"`{arch}.attention.shared_kv_layers` {shared} leaves no layer of the {n_layer} with a KV cache")
+    return n_layer - shared
 
 
 def kv_layout_from_gguf_metadata(meta: Mapping[str, Any]) -> KvLayout:
@@ -229,7 +241,7 @@ def kv_layout_from_gguf_metadata(meta: Mapping[str, Any]) -> KvLayout:
         swa_flags = [False] * n_layer
 
     layers = []
-    for il in range(n_layer):
+    for il in range(_layers_with_kv(meta, arch, n_layer)):
         if heads_kv[il] == 0:
             continue  # no attention in this layer (hybrid / recurrent): no KV tensors
         hk = head_k_swa if swa_flags[il] else head_k
