@@ -20,7 +20,8 @@ model's, so the KV bytes per token are the same; the weights are not):
 - an Ollama library name the catalog lists for a model (`gemma3`, `llama3.1:70b`, sourced per
   record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
   listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
-  catalog's `qwen3:30b`); one pulled through its registry path (`registry.ollama.ai/library/gpt-oss:20b`);
+  catalog's `qwen3:30b`), or a library name listed without a size at the size its record's name
+  carries (`mistral-small3.2:24b-instruct-2506-q8_0` for Mistral-Small-3.2-24B-Instruct-2506); one pulled through its registry path (`registry.ollama.ai/library/gpt-oss:20b`);
 - a family and size without the variant word (`Qwen3-VL-235B`, `qwen3-next-80B`, `Qwen3-VL-30B-A3B`): the
   records whose name is that name plus only an MoE active size and variant words (Instruct, it, Chat,
   Thinking) and no release date; one record, or several with the same config.json of which exactly one
@@ -135,6 +136,11 @@ class HfIdIndex:
         self.names = _unique(names)
         self.base_names = _unique(base_names)
         self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
+        # A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
+        self.library_sizes = _unique((_key(f"{name}:{word}"), Resolved(model.id, None, True)) for model in models_seen
+                                     for name in model.ollama_names if ":" not in name
+                                     for repo in (model.hf_repo, *model.hf_aliases) for word in _words(repo.split("/")[1])
+                                     if _SIZE.fullmatch(word))
         # Each model's own names as words, with its config.json: what a family-and-size name is matched on.
         self.families = [(_words(repo.split("/")[1]), Resolved(model.id, None, True), model.config.as_config_json())
                          for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)]
@@ -161,7 +167,7 @@ class HfIdIndex:
             return found  # an Ollama library name, e.g. gemma3 (its default size)
         if (tag := _OLLAMA_TAG.match(text)) is not None:
             name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
-            found = self.tags.get(name_size) or self.library.get(name_size)
+            found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
             return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
         quant = None

@@ -116,9 +116,13 @@ function buildIndex(raw) {
     }
   }
   const library = unique(raw.models.flatMap((m) => (m.ollama_names || []).map((n) => [key(n), target(m.id, null, true)])));
+  // A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
+  const librarySizes = unique(raw.models.flatMap((m) => (m.ollama_names || []).filter((n) => !n.includes(":"))
+    .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
+      .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
   const families = raw.models.flatMap((m) => ownNames(m).map((repo) => [wordsOf(repo.split("/")[1]), target(m.id, null, true), canonical(m.config)]));
   const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
-  return { repos, files, tags, library, names: unique(names), baseNames: unique(baseNames), families, owners,
+  return { repos, files, tags, library, librarySizes, names: unique(names), baseNames: unique(baseNames), families, owners,
            bases: baseCheckpoints(raw.models), ggufBuilds: ggufBuilds(raw.models) };
 }
 
@@ -200,7 +204,7 @@ export function resolveModel(modelText, raw) {
   const tag = OLLAMA_TAG.exec(text);
   if (tag) {
     const nameSize = key(`${tag[1]}:${tag[2]}`);
-    const found = index.tags.get(nameSize) || index.library.get(nameSize);
+    const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
     return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
   }
   text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");
