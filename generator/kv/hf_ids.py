@@ -21,19 +21,23 @@ model's, so the KV bytes per token are the same; the weights are not):
   record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
   listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
   catalog's `qwen3:30b`), or a library name listed without a size at the size its record's name
-  carries (`mistral-small3.2:24b-instruct-2506-q8_0` for Mistral-Small-3.2-24B-Instruct-2506); one pulled through its registry path (`registry.ollama.ai/library/gpt-oss:20b`);
+  carries (`mistral-small3.2:24b-instruct-2506-q8_0` for Mistral-Small-3.2-24B-Instruct-2506); any of
+  these pulled through its registry path (`registry.ollama.ai/library/gpt-oss:20b`: the default host and
+  namespace of an Ollama name, https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/types/model/name.go);
 - a family and size without the variant word (`Qwen3-VL-235B`, `qwen3-next-80B`, `Qwen3-VL-30B-A3B`): the
   records whose name is that name plus only an MoE active size and variant words (Instruct, it, Chat,
   Thinking) and no release date; one record, or several with the same config.json of which exactly one
   is the default (not Thinking). A hub id under a catalog repository's own owner is that owner's other
   checkpoint (google/gemma-4-26B-A4B is the pretrained one), so this rule does not read it;
 - an Ollama tag `name:size` the catalog does not list, read as the Hugging Face name it abbreviates
-  (Ollama's library names a model after its repository, lowercased, with the size after `:`, as the
-  model library table of https://github.com/ollama/ollama/blob/main/README.md shows: `gpt-oss:20b`,
-  `qwen3:8b`): `qwen3.6:27b-q4_K_M` reads as Qwen3.6-27B, `Qwen3.5:35b-a3b` as Qwen3.5-35B-A3B. Only a
-  size, an MoE active size, Instruct and quantization words may follow; a name that lands on a base
-  checkpoint of a family whose other records carry Instruct (qwen2.5:1.5b, whose library model is the
-  instruct one) does not resolve;
+  (library tags are `name:size`, as the model library table of
+  https://github.com/ollama/ollama/blob/379fd64fa837e51eddeda6c32f5c812d912a6751/README.md shows:
+  `gemma3:27b` for Gemma 3 27B, `llama3.1:405b` for Llama 3.1 405B): `qwen3.6:27b-q4_K_M` reads as
+  Qwen3.6-27B, `Qwen3.5:35b-a3b` as Qwen3.5-35B-A3B, only when that name is a record's own or a family
+  and size as above. A tag without a size is not read (the same table serves a 7B distill as
+  `deepseek-r1`). Only a size, an MoE active size, Instruct and quantization words may follow; a name
+  that lands on a base checkpoint of a family whose other records carry Instruct (qwen2.5:1.5b, whose
+  library model is the instruct one) does not resolve;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -66,7 +70,8 @@ _PACKAGING_WORD = re.compile(
     r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
-# upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md).
+# upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
+# config.json, and the draft layer's cache only when a run turns MTP drafting on, as with the base repository.
 # ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 _MODELSCOPE_DOT = "___"
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
