@@ -281,6 +281,7 @@ def test_an_exact_catalog_repository_is_not_flagged(index: HfIdIndex) -> None:
     ("Qwen3.5:35B-A3B", "qwen3.5-35b-a3b"),
     ("qwen3.5:27b", "qwen3.5-27b"),
     ("qwen3-next:80b", "qwen3-next-80b-a3b-instruct"),
+    ("qwen3:0.6b-q8_0", "qwen3-0.6b"),  # Qwen3's dated -Instruct-2507 releases do not make Qwen3-0.6B a base
     ("https://ollama.com/library/qwen3.5:9b", "qwen3.5-9b"),
     # -MTP re-packs keep the multi-token prediction layer the base repository ships.
     ("unsloth/Qwen3.6-35B-A3B-MTP-GGUF", "qwen3.6-35b-a3b"),

@@ -267,19 +267,23 @@ def _words(name: str) -> list[str]:
 
 
 def _base_checkpoints(models: list[Model]) -> set[str]:
-    """Records named family-size with no variant word in a family whose other records carry one
-    (Qwen2.5-1.5B beside Qwen2.5-7B-Instruct): pretrained checkpoints, not what a chat library serves."""
-    shapes: dict[str, tuple[set[str], bool]] = {}
+    """Records named family-size (and active size) alone in a family whose chat records add only
+    Instruct, it or Chat (Qwen2.5-1.5B beside Qwen2.5-7B-Instruct): pretrained checkpoints, not what a
+    chat library serves. A dated release (Qwen3-8B beside Qwen3-4B-Instruct-2507) does not make one."""
+    bare: dict[str, set[str]] = {}
+    chat: set[str] = set()
     for model in models:
         for repo in (model.hf_repo, *model.hf_aliases):
             words = _words(repo.split("/")[1])
             at = next((i for i, w in enumerate(words) if i and _SIZE.fullmatch(w)), None)
-            if at is not None:
-                family, chat = shapes.setdefault("-".join(words[:at]), (set(), False))
-                shapes["-".join(words[:at])] = (family | {model.id}, chat or any(w in _CHAT_WORDS for w in words[at + 1:]))
-    chat_models = {model.id for model in models for repo in (model.hf_repo, *model.hf_aliases)
-                   if any(w in _CHAT_WORDS for w in _words(repo.split("/")[1]))}
-    return {mid for members, chat in shapes.values() if chat for mid in members - chat_models}
+            if at is None or not all(_ACTIVE.fullmatch(w) or w in _CHAT_WORDS for w in words[at + 1:]):
+                continue
+            family = "-".join(words[:at])
+            if any(w in _CHAT_WORDS for w in words[at + 1:]):
+                chat.add(family)
+            else:
+                bare.setdefault(family, set()).add(model.id)
+    return {mid for family, members in bare.items() if family in chat for mid in members}
 
 
 def hf_id_index(models: Mapping[str, Model] | Iterable[Model]) -> HfIdIndex:

@@ -57,23 +57,20 @@ const canonical = (value) => Array.isArray(value) ? `[${value.map(canonical).joi
   : value && typeof value === "object" ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`
   : JSON.stringify(value);
 
-/** _base_checkpoints: family-size records with no variant word in a family whose other records carry one. */
+/** _base_checkpoints: family-size records alone in a family whose chat records add only Instruct, it or Chat. */
 function baseCheckpoints(models) {
-  const shapes = new Map();
+  const bare = new Map(), chat = new Set();
   for (const m of models) for (const repo of ownNames(m)) {
     const words = wordsOf(repo.split("/")[1]);
     const at = words.findIndex((w, i) => i > 0 && SIZE.test(w));
-    if (at < 0) continue;
+    const tail = words.slice(at + 1);
+    if (at < 0 || !tail.every((w) => ACTIVE.test(w) || CHAT_WORDS.has(w))) continue;
     const family = words.slice(0, at).join("-");
-    const shape = shapes.get(family) || { members: new Set(), chat: false };
-    shape.members.add(m.id);
-    shape.chat = shape.chat || words.slice(at + 1).some((w) => CHAT_WORDS.has(w));
-    shapes.set(family, shape);
+    if (tail.some((w) => CHAT_WORDS.has(w))) chat.add(family);
+    else (bare.get(family) || bare.set(family, new Set()).get(family)).add(m.id);
   }
-  const chatModels = new Set(models.filter((m) => ownNames(m).some((r) => wordsOf(r.split("/")[1]).some((w) => CHAT_WORDS.has(w))))
-    .map((m) => m.id));
   const bases = new Set();
-  for (const shape of shapes.values()) if (shape.chat) for (const id of shape.members) if (!chatModels.has(id)) bases.add(id);
+  for (const [family, members] of bare) if (chat.has(family)) for (const id of members) bases.add(id);
   return bases;
 }
 

@@ -52,7 +52,7 @@ CASES = [
     "registry.ollama.ai/library/gpt-oss:20b", "https://ollama.com/library/qwen3.5:9b", "huihui_ai/glm-4.7-flash-abliterated:latest",
     "unsloth/Qwen3.6-35B-A3B-MTP-GGUF:UD-IQ3_XXS", "unsloth/MiniMax-M2.7-GGUF:UD-Q6_K_XL", "hf.co/unsloth/MiniMax-M2.7-GGUF:UD-Q4_K_M",
     "unsloth/gemma-3-27b-it-GGUF:Q8_0", "unsloth/gemma-3-27b-it-GGUF:Q5_K_M", "models/GLM-5-NVFP4-MTP", "someone/Qwen3-VL-8B-abliterated",
-    "mistral-small3.2:24b", "llama3.1:8b-instruct-q8_0", "qwq:14b", "llama3:7b",
+    "qwen3:0.6b-q8_0", "llama3.1:8b-text", "mistral-small3.2:24b", "llama3.1:8b-instruct-q8_0", "qwq:14b", "llama3:7b",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-VL-8B/snapshots/abc", "/root/.cache/huggingface/hub/models--someone--Qwen3-VL-8B",
 ]
 
