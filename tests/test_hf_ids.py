@@ -98,13 +98,14 @@ def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
     # folder of a re-pack), 21 when holdout2 was gathered; 27 once ModelScope's `___`, OpenVINO's -ov and
     # AutoRound's -mixed/-sym words were read and Llama-3.1-405B-Instruct and Ollama's mistral-small3.1
     # joined the catalog, more with the vision and Gemma 4 records (this file is spent as a measure: its misses guided which classes to add);
-    # 30 of 42 before, 32 after the GLM-4.5 and Llama 3 70B records; still 32 after the olmOCR 2 record.
-    # The rest name vision models, Mistral Small 4, hybrids, a fine-tune's quant and an Ollama tag with no size.
+    # 30 of 42 before, 32 after the GLM-4.5 and Llama 3 70B records; still 32 after the olmOCR 2 record. The rest name vision models,
+    # Mistral Small 4, hybrids, a fine-tune's quant and an Ollama tag with no size. 34 after ids5's rules
+    # (qwen3-vl:2b, mistral-small3.2:24b-instruct-2506-q8_0; written after reading these misses too, so not blind).
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
-    assert len(resolved) / len(entries) >= 0.64
+    assert len(resolved) / len(entries) >= 0.8
 
 
 def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
@@ -116,13 +117,13 @@ def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
     # llama2 sizes were listed: llama2:7b is one of these entries and was named in the issue, so not blind.
     # 28 of 50 before issue 20's records of Llama 3 70B, QwQ-32B, Command R, GLM-4.5/4.6, DeepSeek-R1-0528 and
     # Qwen3-30B-A3B-Instruct-2507; 29 after (DeepSeek-R1-0528's path; that model was on a list drawn partly
-    # from these misses, so the gain is not blind). Still 29 after the olmOCR 2 record, which no entry names.
+    # from these misses, so the gain is not blind). Still 29 after the olmOCR 2 record, which no entry names; 31 after ids5's rules (qwen3.5:9b, GLM-5-NVFP4-MTP; not blind).
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout2.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     assert len({entry["id"] for entry in entries}) == len(entries)
     index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
-    assert len(resolved) / len(entries) >= 0.46
+    assert len(resolved) / len(entries) >= 0.62
 
 
 def test_the_third_holdout_of_unseen_log_ids_is_measured() -> None:
@@ -143,6 +144,8 @@ def test_the_third_holdout_of_unseen_log_ids_is_measured() -> None:
     index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
     assert len(resolved) >= int(recorded.group(1))
+    after = re.search(r"^# after ids5's rules \(informed by these misses\): (\d+) of", text, re.MULTILINE)
+    assert after is None or len(resolved) >= int(after.group(1))
 
 
 def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
@@ -211,6 +214,10 @@ def test_a_repackaged_other_checkpoint_does_not_resolve(index: HfIdIndex, named:
     ("llama2:13b-chat-q4_0", "llama-2-13b"),
     ("qwen2.5:72b", "qwen2.5-72b-instruct"),
     ("qwen2.5:7b-instruct-q4_K_M", "qwen2.5-7b-instruct"),
+    # A library name listed without a size, at the size its record's name carries.
+    ("mistral-small3.2:24b", "mistral-small-3.2-24b-instruct-2506"),
+    ("llama3.1:8b-instruct-q8_0", "llama-3.1-8b-instruct"),
+    ("qwq:32b", "qwq-32b"),
 ])
 def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
     found = index.resolve(named)
@@ -225,6 +232,8 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
     "llama3:405b",  # a size Llama 3 does not have (405B is Llama 3.1's)
     "qwen2.5:1.5b",  # a size the catalog has no qwen2.5 instruct record for
     "llama2:34b",
+    "qwq:14b",  # a listed library name at a size its record's name does not carry
+    "llama3:7b",
     "deepseek-r1:iq1_s",  # a quantization with no size: which deepseek-r1 it is, the tag does not say
     "someone/Qwen3-8B-abliterated-4bit",
     "Qwen3-8B-Base-Q4_K_M.gguf",
@@ -271,3 +280,75 @@ def test_forms_of_downloads_and_re_packs_keep_other_checkpoints_out(index: HfIdI
 def test_an_exact_catalog_repository_is_not_flagged(index: HfIdIndex) -> None:
     found = index.resolve("Qwen/Qwen2.5-7B-Instruct-AWQ")
     assert found is not None and not found.same_architecture_only
+
+
+@pytest.mark.parametrize(("named", "model"), [
+    # A family and size without the variant word: the one record named so plus an active size and
+    # Instruct/it/Chat (or Thinking, when an Instruct record of the same config.json is the default).
+    ("Qwen3-VL-235B", "qwen3-vl-235b-a22b-instruct"),
+    ("/data/models/qwen3-vl-8b", "qwen3-vl-8b-instruct"),
+    ("Qwen3-VL-30B", "qwen3-vl-30b-a3b-instruct"),
+    ("Qwen3-VL-30B-A3B", "qwen3-vl-30b-a3b-instruct"),
+    ("qwen3-next-80B", "qwen3-next-80b-a3b-instruct"),
+    ("Qwen3-30B", "qwen3-30b-a3b"),  # the -2507 releases carry a date, so they do not compete
+    ("gemma-3-27b", "gemma-3-27b-it"),
+    ("/root/.cache/huggingface/hub/models--someone--Qwen3-VL-8B", "qwen3-vl-8b-instruct"),
+    ("/models/Qwen3-VL-30B-A3B-AWQ", "qwen3-vl-30b-a3b-instruct"),  # then packaging words
+    ("Qwen3-VL-235B-A22B-Q4_K_M.gguf", "qwen3-vl-235b-a22b-instruct"),
+    # Ollama tags the catalog does not list, read as the repository name they abbreviate.
+    ("qwen3.6:27b-q8_0", "qwen3.6-27b"),
+    ("Qwen3.5:35B-A3B", "qwen3.5-35b-a3b"),
+    ("qwen3.5:27b", "qwen3.5-27b"),
+    ("qwen3-next:80b", "qwen3-next-80b-a3b-instruct"),
+    ("qwen3:0.6b-q8_0", "qwen3-0.6b"),  # Qwen3's dated -Instruct-2507 releases do not make Qwen3-0.6B a base
+    ("https://ollama.com/library/qwen3.5:9b", "qwen3.5-9b"),
+    # -MTP re-packs keep the multi-token prediction layer the base repository ships.
+    ("unsloth/Qwen3.6-35B-A3B-MTP-GGUF", "qwen3.6-35b-a3b"),
+    ("models/GLM-5-NVFP4-MTP", "glm-5"),
+    # repo:QUANT for a quantization the catalog has no file of: the architecture, not another build.
+    ("unsloth/MiniMax-M2.7-GGUF:UD-Q6_K_XL", "minimax-m2.7"),
+    ("hf.co/unsloth/gemma-3-27b-it-GGUF:Q5_K_M", "gemma-3-27b-it"),
+])
+def test_names_without_the_variant_word_resolve_to_the_architecture(index: HfIdIndex, named: str, model: str) -> None:
+    assert index.resolve(named) == Resolved(model, None, same_architecture_only=True)
+
+
+@pytest.mark.parametrize(("named", "model", "variant"), [
+    ("registry.ollama.ai/library/gpt-oss:20b", "gpt-oss-20b", "gguf-mxfp4"),  # the catalog's tag, pulled by its path
+    ("unsloth/gemma-3-27b-it-GGUF:Q8_0", "gemma-3-27b-it", "q8-0"),  # the build of the named quantization
+    ("unsloth/gemma-3-27b-it-GGUF:q4_k_m", "gemma-3-27b-it", "q4-k-m"),
+    ("hf.co/unsloth/MiniMax-M2.7-GGUF:UD-Q4_K_M", "minimax-m2.7", "ud-q4-k-m"),
+])
+def test_a_quantization_tag_picks_its_own_build(index: HfIdIndex, named: str, model: str, variant: str) -> None:
+    assert index.resolve(named) == Resolved(model, variant)
+
+
+@pytest.mark.parametrize("named", [
+    "Qwen/Qwen3-VL-8B",  # under the catalog repository's owner: that owner's other checkpoint
+    "google/gemma-4-26B-A4B",  # the pretrained checkpoint beside google/gemma-4-26B-A4B-it
+    "/root/.cache/huggingface/hub/models--google--gemma-4-26B-A4B/snapshots/abc",
+    "Qwen3-VL-33B",  # a size the catalog does not have
+    "Qwen3-VL-8B-Thinking",  # the catalog has no 8B Thinking record, and Instruct is not it by name
+    "Mistral-Small-24B",  # the record's name carries a release date (2501): another release may be meant
+    "Llama-4-Scout-17B",  # 16E is not a variant word
+    "Kimi-VL-A3B",  # an active size without a total size
+    "Qwen3-VL",
+    "Qwen3-VL-8B-abliterated",
+    "models/deepseek-r1-emo-7b",
+    "qwen3.8:27b",  # not in the catalog
+    "qwen2.5-coder:14b-base-q2_K",  # a base checkpoint named by the tag
+    "qwen3.6:27b-abliterated-q4_K_M",
+    "pdevine/qwen3.6:35b-a3b-q8_0",  # a user's namespace on Ollama, not the library
+    "registry.ollama.ai/huihui_ai/qwen3-abliterated:8b",
+    "glm-4.7-flash:latest",  # no size: the library default's, which the name does not say
+])
+def test_names_without_the_variant_word_keep_other_checkpoints_out(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
+def test_a_family_and_size_over_records_of_different_geometry_does_not_resolve() -> None:
+    models = load_dataset(REPO).models
+    instruct, thinking = models["qwen3-vl-235b-a22b-instruct"], models["qwen3-vl-235b-a22b-thinking"]
+    assert hf_id_index([instruct, thinking]).resolve("Qwen3-VL-235B") == Resolved(instruct.id, None, True)
+    other = thinking.model_copy(update={"config": thinking.config.model_copy(update={"num_key_value_heads": 8})})
+    assert hf_id_index([instruct, other]).resolve("Qwen3-VL-235B") is None

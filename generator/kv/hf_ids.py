@@ -20,7 +20,27 @@ model's, so the KV bytes per token are the same; the weights are not):
 - an Ollama library name the catalog lists for a model (`gemma3`, `llama3.1:70b`, sourced per
   record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
   listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
-  catalog's `qwen3:30b`).
+  catalog's `qwen3:30b`), or a library name listed without a size at the size its record's name
+  carries (`mistral-small3.2:24b-instruct-2506-q8_0` for Mistral-Small-3.2-24B-Instruct-2506); any of
+  these pulled through its registry path (`registry.ollama.ai/library/gpt-oss:20b`: the default host and
+  namespace of an Ollama name, https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/types/model/name.go);
+- a family and size without the variant word (`Qwen3-VL-235B`, `qwen3-next-80B`, `Qwen3-VL-30B-A3B`): the
+  records whose name is that name plus only an MoE active size and variant words (Instruct, it, Chat,
+  Thinking) and no release date; one record, or several with the same config.json of which exactly one
+  is the default (not Thinking). A hub id under a catalog repository's own owner is that owner's other
+  checkpoint (google/gemma-4-26B-A4B is the pretrained one), so this rule does not read it;
+- an Ollama tag `name:size` the catalog does not list, read as the Hugging Face name it abbreviates
+  (library tags are `name:size`, as the model library table of
+  https://github.com/ollama/ollama/blob/379fd64fa837e51eddeda6c32f5c812d912a6751/README.md shows:
+  `gemma3:27b` for Gemma 3 27B, `llama3.1:405b` for Llama 3.1 405B): `qwen3.6:27b-q4_K_M` reads as
+  Qwen3.6-27B, `Qwen3.5:35b-a3b` as Qwen3.5-35B-A3B, only when that name is a record's own or a family
+  and size as above. A tag without a size is not read (the same table serves a 7B distill as
+  `deepseek-r1`). Only a size, an MoE active size, Instruct and quantization words may follow; a name
+  that lands on a base checkpoint of a family whose other records carry Instruct (qwen2.5:1.5b, whose
+  library model is the instruct one) does not resolve;
+- `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
+  the variant of that quantization, or when the catalog has no file of it, the base architecture
+  (never another quantization's build).
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -47,11 +67,22 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F3
 # Stripped from the end one at a time.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", re.I)
+# -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
+# prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
+# upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
+# config.json, and the draft layer's cache only when a run turns MTP drafting on, as with the base repository.
 # ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 _MODELSCOPE_DOT = "___"
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
-_OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-[a-z0-9._-]+)?$", re.I)
+_OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$", re.I)
+_OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.com)/library/", re.I)
+# Name words: a size (8b, 0.6b, 135m, 2.4t, 8x7b, Gemma's e2b), an MoE active size (a3b), a variant word.
+_SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
+_ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
+_CHAT_WORDS = frozenset({"instruct", "it", "chat"})
+# Words after an Ollama tag's size that name a quantization (q4_K_M, iq3_xxs, fp16, qat).
+_OLLAMA_QUANT = re.compile(r"i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat", re.I)
 
 
 @dataclass(frozen=True)
@@ -110,20 +141,43 @@ class HfIdIndex:
         self.names = _unique(names)
         self.base_names = _unique(base_names)
         self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
+        # A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
+        self.library_sizes = _unique((_key(f"{name}:{word}"), Resolved(model.id, None, True)) for model in models_seen
+                                     for name in model.ollama_names if ":" not in name
+                                     for repo in (model.hf_repo, *model.hf_aliases) for word in _words(repo.split("/")[1])
+                                     if _SIZE.fullmatch(word))
+        # Each model's own names as words, with its config.json: what a family-and-size name is matched on.
+        self.families = [(_words(repo.split("/")[1]), Resolved(model.id, None, True), model.config.as_config_json())
+                         for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)]
+        self.owners = {_key(repo.split("/")[0]) for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)}
+        self.bases = _base_checkpoints(models_seen)
+        # GGUF repositories a variant loads from: their quantizations, as `repo:QUANT` names them.
+        self.gguf_builds: dict[str, tuple[str, dict[str, Resolved]]] = {}
+        for model in models_seen:
+            own = {_key(repo) for repo in (model.hf_repo, *model.hf_aliases)}
+            for v in model.variants:
+                if v.format == "gguf" and v.hf_repo and _key(v.hf_repo) not in own:
+                    builds = self.gguf_builds.setdefault(_key(v.hf_repo), (model.id, {}))[1]
+                    quant = _QUANT_SUFFIX.search(_SHARD.sub("", v.gguf_file or "")[: -len(".gguf")]) if v.gguf_file else None
+                    if quant is not None:
+                        builds.setdefault(_key(quant.group(0)[1:]), Resolved(model.id, v.id))
 
     def resolve(self, named: str) -> Resolved | None:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
         text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\").replace(_MODELSCOPE_DOT, ".")
+        text = _OLLAMA_REGISTRY.sub("", text)
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
             return found  # an Ollama library name, e.g. gemma3 (its default size)
         if (tag := _OLLAMA_TAG.match(text)) is not None:
             name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
-            found = self.tags.get(name_size) or self.library.get(name_size)
-            return Resolved(found.model_id, None, True) if found is not None else None
+            found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
+            return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
-        text = re.sub(r":[A-Za-z0-9_.-]+$", "", text) if "/" in text else text  # hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)
+        quant = None
+        if "/" in text and (tail := re.search(r":([A-Za-z0-9_.-]+)$", text)) is not None:
+            text, quant = text[: tail.start()], tail.group(1)  # hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)
         parts = [p for p in re.split(r"[/\\]", text) if p]
         if parts and parts[-1].lower().endswith(".gguf"):
             found = self._gguf(parts.pop())
@@ -131,6 +185,9 @@ class HfIdIndex:
                 return found
         if not parts:
             return None
+        if quant is not None and (builds := self.gguf_builds.get(_key("/".join(parts[-2:])))) is not None:
+            # The build of that quantization, or the architecture alone: never another quantization's build.
+            return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
         return self._repository(parts)
 
     def _gguf(self, leaf: str) -> Resolved | None:
@@ -141,7 +198,7 @@ class HfIdIndex:
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:
             return Resolved(found.model_id, None)
-        return self._repackaged(stem) if stem else None
+        return self._repackaged(stem, True) if stem else None
 
     def _repository(self, parts: list[str]) -> Resolved | None:
         text = "/".join(parts)
@@ -153,20 +210,80 @@ class HfIdIndex:
         for part in reversed(parts):
             cache = re.fullmatch(r"models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)", part)
             if cache:
-                return self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}")) or self._named(cache.group(2))
-        return self._named(parts[-1])
+                found = self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}"))
+                return found or self._named(cache.group(2), _key(cache.group(1)) not in self.owners)
+        # owner/name under a catalog repository's owner is that owner's checkpoint, named in full.
+        return self._named(parts[-1], not (len(parts) == 2 and _key(parts[0]) in self.owners))
 
-    def _named(self, leaf: str) -> Resolved | None:
-        return self.names.get(_key(leaf)) or self._repackaged(leaf)
+    def _named(self, leaf: str, short: bool) -> Resolved | None:
+        return self.names.get(_key(leaf)) or self._repackaged(leaf, short)
 
-    def _repackaged(self, leaf: str) -> Resolved | None:
-        """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4."""
+    def _repackaged(self, leaf: str, short: bool) -> Resolved | None:
+        """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4,
+        or (`short`) a family and size without the variant word, e.g. Qwen3-VL-8B, Qwen3-VL-8B-AWQ."""
+        if short and (found := self._shorthand(leaf)) is not None:
+            return found
         stripped = leaf
         while (word := _PACKAGING_WORD.search(stripped)) is not None and word.start() > 0:
             stripped = stripped[: word.start()]
-            if (found := self.base_names.get(_key(stripped))) is not None:
+            if (found := self.base_names.get(_key(stripped)) or (self._shorthand(stripped) if short else None)) is not None:
                 return found
         return None
+
+    def _shorthand(self, leaf: str) -> Resolved | None:
+        """Qwen3-VL-235B for Qwen3-VL-235B-A22B-Instruct: the one record (or the one default among records
+        with the same config.json) named like it plus an active size and variant words."""
+        words = _words(leaf)
+        if len(words) < 2 or not any(_SIZE.fullmatch(w) for w in words[1:]) or not _SIZE.fullmatch(words[-1]) and not _ACTIVE.fullmatch(words[-1]):
+            return None
+        hits: dict[str, tuple[Resolved, dict, bool]] = {}
+        for name, found, config in self.families:
+            rest = name[len(words):]
+            if rest and name[: len(words)] == words and all(_ACTIVE.fullmatch(w) or w in _CHAT_WORDS or w == "thinking" for w in rest):
+                hits[found.model_id] = (found, config, "thinking" not in rest)
+        configs = [config for _, config, _ in hits.values()]
+        if not hits or any(config != configs[0] for config in configs):
+            return None  # none, or records of different KV geometry
+        defaults = [found for found, _, default in hits.values() if default or len(hits) == 1]
+        return defaults[0] if len(defaults) == 1 else None
+
+    def _ollama(self, name: str, size: str, rest: str | None) -> Resolved | None:
+        """An Ollama tag the catalog does not list, read as the Hugging Face name it abbreviates."""
+        if not _SIZE.fullmatch(size):
+            return None  # deepseek-r1:iq1_s, glm-4.7-flash:latest: the size is the library default's
+        words = [name, size]
+        for word in rest.split("-") if rest else ():
+            if _ACTIVE.fullmatch(word) or word.lower() in _CHAT_WORDS:
+                words.append(word)
+            elif not _OLLAMA_QUANT.fullmatch(word):
+                return None  # base, vision, a date: another checkpoint than the name alone
+        hf_name = "-".join(words)
+        found = self.base_names.get(_key(hf_name)) or self._shorthand(hf_name)
+        return None if found is None or found.model_id in self.bases else found
+
+
+def _words(name: str) -> list[str]:
+    return _key(name).split("-")
+
+
+def _base_checkpoints(models: list[Model]) -> set[str]:
+    """Records named family-size (and active size) alone in a family whose chat records add only
+    Instruct, it or Chat (Qwen2.5-1.5B beside Qwen2.5-7B-Instruct): pretrained checkpoints, not what a
+    chat library serves. A dated release (Qwen3-8B beside Qwen3-4B-Instruct-2507) does not make one."""
+    bare: dict[str, set[str]] = {}
+    chat: set[str] = set()
+    for model in models:
+        for repo in (model.hf_repo, *model.hf_aliases):
+            words = _words(repo.split("/")[1])
+            at = next((i for i, w in enumerate(words) if i and _SIZE.fullmatch(w)), None)
+            if at is None or not all(_ACTIVE.fullmatch(w) or w in _CHAT_WORDS for w in words[at + 1:]):
+                continue
+            family = "-".join(words[:at])
+            if any(w in _CHAT_WORDS for w in words[at + 1:]):
+                chat.add(family)
+            else:
+                bare.setdefault(family, set()).add(model.id)
+    return {mid for family, members in bare.items() if family in chat for mid in members}
 
 
 def hf_id_index(models: Mapping[str, Model] | Iterable[Model]) -> HfIdIndex:

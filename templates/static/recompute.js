@@ -23,10 +23,15 @@ const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
-const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-[a-z0-9._-]+)?$/i;
+const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
+const OLLAMA_REGISTRY = /^(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com)\/library\//i;
+const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
+const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
+const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
+const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
 const CACHE_DIR = /^models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 
 const key = (text) => String(text).trim().toLowerCase();
@@ -43,6 +48,45 @@ function unique(pairs) {
   const out = new Map();
   for (const [k, targets] of seen) if (targets.size === 1) out.set(k, targets.values().next().value);
   return out;
+}
+
+const wordsOf = (name) => key(name).split("-");
+const ownNames = (m) => [m.repo, ...(m.aliases || [])];
+// A config.json as one string whatever its key order: records of the same KV geometry compare equal.
+const canonical = (value) => Array.isArray(value) ? `[${value.map(canonical).join(",")}]`
+  : value && typeof value === "object" ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`
+  : JSON.stringify(value);
+
+/** _base_checkpoints: family-size records alone in a family whose chat records add only Instruct, it or Chat. */
+function baseCheckpoints(models) {
+  const bare = new Map(), chat = new Set();
+  for (const m of models) for (const repo of ownNames(m)) {
+    const words = wordsOf(repo.split("/")[1]);
+    const at = words.findIndex((w, i) => i > 0 && SIZE.test(w));
+    const tail = words.slice(at + 1);
+    if (at < 0 || !tail.every((w) => ACTIVE.test(w) || CHAT_WORDS.has(w))) continue;
+    const family = words.slice(0, at).join("-");
+    if (tail.some((w) => CHAT_WORDS.has(w))) chat.add(family);
+    else (bare.get(family) || bare.set(family, new Set()).get(family)).add(m.id);
+  }
+  const bases = new Set();
+  for (const [family, members] of bare) if (chat.has(family)) for (const id of members) bases.add(id);
+  return bases;
+}
+
+function ggufBuilds(models) {
+  const builds = new Map();
+  for (const m of models) {
+    const own = new Set(ownNames(m).map(key));
+    for (const v of m.variants) {
+      if (v.engines.includes("vllm") || !v.repo || own.has(key(v.repo))) continue;
+      if (!builds.has(key(v.repo))) builds.set(key(v.repo), [m.id, new Map()]);
+      const quant = v.gguf ? QUANT_SUFFIX.exec(v.gguf.replace(SHARD, "").slice(0, -".gguf".length)) : null;
+      const byQuant = builds.get(key(v.repo))[1];
+      if (quant && !byQuant.has(key(quant[0].slice(1)))) byQuant.set(key(quant[0].slice(1)), target(m.id, v.id));
+    }
+  }
+  return builds;
 }
 
 function buildIndex(raw) {
@@ -69,20 +113,60 @@ function buildIndex(raw) {
     }
   }
   const library = unique(raw.models.flatMap((m) => (m.ollama_names || []).map((n) => [key(n), target(m.id, null, true)])));
-  return { repos, files, tags, library, names: unique(names), baseNames: unique(baseNames) };
+  // A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
+  const librarySizes = unique(raw.models.flatMap((m) => (m.ollama_names || []).filter((n) => !n.includes(":"))
+    .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
+      .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
+  const families = raw.models.flatMap((m) => ownNames(m).map((repo) => [wordsOf(repo.split("/")[1]), target(m.id, null, true), canonical(m.config)]));
+  const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
+  return { repos, files, tags, library, librarySizes, names: unique(names), baseNames: unique(baseNames), families, owners,
+           bases: baseCheckpoints(raw.models), ggufBuilds: ggufBuilds(raw.models) };
 }
 
-function repackaged(index, leaf) {
+/** _shorthand: Qwen3-VL-235B for the one record (or one default of one config) named like it plus variant words. */
+function shorthand(index, leaf) {
+  const words = wordsOf(leaf), last = words[words.length - 1];
+  if (words.length < 2 || !words.slice(1).some((w) => SIZE.test(w)) || (!SIZE.test(last) && !ACTIVE.test(last))) return null;
+  const hits = new Map();
+  for (const [name, found, config] of index.families) {
+    const rest = name.slice(words.length);
+    if (rest.length && words.every((w, i) => name[i] === w) && rest.every((w) => ACTIVE.test(w) || CHAT_WORDS.has(w) || w === "thinking"))
+      hits.set(found.model_id, [found, config, !rest.includes("thinking")]);
+  }
+  const all = [...hits.values()];
+  if (!all.length || all.some(([, config]) => config !== all[0][1])) return null;
+  const defaults = all.filter(([, , isDefault]) => isDefault || all.length === 1);
+  return defaults.length === 1 ? defaults[0][0] : null;
+}
+
+function repackaged(index, leaf, short) {
+  if (short) {
+    const found = shorthand(index, leaf);
+    if (found) return found;
+  }
   let stripped = leaf, word;
   while ((word = PACKAGING_WORD.exec(stripped)) !== null && word.index > 0) {
     stripped = stripped.slice(0, word.index);
-    const found = index.baseNames.get(key(stripped));
+    const found = index.baseNames.get(key(stripped)) || (short ? shorthand(index, stripped) : null);
     if (found) return found;
   }
   return null;
 }
 
-const named = (index, leaf) => index.names.get(key(leaf)) || repackaged(index, leaf);
+const named = (index, leaf, short) => index.names.get(key(leaf)) || repackaged(index, leaf, short);
+
+/** _ollama: an Ollama tag the catalog does not list, read as the Hugging Face name it abbreviates. */
+function ollamaName(index, name, size, rest) {
+  if (!SIZE.test(size)) return null;
+  const words = [name, size];
+  for (const word of rest ? rest.split("-") : []) {
+    if (ACTIVE.test(word) || CHAT_WORDS.has(word.toLowerCase())) words.push(word);
+    else if (!OLLAMA_QUANT.test(word)) return null;
+  }
+  const hfName = words.join("-");
+  const found = index.baseNames.get(key(hfName)) || shorthand(index, hfName);
+  return !found || index.bases.has(found.model_id) ? null : found;
+}
 
 function ggufFile(index, leaf) {
   const found = index.files.get(key(leaf)) || index.files.get(key(leaf.replace(SHARD, "")));
@@ -90,7 +174,7 @@ function ggufFile(index, leaf) {
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
-  return stem ? repackaged(index, stem) : null;
+  return stem ? repackaged(index, stem, true) : null;
 }
 
 function repository(index, parts) {
@@ -99,9 +183,10 @@ function repository(index, parts) {
   if (parts.length >= 2 && index.repos.has(key(parts.slice(-2).join("/")))) return index.repos.get(key(parts.slice(-2).join("/")));
   for (const part of [...parts].reverse()) {
     const cache = CACHE_DIR.exec(part);
-    if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || named(index, cache[2]);
+    if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || named(index, cache[2], !index.owners.has(key(cache[1])));
   }
-  return named(index, parts[parts.length - 1]);
+  // owner/name under a catalog repository's owner is that owner's checkpoint, named in full.
+  return named(index, parts[parts.length - 1], !(parts.length === 2 && index.owners.has(key(parts[0]))));
 }
 
 /** HfIdIndex.resolve: {model_id, variant_id, same_architecture_only}, or null. */
@@ -109,24 +194,30 @@ export function resolveModel(modelText, raw) {
   if (!modelText) return null;
   const index = buildIndex(raw);
   let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "")
-    .replace(MODELSCOPE_DOT, ".");
+    .replace(MODELSCOPE_DOT, ".").replace(OLLAMA_REGISTRY, "");
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);
   const tag = OLLAMA_TAG.exec(text);
   if (tag) {
     const nameSize = key(`${tag[1]}:${tag[2]}`);
-    const found = index.tags.get(nameSize) || index.library.get(nameSize);
-    return found ? target(found.model_id, null, true) : null;
+    const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
+    return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
   }
   text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");
-  if (text.includes("/")) text = text.replace(/:[A-Za-z0-9_.-]+$/, "");
+  let quant = null;
+  const tail = text.includes("/") ? /:([A-Za-z0-9_.-]+)$/.exec(text) : null;
+  if (tail) [text, quant] = [text.slice(0, tail.index), tail[1]];  // hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)
   const parts = text.split(/[/\\]/).filter((p) => p);
   if (parts.length && parts[parts.length - 1].toLowerCase().endsWith(".gguf")) {
     const found = ggufFile(index, parts.pop());
     if (found) return found;
   }
-  return parts.length ? repository(index, parts) : null;
+  if (!parts.length) return null;
+  const builds = quant !== null ? index.ggufBuilds.get(key(parts.slice(-2).join("/"))) : undefined;
+  // The build of that quantization, or the architecture alone: never another quantization's build.
+  if (builds) return builds[1].get(key(quant)) || target(builds[0], null, true);
+  return repository(index, parts);
 }
 
 /** vllm_build: the catalog build {repo, name, hf_config} the recompute takes, or null. */

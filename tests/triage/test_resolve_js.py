@@ -45,11 +45,20 @@ CASES = [
     "Qwen_Qwen3-1.7B-Q4_K_M.gguf", "hf.co/bartowski/Qwen_Qwen3-32B-GGUF:Q4_K_M", "someone_Qwen3-8B-Q4_K_M.gguf",
     "bartowski/meta-llama_Qwen3-8B-GGUF", "Qwen/Qwen2___5-7B-Instruct-1M",
     "mistral-small3.1:24b-instruct-2503-q4_K_M", "llama3", "llama3:70b", "llama3.1:405b", "deepseek-r1:iq1_s",
+    # A family and size without the variant word, Ollama tags read as Hugging Face names, -MTP, repo:QUANT.
+    "Qwen3-VL-235B", "qwen3-next-80B", "Qwen3-VL-30b", "Qwen3-30B", "Qwen/Qwen3-VL-8B", "google/gemma-4-26B-A4B",
+    "/models/gemma-4-26B-A4B", "Mistral-Small-24B", "Qwen3-VL-33B", "Qwen3-VL-30B-A3B-AWQ", "Qwen3-VL-235B-A22B-Q4_K_M.gguf",
+    "qwen3.6:27b-q4_K_M", "Qwen3.5:35b-a3b", "qwen2.5:1.5b", "qwen2.5-coder:14b-base-q2_K", "qwen3:235b", "qwen3-next:80b",
+    "registry.ollama.ai/library/gpt-oss:20b", "https://ollama.com/library/qwen3.5:9b", "huihui_ai/glm-4.7-flash-abliterated:latest",
+    "unsloth/Qwen3.6-35B-A3B-MTP-GGUF:UD-IQ3_XXS", "unsloth/MiniMax-M2.7-GGUF:UD-Q6_K_XL", "hf.co/unsloth/MiniMax-M2.7-GGUF:UD-Q4_K_M",
+    "unsloth/gemma-3-27b-it-GGUF:Q8_0", "unsloth/gemma-3-27b-it-GGUF:Q5_K_M", "models/GLM-5-NVFP4-MTP", "someone/Qwen3-VL-8B-abliterated",
+    "qwen3:0.6b-q8_0", "llama3.1:8b-text", "mistral-small3.2:24b", "llama3.1:8b-instruct-q8_0", "qwq:14b", "llama3:7b",
+    "/root/.cache/huggingface/hub/models--Qwen--Qwen3-VL-8B/snapshots/abc", "/root/.cache/huggingface/hub/models--someone--Qwen3-VL-8B",
 ]
 
 
 def _ids() -> list[str]:
-    holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml")
+    holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml")
                for entry in yaml.safe_load((ROOT / "tests/data" / name).read_text(encoding="utf-8"))["ids"]]
     return list(dict.fromkeys([*named_model_ids(ROOT), *holdout, *CASES]))
 
