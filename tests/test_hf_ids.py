@@ -164,6 +164,28 @@ def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
 
 
+def test_the_fifth_holdout_of_unseen_log_ids_is_well_formed() -> None:
+    # tests/data/model_ids_holdout5.yaml: 40 ids from 2025-2026 issues, gathered blind in search order and
+    # not yet measured. Only the file's shape is held here, and that no name repeats an earlier holdout's.
+    text = (REPO / "tests/data/model_ids_holdout5.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    entries = data["ids"]
+    assert data["split"] == "holdout5" and len(entries) == 40
+    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
+    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
+    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
+    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
+    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == 40
+    earlier = {
+        entry["id"].lower()
+        for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml",
+                     "model_ids_holdout4.yaml")
+        for entry in yaml.safe_load((REPO / "tests/data" / name).read_text(encoding="utf-8"))["ids"]
+    }
+    assert not earlier & {entry["id"].lower() for entry in entries}
+    assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
+
+
 @pytest.mark.parametrize(("named", "model"), [
     ("RedHatAI/Qwen3-32B-FP8-dynamic", "qwen3-32b"),
     ("casperhansen/Llama-3.3-70B-Instruct-AWQ", "llama-3.3-70b-instruct"),
