@@ -231,11 +231,10 @@ GENERIC_OOM = [
     # A reader's own words in a title: "CUDA OOM during sampler warmup".
     r"\b(CUDA|GPU) OOM\b",
     r"HIP out of memory",
-    # Ascend's torch_npu allocator: "NPU out of memory. Tried to allocate 22.00 MiB (NPU 6; 60.97 GiB
-    # total capacity; ...)" (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp in Ascend/pytorch at
-    # 165f15da0eb0ac26c7b7dcaedb0f7c5723c7d07e), as vllm-ascend and SGLang on Ascend print it
-    # (vllm-project/vllm-ascend#19, sgl-project/sglang#15453).
-    r"NPU out of memory",
+    # Ascend's torch_npu allocator (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp in Ascend/pytorch
+    # at 165f15da0eb0ac26c7b7dcaedb0f7c5723c7d07e; vllm-project/vllm-ascend#19, sgl-project/sglang#15453),
+    # torch's for Intel GPUs (c10/xpu/XPUCachingAllocator.cpp in pytorch/pytorch at 1e545826209f94b2).
+    r"(NPU|XPU) out of memory",
     r"cudaMalloc failed: out of memory",
     r"hipMalloc failed: out of memory",
     r"\bCUDA out of memory\b",
