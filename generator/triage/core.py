@@ -86,7 +86,9 @@ class TriageResult:
 
 @cache
 def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    # ASCII classes, as JavaScript's RegExp without the u flag has them: \w, \d and \b see only
+    # ASCII letters and digits, so "使用vllm进行" has a word boundary around "vllm" in both.
+    return re.compile(pattern, re.ASCII)
 
 
 def _search(pattern: str, text: str) -> re.Match[str] | None:

@@ -221,7 +221,9 @@ MEMORY_STATEMENT = r"[Oo]ut of memory|OutOf(Device|Host)?Memory|OOM\b|[Nn]ot eno
 # Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
 GENERIC_OOM = [
     r"CUDA out of memory\. Tried to allocate",
-    r"OutOfMemoryError",
+    # Not Ray's ray.exceptions.OutOfMemoryError, which its memory monitor raises when the node's
+    # host RAM runs low (python/ray/exceptions.py): that one names a page of its own.
+    r"(^|[^.]|\btorch\.(cuda\.)?)OutOfMemoryError",
     r"CUDA error: out of memory",
     # vLLM's cuMem allocator (sleep mode) formats "CUDA Error: %s at %s:%d"
     # (csrc/cumem_allocator.cpp); readers quote it without the place, which names the sleep page.
@@ -229,6 +231,10 @@ GENERIC_OOM = [
     # A reader's own words in a title: "CUDA OOM during sampler warmup".
     r"\b(CUDA|GPU) OOM\b",
     r"HIP out of memory",
+    # Ascend's torch_npu allocator (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp in Ascend/pytorch
+    # at 165f15da0eb0ac26c7b7dcaedb0f7c5723c7d07e; vllm-project/vllm-ascend#19, sgl-project/sglang#15453),
+    # torch's for Intel GPUs (c10/xpu/XPUCachingAllocator.cpp in pytorch/pytorch at 1e545826209f94b2).
+    r"(NPU|XPU) out of memory",
     r"cudaMalloc failed: out of memory",
     r"hipMalloc failed: out of memory",
     r"\bCUDA out of memory\b",
@@ -251,6 +257,11 @@ STEP_MARKERS = {
         # Building the model's layers (make_layers, a model class's __init__) creates its weights.
         # The checkpoint loader's progress lines print only while the weights load.
         ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__|Loading (safetensors|pt) checkpoint shards|Using model weights format"],
+        # The model loader builds the model inside `with target_device:` (load_model in
+        # vllm/model_executor/model_loader/base_loader.py at 01f62d3ec2d08e2e2c818871f69099831dd02f44),
+        # so each tensor a layer creates passes through torch's DeviceContext.__torch_function__
+        # (torch/utils/_device.py): that frame is the model's weights being created.
+        ["load_weights", 1, r"torch[\\/]utils[\\/]_device\.py\", line \d+, in __torch_function__"],
         # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
         # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
         ["sampler_warmup", 0, r"The above exception was the direct cause"],
@@ -293,7 +304,10 @@ STEP_MARKERS = {
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
         # The CUDA pool grows for compute scratch while a batch runs (ggml_cuda_pool_malloc_vmm).
-        ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past|ggml_cuda_pool_malloc"],
+        # ggml_cuda_pool_vmm::alloc maps more memory into the pool with cuMemCreate, cuMemMap and
+        # cuMemSetAccess, and CUDA_CHECK prints the failing call (ggml/src/ggml-cuda/ggml-cuda.cu in
+        # ggml-org/llama.cpp at f6d77a1ba0ac794e950bd3abb630b904bdcd8fb8).
+        ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past|ggml_cuda_pool_malloc|\bcuMem(Create|Map|SetAccess)\("],
     ],
     "ollama": [
         # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
@@ -379,6 +393,9 @@ ENGINE_MARKERS = {
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).
         [2, r"llama_|ggml_|\bllm_load|\bsrv\b|update_slots|\bslot\b|n_ctx|llama-server|llama\.cpp|gguf|load_tensors|print_info|\bcommon_(init|fit|params)\w*:"],
+        # ggml's source tree, which its CUDA_CHECK and GGML_ASSERT lines name ("in function alloc at
+        # ...\ggml\src\ggml-cuda\ggml-cuda.cu:457"), whichever front end (KoboldCpp, LLamaSharp) built it.
+        [2, r"\bggml[\\/]src[\\/]ggml-\w+[\\/.]"],
     ],
     "ollama": [
         # A model tag as `ollama run` names it: "llama3.1:8b", "deepseek-r1:671b" (not ":latest",

@@ -122,9 +122,10 @@ BLIND = {
 }
 
 
-# Pastes of holdout10 and holdout11 that their blind figures counted as misses, each standing for a
-# class the rules now handle by structure (frames, steps, an engine's own wording), not by the paste:
-# after those figures were taken the two splits became training evidence. Each must keep its page.
+# Pastes of holdout10 to holdout12 (and one of holdout5 in a class fixed for holdout12) that their
+# blind figures counted as misses, each standing for a class the rules now handle by structure
+# (frames, steps, an engine's own wording), not by the paste: after those figures were taken the
+# splits became training evidence. Each must keep its page.
 CLASS_CASES = {
     "vllm-0201": "V1's top-k/top-p sampler frames (FlashInfer) with no request frame: the sampler warm-up",
     "vllm-0202": "a title naming the sampler warm-up and a CUDA OOM",
@@ -137,6 +138,14 @@ CLASS_CASES = {
     "llamacpp-0152": "LM Studio's 'when context overflows' wording",
     "llamacpp-0153": "Metal's alloc_buffer error without its size",
     "llamacpp-0157": "a 2^64-byte request: a wrapped size, a look-alike with no page",
+    "vllm-0210": "a HIP OOM under torch's DeviceContext (__torch_function__): the model built inside `with target_device:`",
+    "vllm-0212": "a vLLM log ending in the shell's 'Killed' (SIGKILL, the OOM killer): host memory",
+    "vllm-0123": "a vLLM log ending in the shell's 'Killed' (SIGKILL, the OOM killer): host memory",
+    "vllm-0215": "Ray's ray.exceptions.OutOfMemoryError (cut short): the node's host memory, not a request's GPU OOM",
+    "llamacpp-0166": "the loader's 'unable to allocate Vulkan0 buffer': the Vulkan page",
+    "llamacpp-0168": "the loader's 'unable to allocate Vulkan0 buffer': the Vulkan page",
+    "llamacpp-0169": "KoboldCpp's CUDA pool growth (cuMemSetAccess in ggml's source tree) during prompt processing",
+    "ollama-0149": "a runner terminated with 'error:fault' (Go's fatal error: fault): a crash, no page",
 }
 _BY_ID = {paste["id"]: paste for paste in PASTES}
 

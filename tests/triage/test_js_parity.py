@@ -28,10 +28,7 @@ process.stdout.write(JSON.stringify(out));
 """
 # Pastes on which triage.js and generator/triage disagree today: a bug to fix in the code, listed so the
 # corpus can hold the paste meanwhile. Each entry must still disagree; when it agrees, drop it here.
-KNOWN_DIVERGENCES = {
-    "vllm-0214": "Python's re counts CJK letters as word characters, so the engine rule's \\bvllm\\b does not "
-    "match '使用vllm进行' in Python but does under JavaScript's ASCII \\b: engine vllm in JS, none in Python",
-}
+KNOWN_DIVERGENCES: dict[str, str] = {}
 
 
 @pytest.mark.skipif(NODE is None, reason="needs node to run templates/static/triage.js")

@@ -237,3 +237,38 @@ def test_a_metal_command_buffer_fails_for_memory_only_when_macos_says_so() -> No
     oom = failed + "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"
     assert triage(oom, records).best.id == "llamacpp-metal-oom"
     assert triage(failed, records).best.id == "llamacpp-metal-oom"
+
+
+def test_word_boundaries_are_ascii_as_in_javascript() -> None:
+    assert detect_engine("使用vllm进行推理时报错") == "vllm"
+    assert detect_engine("vllmx") is None
+
+
+def test_npu_and_device_context_out_of_memory_are_routed_by_step() -> None:
+    records = STEP_RECORDS + [_record("vllm-weights-oom", "vllm", r"^$never")]
+    npu = "RuntimeError: NPU out of memory. Tried to allocate 22.00 MiB (NPU 6; 60.97 GiB total capacity)"
+    loading = _frame("vllm/model_executor/model_loader/loader.py", "load_model") + "\n" + npu
+    assert triage(loading, records).best.id == "vllm-weights-oom"
+    building = ("(EngineCore_DP0 pid=1) " + _frame("torch/utils/_device.py", "__torch_function__")
+                + "\n(EngineCore_DP0 pid=1) torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.08 GiB.")
+    assert triage(building, records).best.id == "vllm-weights-oom"
+
+
+def test_rays_out_of_memory_error_is_not_a_generic_gpu_one() -> None:
+    records = STEP_RECORDS + [_record("vllm-host-memory", "vllm", r"ray\.exceptions\.OutOfMe(moryError)?")]
+    loop = _frame("vllm/engine/async_llm_engine.py", "run_engine_loop") + "\n"
+    ray = loop + "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."
+    assert triage(ray, records).best.id == "vllm-host-memory"
+    torch = loop + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB"
+    assert triage(torch, records).best.id == "vllm-request-cuda-oom"
+
+
+def test_ggmls_source_tree_names_llamacpp_and_its_cuda_pool_a_running_batch() -> None:
+    records = [_record("llamacpp-compute-buffer-failed", "llamacpp", r"^$never"),
+               _record("llamacpp-model-load-failed", "llamacpp", r"^$never")]
+    pool = ("CUDA error: out of memory\n"
+            "  current device: 0, in function alloc at D:\\a\\koboldcpp\\koboldcpp\\ggml\\src\\ggml-cuda\\ggml-cuda.cu:457\n"
+            "  cuMemSetAccess((CUdeviceptr)((char *)(pool_addr) + pool_size), reserve_size, &access, 1)")
+    result = triage(pool, records)
+    assert (result.engine, result.step) == ("llamacpp", "running")
+    assert result.best.id == "llamacpp-compute-buffer-failed"
