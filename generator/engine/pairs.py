@@ -408,6 +408,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         max_num_batched_tokens=result.max_num_batched_tokens,
         assumptions=_window_note(geometry.layer_kinds, geometry.sliding_window or geometry.attention_chunk_size)
         + (assumptions.non_torch_source, assumptions.activation_source, assumptions.cudagraph_source)
+        + ((assumptions.unified_memory_source,) if vllm.unified_memory_gpu(gpu.name, assumptions) else ())
         + (_LARGE_BATCH_NOTE if result.max_num_seqs >= 1024 else ())
         + (_FP8_KV_NOTE if _capability(gpu) is not None and _capability(gpu) < (8, 9) else ())
         + (_MULTIMODAL_NOTE if model.multimodal else ())

@@ -24,7 +24,7 @@ from generator.engine.llamacpp import (
     kv_layout_from_gguf_metadata,
     plan_kv,
 )
-from generator.engine.vllm import ASSUMPTIONS, GiB, VllmInputError, VllmInputs, parse_version, plan_vllm
+from generator.engine.vllm import ASSUMPTIONS, GiB, VllmInputError, VllmInputs, parse_version, plan_vllm, unified_memory_gpu
 from generator.schema.evidence import Evidence, LlamaLog, SglangEvidence, SglangLog, VllmEvidence, VllmLog
 
 ACCURACY_URL = "/accuracy/"
@@ -147,7 +147,9 @@ def _vllm_inputs(log: VllmLog, config: dict[str, Any], **extra: Any) -> VllmInpu
 def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     model = evidence.models[log.model]
     split = _SPLITS.get(log.split, log.split or "tuning")
-    marks = [label for label, on in ((split, bool(log.split)), ("known gap", bool(log.known_gap))) if on]
+    fitted = bool(log.split) and unified_memory_gpu(log.gpu or "")  # the unified-memory term is fitted on these holdouts
+    marks = [label for label, on in ((split, bool(log.split)), ("unified-memory term fitted on it, not blind", fitted),
+                                     ("known gap", bool(log.known_gap))) if on]
     settings = log.settings
     return {
         "id": log.id, "source": _source(log.url), "release": _vllm_release(log.vllm_version), "version": log.vllm_version,
@@ -228,6 +230,7 @@ _TERM_NAMES = {
     "non_torch": "Non-torch memory (CUDA context, NCCL)",
     "non_torch_v0": "Non-torch memory, V0 engine",
     "non_torch_tp": "Extra non-torch memory with tensor parallelism",
+    "unified_memory": "Extra non-torch memory on unified-memory GPUs (GB10, Jetson)",
     "activation": "Activation peak of the profiling batch",
     "sampler": "Sampler warm-up",
     "cudagraph": "CUDA-graph estimate",

@@ -25,6 +25,7 @@ from generator.engine.vllm import (
     plan_vllm,
     pp_layer_split,
     serve_command,
+    unified_memory_gpu,
     vllm_error_text,
     vllm_remediation,
     weight_shape,
@@ -927,3 +928,16 @@ def test_mla_block_size_follows_the_backend_of_the_gpu():
     assert default_mla_block_size((0, 9, 2), "NVIDIA B200") is None  # FlashMLA needs Hopper; Triton MLA keeps 16
     assert default_mla_block_size((0, 9, 2), "NVIDIA L4") is None
     assert default_mla_block_size((0, 7, 3), "NVIDIA H100") is None
+
+
+def test_unified_memory_term_follows_vllms_capability_list():
+    """vLLM reads free memory from the host's available RAM on compute capability 8.7, 11.0 and 12.1 (Orin, Thor,
+    Spark: vllm/utils/mem_utils.py @a6d5c39); the catalog's GPUs of those capabilities, and only they, take the
+    empirical unified-memory term, by name and alias."""
+    gpus = yaml.safe_load((_REPO / "data" / "gpus.yaml").read_text())["gpus"]
+    for gpu in gpus:
+        unified = gpu.get("compute_capability") in ("8.7", "11.0", "12.1")
+        assert all(unified_memory_gpu(name) == unified for name in [gpu["name"], *gpu.get("aliases", [])]), gpu["id"]
+    base = VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=119 * GIB, weights_bytes=15 * GIB, max_model_len=8192)
+    spark, other = (plan_vllm(replace(base, gpu_name=name)) for name in ("NVIDIA GB10", "NVIDIA GH200 480GB"))
+    assert spark.breakdown.non_torch_bytes - other.breakdown.non_torch_bytes == ASSUMPTIONS.unified_memory_bytes

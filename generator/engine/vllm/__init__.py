@@ -27,6 +27,7 @@ from generator.engine.vllm.budget import (
     batch_defaults,
     cudagraph_capture_sizes,
     requested_bytes,
+    unified_memory_gpu,
     weight_shape,
 )
 from generator.engine.vllm.config_facts import ConfigFacts
@@ -136,4 +137,5 @@ __all__ = [
     "weight_shape",
     "estimated_text", "rounds_gib_like_python", "has_hybrid_allocator", "hybrid_too_old_text", "kv_tokens_rule",
     "prints_available_kv_line", "prints_kv_size_on_one_line",
+    "unified_memory_gpu",
 ]

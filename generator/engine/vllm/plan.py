@@ -26,6 +26,7 @@ from generator.engine.vllm.budget import (
     cudagraph_capture_sizes,
     encoder_cache_bytes,
     requested_bytes,
+    unified_memory_gpu,
 )
 from generator.engine.vllm.config_facts import ConfigFacts
 from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, _gib_for, format_gib, vllm_error_text
@@ -303,6 +304,8 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
         non_torch = assumptions.non_torch_bytes_v0 if runs_v0_engine(version, inputs.gpu_name) else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
+        if unified_memory_gpu(inputs.gpu_name, assumptions):
+            non_torch += assumptions.unified_memory_bytes
     activation = inputs.activation_peak_bytes
     if activation is None:
         activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
