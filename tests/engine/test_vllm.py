@@ -463,6 +463,18 @@ def test_cited_logs_have_an_address_and_unlinked_ones_stay_out_of_data():
     assert "exact-text search" not in (_REPO / "data" / "evidence" / "vllm_real_logs.yaml").read_text()
 
 
+def test_no_file_in_data_cites_a_search_index_id():
+    """A search index's file id is no address a reader can open: data/ cites none (tests/data keeps the unlinked logs)."""
+    files = [p for p in (_REPO / "data").rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        text = path.read_text(errors="replace").lower()
+        assert "search id" not in text and "exact-text" not in text, path.relative_to(_REPO)
+    sglang = yaml.safe_load((_REPO / "data" / "evidence" / "sglang_real_logs.yaml").read_text())
+    for entry in sglang["logs"] + sglang["errors"]:
+        assert entry["url"].startswith("https://"), entry["id"]
+
+
 def test_unmodelled_and_incomplete_logs_say_why_and_keep_their_lines():
     others = [e for e in LOGS["budget"] if e.get("status")]
     assert others
