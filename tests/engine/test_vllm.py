@@ -892,8 +892,8 @@ def test_release_table_sampler_path():
         plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, sampler_backend="magic"))
 
 
-# Granite-4.0-H-Small's KV keys (ibm-granite/granite-4.0-h-small config.json as quoted in exact-text search
-# id 57624389648: hidden 4096, 40 layers = 36 Mamba-2 + 4 attention, 32 heads / 8 KV heads, d_state 128,
+# Granite-4.0-H-Small's KV keys (ibm-granite/granite-4.0-h-small config.json as quoted in
+# https://github.com/IBM/opal-sim/blob/59c8e829675c1343f1737a53f15c6ae09b858dd8/wiki/LLM-Model-Roofline-Analysis.md: hidden 4096, 40 layers = 36 Mamba-2 + 4 attention, 32 heads / 8 KV heads, d_state 128,
 # d_conv 4, expand 2); 128 x 64 Mamba heads give the expand x hidden = 8,192 inner width.
 GRANITE_4_H_SMALL = {
     "model_type": "granitemoehybrid", "hidden_size": 4096, "num_hidden_layers": 40, "num_attention_heads": 32,
