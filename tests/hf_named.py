@@ -1,4 +1,4 @@
-"""The model ids named in the real-log corpora (data/evidence, and the unlinked vLLM startups in tests/data) and the paste
+"""The model ids named in the real-log corpora (data/evidence, and the unlinked vLLM and SGLang startups in tests/data) and the paste
 corpus (tests/data), as a reader's log names them."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 CORPORA = ("data/evidence/vllm_real_logs.yaml", "tests/data/vllm_real_logs_unlinked.yaml", "data/evidence/sglang_real_logs.yaml",
+           "tests/data/sglang_real_logs_unlinked.yaml",
            "data/evidence/llamacpp_real_logs.yaml", "tests/data/pasted_errors.yaml")
 # Owners whose names in these files are model repositories (GitHub projects share the owner/name shape).
 HF_OWNERS = ("Qwen", "meta-llama", "google", "deepseek-ai", "openai", "RedHatAI", "neuralmagic", "nvidia", "mistralai",

