@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import yaml
@@ -518,3 +519,24 @@ def test_the_folder_pagefind_reads_in_any_state_gives_the_index_a_cold_build_giv
     cold = tmp_path / "cold"
     build_and_write(root, cold, jobs=2, search=True)
     assert tree(site) == tree(cold)
+
+
+class Inputs(NamedTuple):  # a view's inputs, as the planner's PairInputs: a record of fields, some of them shared lists
+    name: str
+    links: list
+
+
+def test_a_page_key_follows_the_contents_of_the_lists_pages_share() -> None:
+    """Keys hash each list a view's inputs share once per build: equal contents give equal keys,
+    whatever list object holds them, and different contents different keys."""
+    from generator.build.render_stage import _shared_lists_hashed
+    from generator.write.fingerprint import ValueDigest
+
+    digest = ValueDigest()
+    shared = [{"label": "Buy", "url": "https://example.com/a"}]
+    first = digest(_shared_lists_hashed(digest, (Inputs("a", shared), "meta")))
+    assert first is not None
+    assert digest(_shared_lists_hashed(digest, (Inputs("a", shared), "meta"))) == first
+    assert digest(_shared_lists_hashed(ValueDigest(), (Inputs("a", [dict(shared[0])]), "meta"))) == first
+    assert digest(_shared_lists_hashed(digest, (Inputs("a", [{"label": "Buy", "url": "https://example.com/b"}]), "meta"))) != first
+    assert _shared_lists_hashed(digest, ("not a record", "meta")) == ("not a record", "meta")
