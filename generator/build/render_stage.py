@@ -101,7 +101,28 @@ def _page_key(job: RenderJob, page: Page) -> str | None:
         return known[1]
     fields = [(f.name, getattr(page, f.name)) for f in _PAGE_FIELDS]
     inputs = getattr(page.view, "inputs", None)
-    return job.digest(job.render_key, fields, inputs if inputs is not None else dict(page.view))
+    return job.digest(job.render_key, fields, _shared_lists_hashed(job.digest, inputs) if inputs is not None else dict(page.view))
+
+
+def _shared_lists_hashed(digest: ValueDigest, inputs: tuple) -> tuple:
+    """A view's inputs with each list its first part holds (the planner shares them among many pages:
+    a GPU's links, the GPUs a build fits on) standing in by its hash, taken once per list and build
+    instead of once per page: they were most of what keying every page of a site cost."""
+    first = inputs[0] if inputs else None
+    names = getattr(first, "_fields", None)
+    if names is None:
+        return inputs
+    hashed = {}
+    for name, value in zip(names, first):
+        if type(value) is list:
+            known = digest.fixed.get(id(value))
+            if known is None or known[0] is not value:
+                stand_in = digest(value)
+                if stand_in is None:
+                    return inputs
+                known = digest.fixed[id(value)] = (value, f"list:{stand_in}")
+            hashed[name] = known[1]
+    return (first._replace(**hashed), *inputs[1:]) if hashed else inputs
 
 
 _PAGE_FIELDS = tuple(f for f in dataclasses.fields(Page) if f.name != "view")

@@ -9,6 +9,7 @@ names and the parsed data/surfaces/removed-flags.txt.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Mapping, NamedTuple, Sequence
 
 from generator.launch.surface_values import (
@@ -383,6 +384,7 @@ def parse_added_flags(text: str) -> dict[tuple[str, str], AddedFlag]:
     return found
 
 
+@lru_cache(maxsize=1024)  # a page's commands compare a few releases against every removed and added flag's
 def release_key(release: str) -> tuple[int, ...]:
     """Order releases of one engine: 'b10878' -> (10878,), 'v0.28.0' / '0.9.0.1' -> (0, 28, 0) / (0, 9, 0, 1)."""
     text = release.strip()
