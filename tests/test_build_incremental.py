@@ -15,7 +15,6 @@ from generator.build import facts as build_facts
 from generator.build import incremental as build_incremental
 from generator.build import resident as resident_module
 from generator.build.incremental import build_and_write
-from generator.build.pipeline import forget_templates
 from generator.build.resident import Resident
 from generator.check.affiliates import AffiliateRule
 from generator.check.site_checks import check_pages, slim_facts
@@ -541,23 +540,3 @@ def test_a_page_key_follows_the_contents_of_the_lists_pages_share() -> None:
     assert digest(_shared_lists_hashed(ValueDigest(), (Inputs("a", [dict(shared[0])]), "meta"))) == first
     assert digest(_shared_lists_hashed(digest, (Inputs("a", [{"label": "Buy", "url": "https://example.com/b"}]), "meta"))) != first
     assert _shared_lists_hashed(digest, ("not a record", "meta")) == ("not a record", "meta")
-
-
-def test_compiled_templates_kept_between_processes_follow_template_edits_and_survive_damage(root: Path, tmp_path: Path) -> None:
-    """Builds keep compiled templates (as Python keeps .pyc files); a process that loads them renders
-    what compiling anew renders, an edited template compiles afresh, an unreadable file is as if absent."""
-    from generator.build import template_cache
-
-    site = tmp_path / "site"
-    build_and_write(root, site, jobs=1, search=False)
-    folder = template_cache._folder()
-    assert folder is not None and sorted(folder.glob("*.cache"))
-    assert "__pycache__" in folder.parts  # never beside the site: its caches load as plain values
-    for step, edit in enumerate((_edit_template, _edit_pair_intro)):
-        forget_templates()  # as a new process: templates come from the kept compiled code
-        if step == 1:
-            for path in folder.glob("*.cache"):
-                path.write_bytes(b"not compiled code")
-        edit(root)
-        build_and_write(root, site, jobs=1, search=False)
-        assert tree(site) == cold(root, tmp_path / f"cold-{step}"), edit.__name__

@@ -21,7 +21,6 @@ from generator.build.pipeline import Interrupts, SitePlan, build_summary, plan_s
 from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, outputs_unchanged, render_pages, render_site_files
 from generator.build.resident import Resident, published_now
 from generator.build.results_cache import cached_results
-from generator.build.template_cache import compiled_templates
 from generator.check.affiliates import affiliate_rules
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue
@@ -130,9 +129,8 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
     if resident is None and (fingerprints.added or fingerprints.used != fingerprints.keys()):
         save_cache(state / "fingerprints.pickle", {"version": parse_version, "pairs": {k: fingerprints[k] for k in fingerprints.used}})
     try:
-        with compiled_templates(sp.env):
-            return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
-                                  numbers_keys, resident)
+        return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
+                              numbers_keys, resident)
     finally:
         gc.unfreeze()
 
