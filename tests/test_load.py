@@ -98,18 +98,18 @@ def test_every_problem_in_one_pass(site_root: Path) -> None:
 
 def test_yaml_aliases_are_refused_quickly() -> None:
     bomb = b"a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b, *b, *b, *b, *b, *b, *b]\n"
-    from generator.load import _YamlProblem
+    from generator.load import YamlProblem
 
-    with pytest.raises(_YamlProblem) as raised:
+    with pytest.raises(YamlProblem) as raised:
         parse_yaml("x.yaml", bomb)
     assert "anchors" in raised.value.message or "aliases" in raised.value.message
     assert raised.value.line == 1
 
 
 def test_object_tags_are_refused() -> None:
-    from generator.load import _YamlProblem
+    from generator.load import YamlProblem
 
-    with pytest.raises(_YamlProblem) as raised:
+    with pytest.raises(YamlProblem) as raised:
         parse_yaml("x.yaml", b"a: !!python/object/apply:os.system ['echo hi']\n")
     assert "tag" in raised.value.message
 

@@ -278,7 +278,7 @@ def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vl
     requested_len = result.max_model_len
     if result.max_num_seqs > 1:
         seqs = _fewer_seqs(result.max_num_seqs)
-        lever = vllm._lever("utilization", "", (("--max-num-seqs", str(seqs)),), inputs, {"max_num_seqs": seqs},
+        lever = vllm.make_lever("utilization", "", (("--max-num-seqs", str(seqs)),), inputs, {"max_num_seqs": seqs},
                             requested_len, facts=facts, memo=_SIZES)
         if lever is not None:
             outcomes.append(LeverOutcome(
@@ -294,7 +294,7 @@ def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vl
         util = round(result.gpu_memory_utilization - 0.01, 2)
         while util > 0.5 and peak > total - vllm.requested_bytes(total, util) + breakdown.activation_peak_bytes:
             util = round(util - 0.01, 2)
-        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
+        lever = vllm.make_lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
                             {"gpu_memory_utilization": util}, requested_len, facts=facts, memo=_SIZES)
         if lever is not None and util > 0.5:
             outcomes.append(LeverOutcome(
@@ -305,7 +305,7 @@ def _memory_outcomes(inputs: vllm.VllmInputs, result: vllm.VllmResult, facts: vl
             ))
     if free_bytes is not None:
         util = utilization_that_fits(free_bytes, total)
-        lever = vllm._lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
+        lever = vllm.make_lever("utilization", "", (("--gpu-memory-utilization", f"{util:.2f}"),), inputs,
                             {"gpu_memory_utilization": util}, requested_len, facts=facts, memo=_SIZES) if util > 0 else None
         if lever is not None:
             outcomes.append(LeverOutcome(

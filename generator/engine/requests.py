@@ -106,7 +106,7 @@ def _positive_float(request: Mapping[str, Any], key: str) -> float | None:
 
 
 # Each integer key's range in generator.schema.BOUNDS, the ranges data/ records are held to.
-_REQUEST_KIND = {
+REQUEST_KIND = {
     "gpu_count": "gpus", "tensor_parallel_size": "gpus", "pipeline_parallel_size": "gpus", "block_size": "count",
     "kv_cache_memory_bytes": "bytes", "available_kv_cache_bytes": "bytes", "max_num_batched_tokens": "tokens",
     "max_num_seqs": "count",
@@ -128,7 +128,7 @@ def _optional_int(request: Mapping[str, Any], key: str, *, human: bool = False) 
     if human:
         value = parse_human_int(value, key)
     # Only the upper bound here: the engine words a value below its minimum as vLLM does.
-    return check_int(value, key, _REQUEST_KIND[key], RequestError, low=-BOUNDS[_REQUEST_KIND[key]][1])
+    return check_int(value, key, REQUEST_KIND[key], RequestError, low=-BOUNDS[REQUEST_KIND[key]][1])
 
 
 def _entry(catalog: Mapping[str, Any] | None, key: str, what: str) -> Any:

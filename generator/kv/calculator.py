@@ -16,7 +16,7 @@ from generator.engine import geometry as geo
 from generator.engine import llamacpp, ollama, sglang, vllm
 from generator.engine import vllm_releases as releases
 from generator.engine.pairs import OLLAMA_VERSION, VLLM_VERSION, gpu_total_bytes, variant_config, variant_weights
-from generator.engine.requests import _REQUEST_KIND
+from generator.engine.requests import REQUEST_KIND
 from generator.plan.budget_bar import VLLM_SEGMENTS
 from generator.schema import BOUNDS, MAX_GIB, Dataset
 from generator.units import GIB
@@ -69,10 +69,10 @@ def vllm_constants() -> dict[str, Any]:
             "v0_sampler": releases.SAMPLER_BYTES_PER_LOGIT[releases.V0_SAMPLER],
             "hybrid_too_old": _fill_in(vllm.hybrid_too_old_text((7, 7, 7)), {"version": "7.7.7"}),
         },
-        "max_len_keys": list(vllm._MAX_LEN_KEYS),
-        "rope_scaled": list(vllm._ROPE_TYPES_ALREADY_SCALED),
-        "rope_keys": list(vllm._ROPE_KEYS),
-        "default_max_len": vllm._DEFAULT_MAX_LEN,
+        "max_len_keys": list(vllm.MAX_LEN_KEYS),
+        "rope_scaled": list(vllm.ROPE_TYPES_ALREADY_SCALED),
+        "rope_keys": list(vllm.ROPE_KEYS),
+        "default_max_len": vllm.DEFAULT_MAX_LEN,
         # default_mla_block_size at this release: FlashMLA 64 on Hopper, CUTLASS MLA 128 on Blackwell.
         "mla_block": {"rocm": list(releases._ROCM_NAMES), "blackwell": list(releases._BLACKWELL_NAMES),
                       "hopper": list(releases._HOPPER_NAMES)},
@@ -175,8 +175,8 @@ def llamacpp_constants() -> dict[str, Any]:
         "auto_parallel": llamacpp.AUTO_PARALLEL,
         "fit_target": llamacpp.FIT_TARGET_BYTES,
         "fit_min_ctx": llamacpp.FIT_MIN_CTX,
-        "swa_hf_prefixes": list(llamacpp._SWA_HF_PREFIXES),
-        "fa_off_archs": sorted(llamacpp._FA_FORCED_OFF_ARCHS),
+        "swa_hf_prefixes": list(llamacpp.SWA_HF_PREFIXES),
+        "fa_off_archs": sorted(llamacpp.FA_FORCED_OFF_ARCHS),
         "fa_on": sorted(llamacpp.FLASH_ATTN_ON),
         "fa_off": sorted(llamacpp.FLASH_ATTN_OFF),
         "fa_auto": sorted(llamacpp.FLASH_ATTN_AUTO),
@@ -217,9 +217,9 @@ def sglang_constants() -> dict[str, Any]:
         "torch_kv_dtypes": dict(sglang._TORCH_KV_DTYPES),
         "torch_model_dtypes": dict(sglang._TORCH_MODEL_DTYPES),
         "not_enough_memory": sglang.NOT_ENOUGH_MEMORY,
-        # The batch API's bounds on SGLang's request keys (requests.py _REQUEST_KIND, _positive_float).
-        "request_kinds": {key: _REQUEST_KIND[key] for key in SGLANG_INT_KEYS},
-        "bounds": {_REQUEST_KIND[key]: list(BOUNDS[_REQUEST_KIND[key]]) for key in SGLANG_INT_KEYS},
+        # The batch API's bounds on SGLang's request keys (requests.py REQUEST_KIND, _positive_float).
+        "request_kinds": {key: REQUEST_KIND[key] for key in SGLANG_INT_KEYS},
+        "bounds": {REQUEST_KIND[key]: list(BOUNDS[REQUEST_KIND[key]]) for key in SGLANG_INT_KEYS},
         "max_gib": MAX_GIB,
     }
 

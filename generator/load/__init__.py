@@ -15,9 +15,9 @@ from pydantic import BaseModel
 
 import generator.value_pickle as value_pickle
 from generator.errors import ContentError, Issue
-from generator.load.cross_checks import _alias_issues, _cross_references, _url_collisions
+from generator.load.cross_checks import alias_issues, cross_references, url_collisions
 from generator.load.validation import _field_name, validate
-from generator.load.yaml_marks import Loc, Positions, Source, _YamlProblem, parse_yaml
+from generator.load.yaml_marks import Loc, Positions, Source, YamlProblem, parse_yaml
 from generator.markdown import unsafe_links
 from generator.schema import (
     AffiliateCatalog,
@@ -68,7 +68,7 @@ def _read(root: Path, relative: str, issues: list[Issue], cache: MutableMapping[
                 return parsed
     try:
         parsed = parse_yaml(relative, data)
-    except _YamlProblem as problem:
+    except YamlProblem as problem:
         issues.append(Issue(relative, problem.line, problem.col, "", problem.message, problem.fix))
         return None
     link_issues = _link_issues(parsed[0], Source(relative, parsed[1]))
@@ -264,14 +264,14 @@ def load_dataset(root: Path, parse_cache: MutableMapping[str, bytes] | None = No
     _unique(((p.id, Source("data/affiliates.yaml", affiliates[1], ("programs", i))) for i, p in enumerate(affiliates[0].programs)), "program id", issues)
     _unique(error_sources, "error id", issues)
     _unique(((e.id, Source("data/engines.yaml", engines[1], ("engines", i))) for i, e in enumerate(engines[0].engines)), "engine id", issues)
-    issues.extend(_url_collisions(model_records))
-    issues.extend(_alias_issues("GPU", gpu_records))
-    issues.extend(_alias_issues("model", model_records))
-    issues.extend(_alias_issues("error", errors))
+    issues.extend(url_collisions(model_records))
+    issues.extend(alias_issues("GPU", gpu_records))
+    issues.extend(alias_issues("model", model_records))
+    issues.extend(alias_issues("error", errors))
 
     # Error files that exist but failed to validate are reported already; naming them is not dangling.
     broken_errors = {Path(rel).stem for rel in _content_files(root, "content/errors")} - set(errors)
-    issues.extend(_cross_references(gpu_records, model_records, program_records, errors, pairs, broken_errors))
+    issues.extend(cross_references(gpu_records, model_records, program_records, errors, pairs, broken_errors))
 
     if issues:
         raise ContentError(issues)

@@ -23,7 +23,7 @@ def _engines_running(variant) -> set[str]:
     return set(variant.engines) | ({"sglang"} if "vllm" in variant.engines else set())
 
 
-def _url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:
+def url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:
     """Pair pages end in <model>-<variant>/, so model 'a-b' variant 'c' and model 'a' variant
     'b-c' would claim one URL; catch it here, where both records have a line."""
     issues: list[Issue] = []
@@ -48,7 +48,7 @@ def _url_collisions(models: Mapping[str, tuple[Model, Source]]) -> list[Issue]:
     return issues
 
 
-def _alias_issues(what: str, records: Mapping[str, tuple[Any, Source]]) -> list[Issue]:
+def alias_issues(what: str, records: Mapping[str, tuple[Any, Source]]) -> list[Issue]:
     """An alias becomes a redirect from an old URL; it may not shadow a live id or another alias."""
     issues: list[Issue] = []
     claimed: dict[str, str] = {}
@@ -71,7 +71,7 @@ def _did_you_mean(value: str, choices: Iterable[str]) -> str:
     return f"Known ids: {', '.join(sorted(choices)[:8])}" if choices else "None is defined yet"
 
 
-def _cross_references(gpus, models, programs, errors, pairs, broken_errors: frozenset[str] | set[str] = frozenset()) -> list[Issue]:
+def cross_references(gpus, models, programs, errors, pairs, broken_errors: frozenset[str] | set[str] = frozenset()) -> list[Issue]:
     issues: list[Issue] = []
     for gpu, source in gpus.values():
         for i, program in enumerate(gpu.rent):

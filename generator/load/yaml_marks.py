@@ -87,7 +87,7 @@ class _StrictLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
-class _YamlProblem(ContentError):
+class YamlProblem(ContentError):
     """One file that is not YAML kvtriage accepts; a ContentError, so callers need no other type."""
 
     def __init__(self, line: int, col: int, message: str, fix: str = "", path: str = "<yaml>"):
@@ -101,32 +101,32 @@ def _scalar(node: yaml.ScalarNode, loader: _StrictLoader) -> Any:
         value = loader.construct_object(node, deep=True)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError):
         # e.g. `!!int abc`, `!!bool maybe` or an empty `!!float`: the standard tag names a type the text is not.
-        raise _YamlProblem(line, col, f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}", "Remove the tag or fix the value") from None
+        raise YamlProblem(line, col, f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}", "Remove the tag or fix the value") from None
     if isinstance(value, str) and not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             # "\ud800" escapes decode to lone surrogates, which no page can be written in.
-            raise _YamlProblem(line, col, f"contains an unpaired surrogate {value[exc.start]!r}", "Remove the escape") from None
+            raise YamlProblem(line, col, f"contains an unpaired surrogate {value[exc.start]!r}", "Remove the escape") from None
     return value
 
 
 def _to_python(node: yaml.Node, loader: _StrictLoader, loc: Loc, marks: dict[Loc, Location], depth: int, key_marks: dict[Loc, Location]) -> Any:
     if depth > MAX_DEPTH:
-        raise _YamlProblem(node.start_mark.line + 1, node.start_mark.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
+        raise YamlProblem(node.start_mark.line + 1, node.start_mark.column + 1, f"nesting deeper than {MAX_DEPTH} levels")
     marks[loc] = (node.start_mark.line + 1, node.start_mark.column + 1)
     if node.tag not in _STANDARD_TAGS:
-        raise _YamlProblem(
+        raise YamlProblem(
             node.start_mark.line + 1, node.start_mark.column + 1, f"tag {node.tag!r} is not allowed", "Remove the tag"
         )
     if isinstance(node, yaml.MappingNode):
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                raise _YamlProblem(key_node.start_mark.line + 1, key_node.start_mark.column + 1, "keys must be plain text")
+                raise YamlProblem(key_node.start_mark.line + 1, key_node.start_mark.column + 1, "keys must be plain text")
             key = _scalar(key_node, loader) if key_node.tag == "tag:yaml.org,2002:str" else str(key_node.value)
             if key in result:
-                raise _YamlProblem(
+                raise YamlProblem(
                     key_node.start_mark.line + 1, key_node.start_mark.column + 1, f"key {key!r} appears twice", "Keep one"
                 )
             key_marks[loc + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
@@ -143,28 +143,28 @@ def _to_python(node: yaml.Node, loader: _StrictLoader, loc: Loc, marks: dict[Loc
 def parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
     """Parse one YAML document into plain Python values and their line marks.
 
-    Raises _YamlProblem (a ContentError naming path) for anything kvtriage does not accept.
+    Raises YamlProblem (a ContentError naming path) for anything kvtriage does not accept.
     """
     try:
         return _parse_yaml(path, data)
-    except _YamlProblem as problem:
+    except YamlProblem as problem:
         if problem.path == path:
             raise
-        raise _YamlProblem(problem.line, problem.col, problem.message, problem.fix, path) from None
+        raise YamlProblem(problem.line, problem.col, problem.message, problem.fix, path) from None
 
 
 def _parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
     if len(data) > MAX_FILE_BYTES:
-        raise _YamlProblem(1, 1, f"file is {len(data):,} bytes, more than the {MAX_FILE_BYTES:,} allowed", "Split it")
+        raise YamlProblem(1, 1, f"file is {len(data):,} bytes, more than the {MAX_FILE_BYTES:,} allowed", "Split it")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise _YamlProblem(line, col, f"not UTF-8 (byte {exc.start} is 0x{data[exc.start]:02x})", "Save the file as UTF-8") from None
+        raise YamlProblem(line, col, f"not UTF-8 (byte {exc.start} is 0x{data[exc.start]:02x})", "Save the file as UTF-8") from None
     if "\x00" in text:
         index = text.index("\x00")
-        raise _YamlProblem(text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1, "contains a NUL character", "Remove it")
+        raise YamlProblem(text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1, "contains a NUL character", "Remove it")
     loader = None
     try:
         loader = _StrictLoader(text)  # the reader checks every character here
@@ -175,16 +175,16 @@ def _parse_yaml(path: str, data: bytes) -> tuple[Any, Positions]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        raise _YamlProblem(line, col, f"YAML: {exc.problem or exc.context}") from None
+        raise YamlProblem(line, col, f"YAML: {exc.problem or exc.context}") from None
     except yaml.reader.ReaderError as exc:
         index = min(max(exc.position, 0), len(text))
         line, col = text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\x00")
-        raise _YamlProblem(line, col, f"YAML: control character U+{code:04X} is not allowed", "Remove it") from None
+        raise YamlProblem(line, col, f"YAML: control character U+{code:04X} is not allowed", "Remove it") from None
     except yaml.YAMLError as exc:
-        raise _YamlProblem(1, 1, f"YAML: {exc}") from None
+        raise YamlProblem(1, 1, f"YAML: {exc}") from None
     except RecursionError:
-        raise _YamlProblem(1, 1, f"nesting deeper than {MAX_DEPTH} levels", "Flatten the structure") from None
+        raise YamlProblem(1, 1, f"nesting deeper than {MAX_DEPTH} levels", "Flatten the structure") from None
     finally:
         if loader is not None:
             loader.dispose()

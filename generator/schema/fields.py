@@ -19,7 +19,7 @@ SLUG_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"
 _SLUG = re.compile(SLUG_PATTERN)
 # Prose names quantities the engine fills in: {{ vllm.max_model_len_that_fits }}.
 # A group whose body repeats (+, *, {n,}) and which is itself repeated: the shape of ReDoS.
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:[^()\\]|\\.)*\)(?:[*+]|\{\d*,)")
+NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+}](?:[^()\\]|\\.)*\)(?:[*+]|\{\d*,)")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
 # The quantities prose may name; pages fill each from the engine for the pair at hand.
@@ -238,7 +238,7 @@ RopeScaling = Annotated[dict[str, Any], AfterValidator(_check_rope)]
 
 # The pattern is repeated for JSON Schema so editors see bad slugs before `kvtriage check`.
 Slug = Annotated[str, AfterValidator(_check_slug), WithJsonSchema({"type": "string", "pattern": SLUG_PATTERN, "maxLength": 80, "not": {"enum": sorted(RESERVED_SLUGS)}})]
-def _not_blank(value: str) -> str:
+def not_blank(value: str) -> str:
     if not value.strip():
         raise ValueError("is blank (only spaces); write the text")
     problem = _control_character(value)
@@ -248,7 +248,7 @@ def _not_blank(value: str) -> str:
 
 
 # Text an editor writes: at least one visible character (a blank disclosure or title says nothing).
-NonEmpty = Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(_not_blank)]
+NonEmpty = Annotated[str, Field(min_length=1, max_length=20_000), AfterValidator(not_blank)]
 Source = Annotated[str, Field(min_length=8, max_length=2_000, description="Where the fact comes from: a URL or repo path@commit.")]
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from generator.schema.fields import _NESTED_QUANTIFIER
+from generator.schema.fields import NESTED_QUANTIFIER
 
 
-def _portable_regex(value: str) -> str:
+def portable_regex(value: str) -> str:
     """A regex that compiles, means the same in Python and in readers' browsers, and cannot backtrack
     for minutes on a near miss."""
     try:
@@ -230,7 +230,7 @@ def pattern_backtracking_problem(pattern: str) -> str | None:
     """Why `pattern` could take exponential or high-polynomial time on a near miss, or None."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         return f"pattern is {len(pattern):,} characters, more than {MAX_PATTERN_LENGTH:,}; match one distinctive line"
-    if _NESTED_QUANTIFIER.search(pattern):
+    if NESTED_QUANTIFIER.search(pattern):
         # (a+)+ and the like backtrack exponentially on a near miss, in check and in readers' browsers.
         return "a quantified group contains a quantifier, which can backtrack for minutes; quantify one level only"
     c = _constants()

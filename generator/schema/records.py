@@ -13,8 +13,8 @@ from typing import Annotated, Any, ClassVar, Literal, Mapping
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from generator.schema.evidence import Evidence
-from generator.schema.fields import MAX_LAYERS, Bandwidth, Bytes, Count, Count0, Engine, Fraction, HttpsUrl, Layers, MiB, NonEmpty, Params, Record, RopeScaling, Slug, Source, Tokens, Width, _not_blank
-from generator.schema.patterns import _portable_regex
+from generator.schema.fields import MAX_LAYERS, Bandwidth, Bytes, Count, Count0, Engine, Fraction, HttpsUrl, Layers, MiB, NonEmpty, Params, Record, RopeScaling, Slug, Source, Tokens, Width, not_blank
+from generator.schema.patterns import portable_regex
 
 # --------------------------------------------------------------------------- site
 
@@ -418,7 +418,7 @@ class ErrorSignature(Record):
     engine: Engine
     scenario: Scenario
     # Annotated, not Field(max_length=...) on NonEmpty: NonEmpty's own 20,000 would win.
-    title: Annotated[str, Field(min_length=1, max_length=120), AfterValidator(_not_blank)]
+    title: Annotated[str, Field(min_length=1, max_length=120), AfterValidator(not_blank)]
     short_name: Annotated[str, Field(min_length=3, max_length=40)] | None = Field(
         None, description="What pair-page titles call the error, e.g. 'max seq len error'."
     )
@@ -452,12 +452,12 @@ class ErrorSignature(Record):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        return _portable_regex(value)
+        return portable_regex(value)
 
     @field_validator("triage_patterns")
     @classmethod
     def _triage_patterns_compile(cls, values: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(_portable_regex(value) for value in values)
+        return tuple(portable_regex(value) for value in values)
 
 
 class PairSettings(Record):

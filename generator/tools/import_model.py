@@ -17,7 +17,7 @@ from generator.schema import (
     ModelCatalog,
 )
 from generator.tools.new import _ids
-from generator.tools.yaml_out import _is_scalar, yaml_block
+from generator.tools.yaml_out import is_scalar, yaml_block
 
 # --------------------------------------------------------------------------- import-model
 
@@ -79,7 +79,7 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
         out.pop("torch_dtype")
     rope_parameters = cfg.get("rope_parameters")
     if "rope_scaling" not in out and isinstance(rope_parameters, Mapping) and rope_parameters.get("rope_type", "default") != "default":
-        if all(_is_scalar(v) for v in rope_parameters.values()):
+        if all(is_scalar(v) for v in rope_parameters.values()):
             out["rope_scaling"] = {k: v for k, v in rope_parameters.items() if k != "rope_theta"}
             notes.append("rope_scaling taken from rope_parameters (transformers 5 layout), without rope_theta")
     for key in _KV_KEYS_NOT_MODELLED:

@@ -42,7 +42,7 @@ def _flow(value: Any) -> str:
     return yaml_scalar(value)
 
 
-def _is_scalar(value: Any) -> bool:
+def is_scalar(value: Any) -> bool:
     return not isinstance(value, (dict, list, tuple))
 
 
@@ -52,7 +52,7 @@ def yaml_block(value: Mapping[str, Any], indent: int, width: int = 100) -> list[
     lines: list[str] = []
     for key, item in value.items():
         head = f"{pad}{yaml_scalar(key)}:"
-        if isinstance(item, dict) and item and not all(_is_scalar(v) for v in item.values()):
+        if isinstance(item, dict) and item and not all(is_scalar(v) for v in item.values()):
             lines.append(head)
             lines += yaml_block(item, indent + 2, width)
         elif isinstance(item, (list, tuple)) and item and all(isinstance(v, dict) for v in item):

@@ -16,7 +16,7 @@ import pytest
 from generator.engine import sglang
 from generator.engine.geometry import FULL, NO_CACHE, SLIDING, GeometryError, geometry_from_hf_config, kv_bytes_per_token
 from generator.engine.vllm import VllmInputError, VllmInputs, blocks_per_request, kv_cache_groups, largest_fitting_len, plan_vllm
-from generator.engine.vllm.blocks import _group_shapes, _search_fitting_len, unify_page_sizes
+from generator.engine.vllm.blocks import _search_fitting_len, group_shapes, unify_page_sizes
 from generator.units import GIB
 
 # The text model of google/gemma-4-31B-it as its config.json states it (the shape data/models.yaml's
@@ -133,7 +133,7 @@ def test_the_longest_length_is_vllms_binary_search():
     bpb = 10 * 16 * per_token
     for check in (bpb * 5446, bpb * 6000, bpb * 8191, 17 * GIB + 12345):
         found = largest_fitting_len(check, bpb, groups, 262144, 16, 16384)
-        assert found == _search_fitting_len(check, bpb, _group_shapes(groups), 262144, 16, 16384)
+        assert found == _search_fitting_len(check, bpb, group_shapes(groups), 262144, 16, 16384)
         assert bpb * blocks_per_request(groups, found, 16, 16384) <= check
         if found < 262144:
             assert bpb * blocks_per_request(groups, found + 1, 16, 16384) > check

@@ -10,13 +10,12 @@ names in comments are upstream paths.
 from generator.engine.llamacpp.batch import answer_llamacpp_request, layout_from_request, settings_from_request
 from generator.engine.llamacpp.cache import KvCache, KvPlan, kv_log_lines, plan_kv
 from generator.engine.llamacpp.constants import (
-    _FA_FORCED_OFF_ARCHS,
-    _SWA_HF_PREFIXES,
     AUTO_PARALLEL,
     CACHE_TYPES,
     CTX_PAD,
     CTX_PAD_BEFORE_2025_11_FA_OFF,
     DEFAULT_UBATCH,
+    FA_FORCED_OFF_ARCHS,
     FIT_MIN_CTX,
     FIT_TARGET_BYTES,
     FLASH_ATTN_AUTO,
@@ -25,6 +24,7 @@ from generator.engine.llamacpp.constants import (
     GGML_BLOCK,
     QUANTIZED_CACHE_TYPES,
     SMALL_UBATCH,
+    SWA_HF_PREFIXES,
     SWA_PATTERN_BY_GGUF_ARCH,
     LlamaCppError,
     LlamaCppInputError,
@@ -82,8 +82,8 @@ __all__ = [
     "SWA_PATTERN_BY_GGUF_ARCH",
     "ServerSettings",
     "WEIGHTS_BASIS",
-    "_FA_FORCED_OFF_ARCHS",
-    "_SWA_HF_PREFIXES",
+    "FA_FORCED_OFF_ARCHS",
+    "SWA_HF_PREFIXES",
     "answer_llamacpp_request",
     "check_cache_types",
     "compute_buffer_bytes",

@@ -53,7 +53,7 @@ def _layer_bytes_per_cell(layout: KvLayout, layer: LayerKv, type_k: str, type_v:
     return k, row_size(type_v, v_width)
 
 
-class _CacheRows:
+class CacheRows:
     """One cache's layers for one (K type, V type, V transposed): bytes one cell takes in each layer.
     A plan multiplies these by its cell count; they do not depend on the context size."""
 
@@ -87,7 +87,7 @@ def _suffix_sums(indices: tuple[int, ...], values: tuple[int, ...]) -> tuple[lis
     return [index for index, _ in order], suffix
 
 
-def _cache_rows(layout: KvLayout, kind: str, type_k: str, type_v: str, v_trans: bool) -> _CacheRows:
+def _cache_rows(layout: KvLayout, kind: str, type_k: str, type_v: str, v_trans: bool) -> CacheRows:
     key = (kind, type_k, type_v, v_trans)
     rows = layout._memo.rows.get(key)
     if rows is None:
@@ -97,11 +97,11 @@ def _cache_rows(layout: KvLayout, kind: str, type_k: str, type_v: str, v_trans: 
             layers = [layer for layer in layout.kv_layers if layer.swa]
         else:
             layers = [layer for layer in layout.kv_layers if not layer.swa]
-        rows = layout._memo.rows[key] = _CacheRows(layout, layers, type_k, type_v, v_trans)
+        rows = layout._memo.rows[key] = CacheRows(layout, layers, type_k, type_v, v_trans)
     return rows
 
 
-def _build_cache(kind: str, rows: _CacheRows, cells_per_stream: int, n_stream: int, type_k: str, type_v: str) -> KvCache:
+def _build_cache(kind: str, rows: CacheRows, cells_per_stream: int, n_stream: int, type_k: str, type_v: str) -> KvCache:
     cells = cells_per_stream * n_stream
     return KvCache(
         kind, cells_per_stream, n_stream, rows.indices, rows.k_bytes * cells, rows.v_bytes * cells, type_k, type_v,
@@ -155,7 +155,7 @@ class KvPlan:
         return _suffix_sums(indices, values)
 
 
-def _kv_setup(layout: KvLayout, settings: ServerSettings) -> tuple[FlashAttention, int, bool, int]:
+def kv_setup(layout: KvLayout, settings: ServerSettings) -> tuple[FlashAttention, int, bool, int]:
     """The part of plan_kv that does not depend on -c, in plan_kv's order: type checks, flash
     attention, slots. Returns (flash attention, n_seq_max, unified, streams)."""
     if (settings.cache_type_k, settings.cache_type_v) not in layout._memo.checked_types:
@@ -168,7 +168,7 @@ def _kv_setup(layout: KvLayout, settings: ServerSettings) -> tuple[FlashAttentio
     return fa, n_seq_max, unified, 1 if unified else n_seq_max
 
 
-def _kv_parts(layout: KvLayout, settings: ServerSettings, setup: tuple[FlashAttention, int, bool, int], ctx_size: int):
+def kv_parts(layout: KvLayout, settings: ServerSettings, setup: tuple[FlashAttention, int, bool, int], ctx_size: int):
     """The rest of plan_kv at -c ctx_size, before any KvCache is built: (context, ((kind, rows, cells
     per stream), ...)). max_ctx_that_fits probes a dozen sizes and needs only the totals, not the
     per-layer tuples a KvPlan carries."""
@@ -191,9 +191,9 @@ def _kv_parts(layout: KvLayout, settings: ServerSettings, setup: tuple[FlashAtte
 
 def plan_kv(layout: KvLayout, settings: ServerSettings) -> KvPlan:
     """The KV cache llama-server builds for `settings` (llama_model::create_memory)."""
-    setup = _kv_setup(layout, settings)
+    setup = kv_setup(layout, settings)
     fa, _n_seq_max, unified, n_stream = setup
-    ctx, parts = _kv_parts(layout, settings, setup, settings.ctx_size)
+    ctx, parts = kv_parts(layout, settings, setup, settings.ctx_size)
     caches = tuple(
         _build_cache(kind, rows, cells_per_stream, n_stream, settings.cache_type_k, settings.cache_type_v)
         for kind, rows, cells_per_stream in parts

@@ -46,7 +46,7 @@ SWA_PATTERN_BY_GGUF_ARCH = {"gemma2": 2, "gemma3": 6, "gpt-oss": 2}
 # From config.json the pattern comes with the layer kinds; cohere2 (Command R7B) builds an iSWA cache too
 # (ggml-org/llama.cpp PR #13194 discussion runs c4ai-command-r7b with and without --swa-full), and so does
 # Gemma 4 (GEMMA4_LLAMACPP_SOURCE: build_attn_inp_kv_iswa).
-_SWA_HF_PREFIXES = ("gemma2", "gemma3", "gpt_oss", "cohere2", "gemma4")
+SWA_HF_PREFIXES = ("gemma2", "gemma3", "gpt_oss", "cohere2", "gemma4")
 
 # Gemma 4 in llama.cpp. src/models/gemma4.cpp load_arch_hparams: the per-layer `sliding_window_pattern` array picks
 # the SWA layers, `key_length` / `key_length_swa` are the full / sliding head sizes (llama_hparams::n_embd_head_k(il)),
@@ -64,7 +64,7 @@ GEMMA4_LLAMACPP_SOURCE = (
 )
 
 # Grok forces flash attention off ("flash_attn is not compatible with Grok - forcing off").
-_FA_FORCED_OFF_ARCHS = frozenset({"grok"})
+FA_FORCED_OFF_ARCHS = frozenset({"grok"})
 
 
 class LlamaCppError(ValueError):

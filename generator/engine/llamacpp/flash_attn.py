@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.engine.llamacpp.constants import _FA_FORCED_OFF_ARCHS, FLASH_ATTN_AUTO, FLASH_ATTN_OFF, FLASH_ATTN_ON, GGML_BLOCK, QUANTIZED_CACHE_TYPES, LlamaCppError
+from generator.engine.llamacpp.constants import FA_FORCED_OFF_ARCHS, FLASH_ATTN_AUTO, FLASH_ATTN_OFF, FLASH_ATTN_ON, GGML_BLOCK, QUANTIZED_CACHE_TYPES, LlamaCppError
 from generator.engine.llamacpp.layout import KvLayout
 
 
@@ -29,7 +29,7 @@ def resolve_flash_attn(flash_attn: str, cache_type_v: str, arch: str = "", fa_su
     else:
         raise LlamaCppError(f"error: unknown value for --flash-attn: '{flash_attn}'")
     log = None
-    if arch in _FA_FORCED_OFF_ARCHS:
+    if arch in FA_FORCED_OFF_ARCHS:
         mode, log = "off", "flash_attn is not compatible with Grok - forcing off"
     if cache_type_v in QUANTIZED_CACHE_TYPES and mode != "on":
         if mode == "auto":

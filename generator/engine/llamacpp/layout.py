@@ -16,11 +16,11 @@ from generator.engine.geometry import (
     GeometryError,
     MlaRanks,
 )
-from generator.engine.llamacpp.constants import _SWA_HF_PREFIXES, SWA_PATTERN_BY_GGUF_ARCH
+from generator.engine.llamacpp.constants import SWA_HF_PREFIXES, SWA_PATTERN_BY_GGUF_ARCH
 from generator.schema import check_int
 
 if TYPE_CHECKING:
-    from generator.engine.llamacpp.cache import _CacheRows
+    from generator.engine.llamacpp.cache import CacheRows
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class _LayoutMemo:
 
     def __init__(self) -> None:
         self.checked_types: set[tuple[str, str]] = set()  # (K type, V type) pairs that passed check_cache_types
-        self.rows: dict[tuple[str, str, str, bool], _CacheRows] = {}
+        self.rows: dict[tuple[str, str, str, bool], CacheRows] = {}
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def kv_layout_from_geometry(geometry: Geometry) -> KvLayout:
             n_ff=geometry.intermediate_size,
         )
 
-    iswa = model_type.startswith(_SWA_HF_PREFIXES) or (model_type.startswith("llama4") and CHUNKED in geometry.layer_kinds)
+    iswa = model_type.startswith(SWA_HF_PREFIXES) or (model_type.startswith("llama4") and CHUNKED in geometry.layer_kinds)
     window = geometry.sliding_window or geometry.attention_chunk_size
     layers = tuple(_layer_kv(geometry, il, kind, iswa) for il, kind in enumerate(geometry.layer_kinds) if kind != NO_CACHE)
     # Other archs with a config.json sliding_window (Mistral v0.1, Qwen2 with use_sliding_window)

@@ -9,7 +9,7 @@ from generator.engine.llamacpp.cache import plan_kv
 from generator.engine.llamacpp.constants import FIT_TARGET_BYTES, FLASH_ATTN_OFF, LlamaCppError
 from generator.engine.llamacpp.layout import KvLayout
 from generator.engine.llamacpp.settings import ServerSettings
-from generator.engine.llamacpp.vram import _ngl_value, gpu_layers_that_fit, gpu_use, max_ctx_that_fits
+from generator.engine.llamacpp.vram import gpu_layers_that_fit, gpu_use, max_ctx_that_fits, ngl_value
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def _lever_for(layout, settings, weights_bytes, budget, name, flags, note, yield
         plan = plan_kv(layout, settings)
     except LlamaCppError:
         return None
-    use = gpu_use(layout, plan, settings, weights_bytes, _ngl_value(layout, settings))
+    use = gpu_use(layout, plan, settings, weights_bytes, ngl_value(layout, settings))
     fits = None if budget is None else use.total_bytes <= budget
     yields = yields_fn(plan) if yields_fn else None
     return Lever(name, tuple(flags), plan.kv_bytes, use.total_bytes, fits, yields, note)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable
 
-from generator.engine.llamacpp.cache import KvPlan, _kv_parts, _kv_setup, kv_log_lines, plan_kv
+from generator.engine.llamacpp.cache import KvPlan, kv_log_lines, kv_parts, kv_setup, plan_kv
 from generator.engine.llamacpp.constants import FIT_MIN_CTX, FIT_TARGET_BYTES, FLASH_ATTN_AUTO, QUANTIZED_CACHE_TYPES
 from generator.engine.llamacpp.flash_attn import FlashAttention
 from generator.engine.llamacpp.layout import KvLayout
@@ -87,10 +87,10 @@ def use_at_ubatch(layout: KvLayout, settings: ServerSettings, weights_bytes: int
     compute buffer follows -ub; an iSWA model's SWA cache holds n_swa + n_ubatch cells, so it
     shrinks a little too."""
     small = replace(settings, ubatch_size=ubatch_size)
-    return gpu_use(layout, plan_kv(layout, small), small, weights_bytes, _ngl_value(layout, small))
+    return gpu_use(layout, plan_kv(layout, small), small, weights_bytes, ngl_value(layout, small))
 
 
-def _ngl_value(layout: KvLayout, settings: ServerSettings) -> int:
+def ngl_value(layout: KvLayout, settings: ServerSettings) -> int:
     if settings.n_gpu_layers is None or settings.n_gpu_layers < 0:
         return layout.n_layer + 1  # auto / all: everything, unless fit trims it
     return settings.n_gpu_layers
@@ -126,7 +126,7 @@ def max_ctx_that_fits(layout: KvLayout, settings: ServerSettings, weights_bytes:
     step = settings.ctx_pad * (1 if unified else n_seq_max)
     top = limit if limit is not None else max(layout.n_ctx_train, settings.ctx_size)
     hi = top // step
-    ngl = _ngl_value(layout, settings)
+    ngl = ngl_value(layout, settings)
     setup: tuple[FlashAttention, int, bool, int] | None = None
 
     def fits(k: int) -> bool:
@@ -135,9 +135,9 @@ def max_ctx_that_fits(layout: KvLayout, settings: ServerSettings, weights_bytes:
         # -c is worked out at the first probe, where plan_kv would first do it.
         nonlocal setup
         if setup is None:
-            setup = _kv_setup(layout, settings)
+            setup = kv_setup(layout, settings)
         fa, n_stream = setup[0], setup[3]
-        ctx, parts = _kv_parts(layout, settings, setup, k * step)
+        ctx, parts = kv_parts(layout, settings, setup, k * step)
 
         def kv_bytes_from_layer(first_layer: int) -> int:
             return sum(rows.bytes_from_layer(first_layer) * (cells_per_stream * n_stream) for _kind, rows, cells_per_stream in parts)
@@ -248,7 +248,7 @@ def estimate_llamacpp(
     buffer_name: str = "CUDA0",
 ) -> LlamaCppResult:
     plan = plan_kv(layout, settings)
-    ngl = _ngl_value(layout, settings)
+    ngl = ngl_value(layout, settings)
     use = gpu_use(layout, plan, settings, weights_bytes, ngl)
     basis = [
         "KV bytes: exact, llama.cpp 3f545be (b10573) arithmetic: row_size(type, n_embd_k_gqa/v_gqa) per layer * cells per stream * streams",

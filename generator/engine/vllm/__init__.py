@@ -22,11 +22,11 @@ from generator.engine.vllm.budget import (
     Breakdown,
     BudgetAssumptions,
     WeightShape,
-    _text_config,
     activation_peak_bytes,
     batch_defaults,
     cudagraph_capture_sizes,
     requested_bytes,
+    text_config_of,
     unified_memory_gpu,
     weight_shape,
 )
@@ -43,9 +43,9 @@ from generator.engine.vllm.kv_dtype import (
     invalid_kv_cache_dtype_text,
     kv_bytes_per_token_per_layer,
 )
-from generator.engine.vllm.model_len import _DEFAULT_MAX_LEN, _MAX_LEN_KEYS, _ROPE_KEYS, _ROPE_TYPES_ALREADY_SCALED, DerivedMaxLen, derive_max_model_len, max_model_len_too_long_text
+from generator.engine.vllm.model_len import DEFAULT_MAX_LEN, MAX_LEN_KEYS, ROPE_KEYS, ROPE_TYPES_ALREADY_SCALED, DerivedMaxLen, derive_max_model_len, max_model_len_too_long_text
 from generator.engine.vllm.plan import SizeMemo, StagePlan, VllmInputs, VllmResult, cudagraph_info_line, fitting_max_model_len, kv_cache_tokens_logged, plan_vllm, replace_inputs, resolve_settings
-from generator.engine.vllm.remediation import Lever, _lever, serve_command, vllm_remediation
+from generator.engine.vllm.remediation import Lever, make_lever, serve_command, vllm_remediation
 from generator.engine.vllm.versions import (
     DEFAULT_BLOCK_SIZE,
     LATEST_VERSION,
@@ -95,12 +95,12 @@ __all__ = [
     "VllmInputs",
     "VllmResult",
     "WeightShape",
-    "_DEFAULT_MAX_LEN",
-    "_MAX_LEN_KEYS",
-    "_ROPE_KEYS",
-    "_ROPE_TYPES_ALREADY_SCALED",
-    "_lever",
-    "_text_config",
+    "DEFAULT_MAX_LEN",
+    "MAX_LEN_KEYS",
+    "ROPE_KEYS",
+    "ROPE_TYPES_ALREADY_SCALED",
+    "make_lever",
+    "text_config_of",
     "activation_peak_bytes",
     "batch_defaults",
     "blocks_per_request",

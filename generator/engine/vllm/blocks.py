@@ -90,7 +90,7 @@ def unify_page_sizes(groups: tuple[KvGroup, ...], bytes_per_token: dict[str, int
 MAMBA_CACHE_MODES = ("none", "align", "all")
 
 
-def _state_groups(groups: tuple[KvGroup, ...], mode: str | None) -> tuple[KvGroup, ...]:
+def state_groups(groups: tuple[KvGroup, ...], mode: str | None) -> tuple[KvGroup, ...]:
     """State groups as vLLM 0.20's MambaSpec.max_memory_usage_bytes counts them per request
     (https://github.com/vllm-project/vllm/blob/v0.20.0/vllm/v1/kv_cache_interface.py#L540):
     1 page, 2 in "align" mode, or one per block of tokens in "all" mode (then they grow like full attention)."""
@@ -111,7 +111,7 @@ def group_blocks_per_request(kind: str, window: int | None, max_model_len: int, 
     block_size *= scale
     if kind == STATE:
         # MambaSpec.max_memory_usage_bytes: one page ("none"), two ("align": the running state and the
-        # last block-aligned checkpoint); `window` carries that count (see _state_groups).
+        # last block-aligned checkpoint); `window` carries that count (see state_groups).
         return window or 1
     if kind == SLIDING:
         # SlidingWindowSpec: the window, plus tokens scheduled but not settled, +1 for alignment.
@@ -133,10 +133,10 @@ def in_flight_tokens(pipeline_parallel_size: int, max_num_batched_tokens: int) -
 
 def largest_fitting_len(check_bytes: int, bytes_per_block: int, groups: tuple[KvGroup, ...], upper: int, block_size: int, in_flight: int) -> int:
     """_estimate_max_model_len_from_groups: binary search over [1, upper]; 0 if 1 token does not fit."""
-    return _fitting_len(check_bytes, bytes_per_block, _group_shapes(groups), upper, block_size, in_flight)
+    return fitting_len(check_bytes, bytes_per_block, group_shapes(groups), upper, block_size, in_flight)
 
 
-def _group_shapes(groups: tuple[KvGroup, ...]) -> dict[tuple[str, int | None, int], int]:
+def group_shapes(groups: tuple[KvGroup, ...]) -> dict[tuple[str, int | None, int], int]:
     """Groups of one kind, window and block multiple hold the same blocks: how many groups have each."""
     shapes: dict[tuple[str, int | None, int], int] = {}
     for g in groups:
@@ -145,7 +145,7 @@ def _group_shapes(groups: tuple[KvGroup, ...]) -> dict[tuple[str, int | None, in
     return shapes
 
 
-def _fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upper: int, block_size: int, in_flight: int) -> int:
+def fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upper: int, block_size: int, in_flight: int) -> int:
     # A catalog runs this ~20 times per pair. For plain integer inputs the length vLLM's search finds
     # is solved instead (_solve_fitting_len); anything else goes through the search itself.
     if (type(check_bytes) is int and type(bytes_per_block) is int and type(upper) is int and type(block_size) is int
@@ -190,7 +190,7 @@ def _solve_fitting_len(check_bytes: int, bytes_per_block: int, shapes: dict, upp
     fixed = 0  # blocks that no longer grow with t: capped groups already passed, sliding groups' +1
     slope = 0  # groups that still grow by one block per block of tokens
     ahead: dict[int, int] = {}  # cap -> groups with that cap, not yet reached
-    for (kind, window, _scale), count in shapes.items():  # every scale is 1 here (_fitting_len)
+    for (kind, window, _scale), count in shapes.items():  # every scale is 1 here (fitting_len)
         if kind == STATE:
             fixed += count * (window or 1)
             continue

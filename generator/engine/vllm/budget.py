@@ -143,12 +143,12 @@ def _as_int(cfg: Mapping[str, Any], *keys: str) -> int | None:
     return None
 
 
-def _text_config(hf_config: Mapping[str, Any]) -> Mapping[str, Any]:
+def text_config_of(hf_config: Mapping[str, Any]) -> Mapping[str, Any]:
     inner = hf_config.get("text_config")
     return inner if isinstance(inner, Mapping) else hf_config
 
 
-def _moe_shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int]:
+def moe_shape(cfg: Mapping[str, Any]) -> tuple[int, int, int, int]:
     """(experts, experts per token, expert intermediate, shared-expert intermediate); zeros if dense."""
     experts = _as_int(cfg, "num_local_experts", "num_experts", "n_routed_experts") or 0
     if experts <= 1:
@@ -208,7 +208,7 @@ class WeightShape:
 
 
 def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShape:
-    cfg = _text_config(hf_config)
+    cfg = text_config_of(hf_config)
     hidden, heads, kv_heads, head_dim = geometry.hidden_size, geometry.num_attention_heads, geometry.num_kv_heads, geometry.head_dim
     if geometry.mla is not None:
         q_rank = _as_int(cfg, "q_lora_rank") or 0
@@ -223,7 +223,7 @@ def weight_shape(hf_config: Mapping[str, Any], geometry: Geometry) -> WeightShap
         attention = sum(hidden * hd * (2 * heads + 2 * kv) for kv, hd in map(geometry.layer_shape, geometry.layer_kinds)) // geometry.num_layers
     else:
         attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
-    experts, _top_k, expert_inter, shared = _moe_shape(cfg)
+    experts, _top_k, expert_inter, shared = moe_shape(cfg)
     inter = geometry.intermediate_size or 4 * hidden
     if experts:
         dense_layers = _as_int(cfg, "first_k_dense_replace") or 0
@@ -266,11 +266,11 @@ def _gemma4_extras(cfg: Mapping[str, Any], geometry: Geometry, hidden: int, inte
 
 
 def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS, sampler_bytes: int | None = None) -> int:  # noqa: E501
-    moe = _moe_shape(_text_config(hf_config))
-    return _activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions, sampler_bytes)
+    moe = moe_shape(text_config_of(hf_config))
+    return estimate_activation_peak(geometry, moe, tensor_parallel_size, max_num_batched_tokens, max_num_seqs, assumptions, sampler_bytes)
 
 
-def _activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions, sampler_bytes: int | None = None) -> int:  # noqa: E501
+def estimate_activation_peak(geometry: Geometry, moe: tuple[int, int, int, int], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions, sampler_bytes: int | None = None) -> int:  # noqa: E501
     experts, top_k, expert_inter, shared = moe
     inter = top_k * expert_inter + shared if experts else (geometry.intermediate_size or 4 * geometry.hidden_size)
     per_token = (assumptions.activation_intermediate_factor * inter // tensor_parallel_size

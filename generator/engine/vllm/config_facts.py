@@ -10,7 +10,7 @@ from generator.engine.geometry import (
     geometry_from_hf_config,
 )
 from generator.engine.vllm.blocks import KvGroup, kv_cache_groups
-from generator.engine.vllm.budget import WeightShape, _moe_shape, _text_config, weight_shape
+from generator.engine.vllm.budget import WeightShape, moe_shape, text_config_of, weight_shape
 from generator.engine.vllm.model_len import DerivedMaxLen, derive_max_model_len
 
 
@@ -49,4 +49,4 @@ class ConfigFacts:
 
     @cached_property
     def moe(self) -> tuple[int, int, int, int]:
-        return _moe_shape(_text_config(self.hf_config))
+        return moe_shape(text_config_of(self.hf_config))

@@ -71,7 +71,7 @@ def rounds_gib_like_python(version: tuple[int, int, int]) -> bool:
     return version >= (0, 14, 0)
 
 
-def _gib_for(version: tuple[int, int, int], num_bytes: int) -> str:
+def gib_for(version: tuple[int, int, int], num_bytes: int) -> str:
     return format_gib(num_bytes) if rounds_gib_like_python(version) else f"{num_bytes / GIB:.2f}"
 
 
@@ -101,7 +101,7 @@ def vllm_error_text(
     return row.template.format(
         max_model_len=max_model_len,
         max_seq_len=max_seq_len,
-        needed=_gib_for(version, needed_bytes),
-        available=_gib_for(version, available_bytes),
+        needed=gib_for(version, needed_bytes),
+        available=gib_for(version, available_bytes),
         estimated_msg=estimated_msg,
     )

@@ -10,15 +10,15 @@ from generator.engine.vllm.versions import VllmInputError
 from generator.schema import rope_scaling_problem
 
 # vllm/transformers_utils/model_arch_config_convertor.py derive_max_model_len_and_key
-_MAX_LEN_KEYS = (
+MAX_LEN_KEYS = (
     "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
     "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len",
 )
 # vllm/config/model.py _get_and_verify_max_len: these RoPE types already scaled
 # max_position_embeddings, so their `factor` is not applied again.
-_ROPE_TYPES_ALREADY_SCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
-_ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base")
-_DEFAULT_MAX_LEN = 2048  # used by vLLM when config.json names no length key
+ROPE_TYPES_ALREADY_SCALED = ("su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling")
+ROPE_KEYS = ("rope_theta", "rope_scaling", "rope_parameters", "rotary_emb_base")
+DEFAULT_MAX_LEN = 2048  # used by vLLM when config.json names no length key
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def _rope_parameter_sets(cfg: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         params = cfg.get("rope_scaling")
     if not isinstance(params, Mapping) or not params:
         # transformers 5 standardises every RoPE config to {"rope_type": "default", ...}.
-        return [{"rope_type": "default"}] if any(k in cfg for k in _ROPE_KEYS) else []
+        return [{"rope_type": "default"}] if any(k in cfg for k in ROPE_KEYS) else []
     nested = [p for p in params.values() if isinstance(p, Mapping)]
     if nested and len(nested) == len(params):
         return [p for p in nested if p]
@@ -53,11 +53,11 @@ def derive_max_model_len(hf_config: Mapping[str, Any]) -> DerivedMaxLen:
             problem = rope_scaling_problem(config.get(key), key)
             if problem:
                 raise VllmInputError(f"hf_config: {problem}")
-    for name in _MAX_LEN_KEYS + ("model_max_length", "original_max_position_embeddings"):
+    for name in MAX_LEN_KEYS + ("model_max_length", "original_max_position_embeddings"):
         value = text.get(name)
         if isinstance(value, float) and not math.isfinite(value):
             raise VllmInputError(f"hf_config: `{name}` must be a finite number, got {value!r}")
-    for name in _MAX_LEN_KEYS:
+    for name in MAX_LEN_KEYS:
         value = text.get(name)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             if derived is None or value < derived:
@@ -65,14 +65,14 @@ def derive_max_model_len(hf_config: Mapping[str, Any]) -> DerivedMaxLen:
     if isinstance(text.get("model_max_length"), (int, float)) and text.get("model_max_length"):
         key, derived = "model_max_length", text["model_max_length"]
     if derived is None:
-        derived = _DEFAULT_MAX_LEN
+        derived = DEFAULT_MAX_LEN
     model_type = str(hf_config.get("model_type") or "")
     rope_sets = _rope_parameter_sets(hf_config)
     if rope_sets and "gemma3" not in model_type:
         factor: float | int = 1.0
         for params in rope_sets:
             rope_type = params.get("rope_type", params.get("type", "default"))
-            if rope_type not in _ROPE_TYPES_ALREADY_SCALED:
+            if rope_type not in ROPE_TYPES_ALREADY_SCALED:
                 factor = params.get("factor", factor)
         derived = derived * (1.0 if factor is None else factor)
     printed = repr(float(derived)) if isinstance(derived, float) else str(derived)

@@ -16,20 +16,20 @@ from generator.engine.geometry import (
     Geometry,
     GeometryError,
 )
-from generator.engine.vllm.blocks import KvGroup, _fitting_len, _group_shapes, _state_groups, blocks_per_request, in_flight_tokens, pp_layer_split, unify_page_sizes
+from generator.engine.vllm.blocks import KvGroup, blocks_per_request, fitting_len, group_shapes, in_flight_tokens, pp_layer_split, state_groups, unify_page_sizes
 from generator.engine.vllm.budget import (
     ASSUMPTIONS,
     Breakdown,
     BudgetAssumptions,
-    _activation_peak,
     batch_defaults,
     cudagraph_capture_sizes,
     encoder_cache_bytes,
+    estimate_activation_peak,
     requested_bytes,
     unified_memory_gpu,
 )
 from generator.engine.vllm.config_facts import ConfigFacts
-from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, _gib_for, format_gib, vllm_error_text
+from generator.engine.vllm.error_texts import CANNOT_AUTO_FIT_TEXT, format_gib, gib_for, vllm_error_text
 from generator.engine.vllm.kv_dtype import hybrid_pages, kv_bytes_per_token_per_layer
 from generator.engine.vllm.model_len import DerivedMaxLen, max_model_len_too_long_text
 from generator.engine.vllm.versions import (
@@ -168,7 +168,7 @@ def replace_inputs(inputs: VllmInputs, **changes: Any) -> VllmInputs:
     return copy
 
 
-def _facts_for(inputs: VllmInputs, facts: ConfigFacts | None) -> ConfigFacts:
+def facts_for(inputs: VllmInputs, facts: ConfigFacts | None) -> ConfigFacts:
     # Facts for another dict (a lever that swaps the checkpoint's config) are never reused.
     if facts is not None and facts.hf_config is inputs.hf_config:
         return facts
@@ -205,7 +205,7 @@ class _Resolved:
         self.max_num_batched_tokens = max_num_batched_tokens
 
 
-def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
+def resolve_inputs(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
     try:
         geometry = facts.geometry
     except GeometryError as exc:
@@ -267,7 +267,7 @@ def _resolve(inputs: VllmInputs, facts: ConfigFacts) -> _Resolved:
 def resolve_settings(inputs: VllmInputs, *, facts: ConfigFacts | None = None) -> tuple[Geometry, DerivedMaxLen, VllmInputs]:
     """Validate like vLLM and fill vLLM's defaults; returns the completed inputs.
     `facts` may carry what earlier plans already derived from inputs.hf_config."""
-    resolved = _resolve(inputs, _facts_for(inputs, facts))
+    resolved = resolve_inputs(inputs, facts_for(inputs, facts))
     completed = replace(
         inputs,
         gpu_memory_utilization=resolved.utilization,
@@ -308,7 +308,7 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
             non_torch += assumptions.unified_memory_bytes
     activation = inputs.activation_peak_bytes
     if activation is None:
-        activation = _activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
+        activation = estimate_activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
                                       sampler_bytes_per_logit(version, inputs.sampler_backend, runs_v0_engine(version, inputs.gpu_name)))
     if inputs.encoder_cache_tokens and first:
         activation += encoder_cache_bytes(inputs.hf_config, geometry, inputs.encoder_cache_tokens)
@@ -360,7 +360,7 @@ class _Sizing:
 def _sizing_groups(inputs: VllmInputs, geometry: Geometry, version: tuple[int, int, int], facts: ConfigFacts) -> tuple[KvGroup, ...]:
     groups = facts.groups
     if geometry.has_state:
-        groups = _state_groups(groups, inputs.mamba_cache_mode)
+        groups = state_groups(groups, inputs.mamba_cache_mode)
     if runs_v0_engine(version, inputs.gpu_name):
         if geometry.has_global_shape:
             raise VllmInputError(f"{geometry.model_type} layers of two head sizes are modelled on vLLM's V1 engine only")
@@ -418,7 +418,7 @@ def _start_error(version: tuple[int, int, int], stages: list[StagePlan], checks:
         elif check <= 0:
             error = vllm_error_text(version, "no_memory")
         elif s.bytes_per_block * per_request > check:
-            estimate = _fitting_len(check, s.bytes_per_block, shapes, max_len, bs, in_flight)
+            estimate = fitting_len(check, s.bytes_per_block, shapes, max_len, bs, in_flight)
             error = vllm_error_text(
                 version, "too_long", max_model_len=max_len,
                 needed_bytes=s.bytes_per_block * per_request, available_bytes=check,
@@ -430,7 +430,7 @@ def _start_error(version: tuple[int, int, int], stages: list[StagePlan], checks:
 
 
 def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
-    resolved = _resolve(inputs, facts)
+    resolved = resolve_inputs(inputs, facts)
     geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
     tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
@@ -450,8 +450,8 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
     checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
     upper = derived.default_max_model_len if inputs.max_model_len in (None, -1) else max(inputs.max_model_len, derived.default_max_model_len)
-    shapes = _group_shapes(groups)
-    estimates = [_fitting_len(c, s.bytes_per_block, shapes, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
+    shapes = group_shapes(groups)
+    estimates = [fitting_len(c, s.bytes_per_block, shapes, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
     largest_fit = min(estimates)
 
     error = None
@@ -492,7 +492,7 @@ _SIZE_MEMO_MAX = 4096  # entries (about a kilobyte each): a GPU's pairs' sizings
 def _memo_key(inputs: VllmInputs, assumptions: BudgetAssumptions) -> tuple:
     """The inputs as a key: every field by value (and type, so 1 and True differ), the config by
     identity (the memo keeps the config alive, so its id is not reused), and vLLM's default
-    utilization written out, as _resolve fills it in."""
+    utilization written out, as resolve_inputs fills it in."""
     values = list(vars(inputs).values())
     values[0] = id(values[0])
     if inputs.gpu_memory_utilization is None:
@@ -505,7 +505,7 @@ assert _FIELD_NAMES[0] == "hf_config"
 _UTILIZATION_FIELD = _FIELD_NAMES.index("gpu_memory_utilization")
 
 
-def _size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> _Sizing:
+def size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> _Sizing:
     """_size(inputs, assumptions, facts), taken from memo when these inputs were sized before. Only
     sizings are kept: inputs vLLM rejects raise each time. A sizing is read, never changed, by its callers."""
     if memo is None:
@@ -534,7 +534,7 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, 
     vLLM rejects before it sizes the cache. `facts` may carry what earlier plans already derived
     from inputs.hf_config (see ConfigFacts); they are ignored for any other config. `memo` (a
     SizeMemo the caller keeps) reuses sizings of equal inputs; a config in it must not be changed."""
-    sizing = _size_memo(inputs, assumptions, _facts_for(inputs, facts), memo)
+    sizing = size_memo(inputs, assumptions, facts_for(inputs, facts), memo)
     resolved, version, stages = sizing.resolved, sizing.resolved.version, sizing.stages
     error, max_len, largest_fit = sizing.error, sizing.max_len, sizing.largest_fit
     log_lines: list[str] = []
@@ -546,7 +546,7 @@ def plan_vllm(inputs: VllmInputs, assumptions: BudgetAssumptions = ASSUMPTIONS, 
             log_lines.append(f"Auto-fit max_model_len: reduced from {sizing.full_len} to {largest_fit} to fit in available KV cache memory ({memory})")
     chosen = stages[sizing.binding]
     if prints_available_kv_line(version):
-        log_lines.insert(0, f"Available KV cache memory: {_gib_for(version, chosen.available_kv_cache_bytes)} GiB")
+        log_lines.insert(0, f"Available KV cache memory: {gib_for(version, chosen.available_kv_cache_bytes)} GiB")
     if chosen.breakdown and chosen.breakdown.cudagraph_bytes > 0 and inputs.gpu_total_bytes:
         log_lines.insert(1, cudagraph_info_line(resolved.utilization, chosen.breakdown.cudagraph_bytes, inputs.gpu_total_bytes))
     tokens, concurrency = sizing.tokens, sizing.concurrency
@@ -601,5 +601,5 @@ def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = A
     """plan_vllm(inputs).estimated_max_model_len when that plan starts, else 0; with max_model_len -1,
     the context auto-fit starts with. The same arithmetic without the log lines and result record,
     which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
-    sizing = _size_memo(inputs, assumptions, _facts_for(inputs, facts), memo)
+    sizing = size_memo(inputs, assumptions, facts_for(inputs, facts), memo)
     return sizing.largest_fit if sizing.error is None else 0

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from generator.engine.vllm.budget import ASSUMPTIONS
 from generator.engine.vllm.config_facts import ConfigFacts
-from generator.engine.vllm.plan import SizeMemo, VllmInputs, _facts_for, _resolve, _size_memo, graph_estimate_subtracted, replace_inputs
+from generator.engine.vllm.plan import SizeMemo, VllmInputs, facts_for, graph_estimate_subtracted, replace_inputs, resolve_inputs, size_memo
 from generator.engine.vllm.versions import VllmInputError
 
 
@@ -38,13 +38,13 @@ _LEVER_ORDER = ("clamp_max_model_len", "kv_cache_dtype_fp8", "enforce_eager", "f
                 "tensor_parallel", "quantization", "gpu")
 
 
-def _lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, changes: Mapping[str, Any],
+def make_lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs: VllmInputs, changes: Mapping[str, Any],
            requested_len: int, note: str = "", facts: ConfigFacts | None = None, memo: SizeMemo | None = None) -> Lever | None:
     """The lever that applies `changes` to inputs, priced by auto-fit (max_model_len -1); memo as plan_vllm's."""
     changed = replace_inputs(inputs, max_model_len=-1, **changes)
     try:
         # What plan_vllm(changed) would report, without its log lines and result record.
-        auto = _size_memo(changed, ASSUMPTIONS, _facts_for(changed, facts), memo)
+        auto = size_memo(changed, ASSUMPTIONS, facts_for(changed, facts), memo)
     except VllmInputError:
         return None
     fits = auto.error is None and auto.max_len >= requested_len
@@ -74,41 +74,41 @@ def vllm_remediation(
     inputs.hf_config; every lever on that config shares them. `alternative_facts` does the same for
     alternative_weights' configs, by the same names. `memo` is plan_vllm's.
     """
-    facts = _facts_for(inputs, facts)
-    resolved = _resolve(inputs, facts)
+    facts = facts_for(inputs, facts)
+    resolved = resolve_inputs(inputs, facts)
     geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
     requested_len = derived.default_max_model_len if inputs.max_model_len in (None, -1) else inputs.max_model_len
     levers: list[Lever | None] = []
-    base = _lever("clamp_max_model_len", "", (), inputs, {}, requested_len, facts=facts, memo=memo)
+    base = make_lever("clamp_max_model_len", "", (), inputs, {}, requested_len, facts=facts, memo=memo)
     if base and base.max_model_len_that_fits > 0:
         levers.append(replace(base, label=f"--max-model-len {base.max_model_len_that_fits}",
                               flags=(("--max-model-len", str(base.max_model_len_that_fits)),), fits_requested=False,
                               note="the largest length that starts with everything else unchanged"))
     if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
-        levers.append(_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
+        levers.append(make_lever("kv_cache_dtype_fp8", "--kv-cache-dtype fp8", (("--kv-cache-dtype", "fp8"),),
                              inputs, {"kv_cache_dtype": "fp8"}, requested_len, "halves bytes per token", facts, memo))
     eager_helps = graph_estimate_subtracted(inputs, version, facts) and inputs.kv_cache_memory_bytes is None
     if eager_helps:
-        levers.append(_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
+        levers.append(make_lever("enforce_eager", "--enforce-eager", (("--enforce-eager", ""),),
                              inputs, {"enforce_eager": True}, requested_len, "no CUDA graphs: slower decoding", facts, memo))
         if inputs.kv_cache_dtype == "auto" and geometry.dtype_bytes > 1:
-            levers.append(_lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager",
+            levers.append(make_lever("fp8_and_eager", "--kv-cache-dtype fp8 --enforce-eager",
                                  (("--kv-cache-dtype", "fp8"), ("--enforce-eager", "")),
                                  inputs, {"kv_cache_dtype": "fp8", "enforce_eager": True}, requested_len, facts=facts, memo=memo))
     if inputs.kv_cache_memory_bytes is None and resolved.utilization < 0.95:
-        levers.append(_lever("utilization", "--gpu-memory-utilization 0.95", (("--gpu-memory-utilization", "0.95"),),
+        levers.append(make_lever("utilization", "--gpu-memory-utilization 0.95", (("--gpu-memory-utilization", "0.95"),),
                              inputs, {"gpu_memory_utilization": 0.95}, requested_len,
                              "needs that much memory free at startup", facts, memo))
     tp = _next_power_of_two(inputs.tensor_parallel_size + 1)
     if tp * inputs.pipeline_parallel_size <= inputs.gpu_count:
-        levers.append(_lever("tensor_parallel", f"--tensor-parallel-size {tp}", (("--tensor-parallel-size", str(tp)),),
+        levers.append(make_lever("tensor_parallel", f"--tensor-parallel-size {tp}", (("--tensor-parallel-size", str(tp)),),
                              inputs, {"tensor_parallel_size": tp}, requested_len, facts=facts, memo=memo))
     for name, (weights, config) in sorted((alternative_weights or {}).items()):
         changes = {"weights_bytes": weights, "hf_config": config if config is not None else inputs.hf_config}
-        levers.append(_lever("quantization", name, (), inputs, changes, requested_len, "a smaller checkpoint",
+        levers.append(make_lever("quantization", name, (), inputs, changes, requested_len, "a smaller checkpoint",
                              (alternative_facts or {}).get(name, facts), memo))
     for name, total in sorted((candidate_gpus or {}).items()):
-        levers.append(_lever("gpu", name, (), inputs, {"gpu_total_bytes": total, "gpu_name": name}, requested_len, facts=facts, memo=memo))
+        levers.append(make_lever("gpu", name, (), inputs, {"gpu_total_bytes": total, "gpu_name": name}, requested_len, facts=facts, memo=memo))
     found = [lever for lever in levers if lever is not None]
     return tuple(sorted(found, key=lambda l: (not l.fits_requested, -l.max_model_len_that_fits, _LEVER_ORDER.index(l.kind), l.label)))
 
