@@ -12,7 +12,7 @@ from typing import Mapping
 import generator.parallel as parallel
 import generator.value_pickle as value_pickle
 from generator.check.plan_meta import PageMeta, with_meta
-from generator.check.site_checks import check_pages, page_problems, page_url, slim_facts
+from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_facts
 from generator.errors import Issue, RenderError
 from generator.render.page_links import page_links
 from generator.write.manifest import Entry
@@ -27,7 +27,7 @@ def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, 
     slimmed and compressed (about a kilobyte a page), so a build can keep every page's facts (and
     the cache can hold them between builds) at 100k pages. The facts are stored by the HTML's
     hash, which covers the head: the templates print it."""
-    facts = with_meta(slim_facts(page_links(html.decode("utf-8"), url), rules), meta)
+    facts = with_meta(slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules), meta)
     summary = tuple(getattr(facts, name) for name in _SUMMARY)
     return summary, zlib.compress(value_pickle.dumps(facts), 1)
 

@@ -373,9 +373,23 @@ def text_problems(path: str, text: str) -> list[Issue]:
     return issues
 
 
+# The same test on a file's bytes, without decoding it: the phrases and the ghost flag are ASCII, and
+# an ASCII byte decodes to itself, so only the letters that fold to ASCII ones (in UTF-8) need the text.
+_FOLDED_BYTES = tuple(letter.encode() for letter in _FOLDED_LETTERS + "\u212a")
+_PHRASES_BYTES = tuple(phrase.encode() for phrase in _PHRASES_LOWER)
+
+
+def _may_hold_text_problem(content: bytes) -> bool:
+    """False only when text_problems finds nothing in content, decoded."""
+    if b"--kv-cache-memory" in content or any(letter in content for letter in _FOLDED_BYTES):
+        return True
+    lowered = content.lower()
+    return any(phrase in lowered for phrase in _PHRASES_BYTES)
+
+
 def rendered_problems(files) -> list[Issue]:
     issues: list[Issue] = []
     for f in files:
-        if f.path.endswith((".html", ".md", ".txt")):
+        if f.path.endswith((".html", ".md", ".txt")) and _may_hold_text_problem(f.content):
             issues.extend(text_problems(f.path, f.content.decode("utf-8", "replace")))
     return issues

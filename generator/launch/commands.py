@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping
 
 from generator.engine.pairs import LeverOutcome, LlamaNumbers, OllamaNumbers, SglangNumbers, VllmNumbers
@@ -43,19 +44,28 @@ class CommandBlock:
     lever: str = ""  # the schema Lever this block applies, for the direction check (generator/plan/advice.py)
 
 
+# shlex.quote by its argument: pages repeat the same flags, values and repositories thousands of times.
+_quote = lru_cache(maxsize=8192)(shlex.quote)
+
+
+def _shell_join(argv: tuple[str, ...]) -> str:
+    """shlex.join(argv)."""
+    return " ".join(map(_quote, argv))
+
+
 def _join(argv: tuple[str, ...]) -> str:
     # Break long invocations after the model so each flag reads on its own line.
     if len(argv) <= 4:
-        return shlex.join(argv)
-    head = shlex.join(argv[:3])
+        return _shell_join(argv)
+    head = _shell_join(argv[:3])
     rest = []
     i = 3
     while i < len(argv):
         if i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-            rest.append(shlex.join(argv[i : i + 2]))
+            rest.append(_shell_join(argv[i : i + 2]))
             i += 2
         else:
-            rest.append(shlex.quote(argv[i]))
+            rest.append(_quote(argv[i]))
             i += 1
     return " \\\n  ".join([head, *rest])
 
@@ -101,8 +111,8 @@ def sglang_argv(variant: ModelVariant, tp: int, fraction: float, context_length:
 
 def _sglang_join(argv: tuple[str, ...]) -> str:
     # `python -m sglang.launch_server --model-path ORG/NAME`, then one flag and its value per line.
-    head, rest = shlex.join(argv[:5]), argv[5:]
-    pairs = [shlex.join(rest[i : i + 2]) for i in range(0, len(rest), 2)]
+    head, rest = _shell_join(argv[:5]), argv[5:]
+    pairs = [_shell_join(rest[i : i + 2]) for i in range(0, len(rest), 2)]
     return " \\\n  ".join([head, *pairs])
 
 
@@ -431,6 +441,9 @@ class Surfaces(dict):
         self.releases = dict(releases or {})
         self.removed = dict(removed or {})
         self.added = dict(added or {})
+        # (engine, argv, env) -> what command_problems found: pages repeat the same commands, and the
+        # surfaces are not changed once read.
+        self.problems: dict[tuple, list[str]] = {}
 
 
 def parse_surfaces(texts: Mapping[str, str], releases: Mapping[str, str] | None = None) -> Surfaces:
@@ -483,6 +496,18 @@ def command_problems(block: CommandBlock, surfaces: Mapping[str, frozenset[str]]
     return []
 
 
+def _block_problems(block: CommandBlock, surfaces: Mapping[str, frozenset[str]]) -> list[str]:
+    """command_problems(block, surfaces), kept in the surfaces' memo when they have one."""
+    memo = getattr(surfaces, "problems", None)
+    if memo is None:
+        return command_problems(block, surfaces)
+    key = (block.engine, block.argv, block.env)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = command_problems(block, surfaces)
+    return found
+
+
 def verify_commands(blocks_by_page: Iterable[tuple[str, Iterable[CommandBlock]]], surfaces: Mapping[str, frozenset[str]]) -> list[Issue]:
     """Every block on every page against the CLI surfaces; one Issue per problem, naming the page."""
     issues = []
@@ -490,7 +515,7 @@ def verify_commands(blocks_by_page: Iterable[tuple[str, Iterable[CommandBlock]]]
     for url, blocks in blocks_by_page:
         for block in blocks:
             if block not in checked:
-                checked[block] = command_problems(block, surfaces)
+                checked[block] = _block_problems(block, surfaces)
             for problem in checked[block]:
                 issues.append(Issue(f"site{url}", 1, 0, f"command {block.title!r}", problem, "Fix the command builder in generator/launch/commands.py"))
     return issues

@@ -384,7 +384,7 @@ def parse_added_flags(text: str) -> dict[tuple[str, str], AddedFlag]:
     return found
 
 
-@lru_cache(maxsize=1024)  # a page's commands compare a few releases against every removed and added flag's
+@lru_cache(maxsize=1024)  # a build compares the same few release names some 100k times
 def release_key(release: str) -> tuple[int, ...]:
     """Order releases of one engine: 'b10878' -> (10878,), 'v0.28.0' / '0.9.0.1' -> (0, 28, 0) / (0, 9, 0, 1)."""
     text = release.strip()
@@ -412,6 +412,24 @@ def surface_at(
     return (surface | extra) - later
 
 
+# surface_at by its arguments (the mappings by identity, kept alive here so an id is not reused): a
+# build checks thousands of commands against the same few releases. The records are not changed once read.
+_SURFACES_AT: dict[tuple, tuple] = {}
+
+
+def _surface_at_memo(engine: str, surface: frozenset[str], release: str, removed: Mapping[tuple[str, str], RemovedFlag],
+                     added: Mapping[tuple[str, str], AddedFlag] | None) -> frozenset[str]:
+    key = (engine, release, surface, id(removed), id(added))
+    found = _SURFACES_AT.get(key)
+    if found is not None and found[0] is removed and found[1] is added:
+        return found[2]
+    at = surface_at(engine, surface, release, removed, added)
+    if len(_SURFACES_AT) >= 64:
+        _SURFACES_AT.clear()
+    _SURFACES_AT[key] = (removed, added, at)
+    return at
+
+
 def check_command_at(
     engine: str,
     argv: Sequence[str],
@@ -429,7 +447,7 @@ def check_command_at(
     short = VLLM_SHORT if engine == "vllm" else LLAMA_SERVER_SHORT
     # Spell aliases of removed flags (-dio, --ctx-size-draft ...) long; the alias tables hold today's only.
     spelled = [removed[(engine, t)].flag if (engine, t) in removed else t for t in argv]
-    problems = check_command(engine, spelled, surface_at(engine, surface, release, removed, added))
+    problems = check_command(engine, spelled, _surface_at_memo(engine, surface, release, removed, added))
     for token in argv:
         if not token.startswith("-"):
             continue

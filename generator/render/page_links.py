@@ -73,8 +73,13 @@ def _refused(url: str, html: str, at: int) -> RenderError:
                               "Write it as the templates do: lower-case tags, double-quoted attributes, '<' in text escaped")])
 
 
-def page_links(html: str, url: str = "") -> PageFacts:
-    """The links, ids and section texts of one rendered page (url names it in a refusal)."""
+def page_links(html: str, url: str = "", texts_with: frozenset[str] | None = None) -> PageFacts:
+    """The links, ids and section texts of one rendered page (url names it in a refusal).
+
+    texts_with: words without whitespace, or None. When given, a section whose text holds none of
+    them gets no text (as if it were empty), and its markup is not taken apart: a word in the text
+    is in the section's markup with its character references replaced, since neither a reference
+    nor a word runs across a tag."""
     facts = PageFacts()
     ids, duplicate_ids, links = facts.ids, facts.duplicate_ids, facts.links
     regions: list[list[int]] = []  # per section: [start, end) of its content; end -1 while open
@@ -115,6 +120,19 @@ def page_links(html: str, url: str = "") -> PageFacts:
                 raise _refused(url, html, m.start("start"))
             pos = closing.end()
     for start, stop in regions:
-        text = unescape(_MARKUP.sub(" ", html[start : stop if stop >= 0 else len(html)]))
+        region = html[start : stop if stop >= 0 else len(html)]
+        if texts_with is not None and not _may_hold(region, texts_with):
+            facts.sections.append([])
+            continue
+        text = unescape(_MARKUP.sub(" ", region))
         facts.sections.append([text] if text else [])
     return facts
+
+
+def _may_hold(region: str, words: frozenset[str]) -> bool:
+    """False only when the text of region holds none of words."""
+    if "" in words:
+        return True
+    if "&" in region:
+        region = unescape(region)
+    return any(word in region for word in words)

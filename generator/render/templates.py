@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
-from generator.plan.pages import Page
+from generator.plan.pages import LazyView, Page
 from generator.plan.views import figure, gb_s, gib, kib, mib, tokens
 from generator.schema import PLACEHOLDER, reader_urls
 
@@ -142,20 +142,30 @@ FILTERS = {
 
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+_VIEW_ATTRIBUTES = frozenset(dir(LazyView))
 
 
 class _Environment(jinja2.Environment):
     """Jinja's `a.b` on a dict tries the attribute, fails (an exception each time), then the key:
-    about four million times in a 10k-page build. A plain dict has no attributes of its own, so a
-    key that is not a dict method name is looked up directly, which is what Jinja would return."""
+    about four million times in a 10k-page build. A plain dict, or a page's LazyView, has no
+    attributes of its own besides its methods, so a key that is not a method name is looked up
+    directly, which is what Jinja would return. The rest is Jinja's own getattr, inlined."""
 
     def getattr(self, obj: Any, attribute: str) -> Any:
-        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+        kind = type(obj)
+        if (kind is dict and attribute not in _DICT_ATTRIBUTES) or (kind is LazyView and attribute not in _VIEW_ATTRIBUTES):
             try:
                 return obj[attribute]
             except KeyError:
                 pass
-        return super().getattr(obj, attribute)
+        try:
+            return getattr(obj, attribute)
+        except AttributeError:
+            pass
+        try:
+            return obj[attribute]
+        except (TypeError, LookupError, AttributeError):
+            return self.undefined(obj=obj, name=attribute)
 
 
 @lru_cache(maxsize=8)

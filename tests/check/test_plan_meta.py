@@ -12,7 +12,7 @@ import pytest
 from generator.build.pipeline import build_site, plan_site
 from generator.check.affiliates import affiliate_rules
 from generator.check.plan_meta import NO_META, PageMeta, page_url, site_meta
-from generator.check.site_checks import check_html, slim_facts
+from generator.check.site_checks import check_html, disclosure_words, slim_facts
 from generator.errors import RenderError
 from generator.render.page_links import page_links
 from generator.render.templates import RenderedFile
@@ -64,6 +64,16 @@ def test_the_recorded_links_ids_and_sections_are_what_the_html_reader_reads(site
             read = slim_facts(read_page(html), rules)
             assert (recorded.ids, recorded.duplicate_ids, recorded.links, recorded.sections) == (
                 read.ids, read.duplicate_ids, read.links, read.sections), f.path
+            # What a build packs: sections without a disclosure's word are left untaken apart.
+            assert slim_facts(page_links(html, page_url(f.path), disclosure_words(rules)), rules) == recorded, f.path
+
+
+def test_sections_without_the_words_get_no_text_and_a_word_behind_a_reference_is_found() -> None:
+    html = ('<!doctype html>\n<section><p>We earn a <b>comm</b>ission.</p></section>'
+            '<section><p>A co&#109;mission &amp; more</p></section><section><p>Com<i>mission</i></p></section>')
+    words = frozenset({"commission"})
+    assert page_links(html, "/x/", words).sections == [[], [" A commission & more "], []]
+    assert page_links(html, "/x/").sections[0] == [" We earn a  comm ission. "]
 
 
 @pytest.mark.parametrize("markup", ["<P>upper case</P>", "<p class='single'>quoted</p>", "a < b is text", "<script>never ends"])
