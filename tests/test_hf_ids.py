@@ -352,3 +352,29 @@ def test_a_family_and_size_over_records_of_different_geometry_does_not_resolve()
     assert hf_id_index([instruct, thinking]).resolve("Qwen3-VL-235B") == Resolved(instruct.id, None, True)
     other = thinking.model_copy(update={"config": thinking.config.model_copy(update={"num_key_value_heads": 8})})
     assert hf_id_index([instruct, other]).resolve("Qwen3-VL-235B") is None
+
+
+# LiteLLM provider routes (issue 20; the forms were seen among tests/data/model_ids_holdout4.yaml's misses,
+# so that file's gain from them is not blind): the route is dropped and the rest read as before.
+@pytest.mark.parametrize(("named", "model", "same_architecture_only"), [
+    ("ollama_chat/llama3.2:latest", "llama-3.2-3b-instruct", True),  # the library default ollama_names records
+    ("ollama/gemma3", "gemma-3-4b-it", True),
+    ("ollama_chat/qwen3:30b-a3b-q8_0", "qwen3-30b-a3b", True),
+    ("hosted_vllm/Qwen/Qwen3-8B", "qwen3-8b", False),
+    ("openai/Qwen/Qwen3-8B", "qwen3-8b", False),
+    ("openai/gpt-oss-20b", "gpt-oss-20b", False),  # a Hugging Face id under openai, not a route
+])
+def test_a_litellm_route_before_the_name_is_dropped(index: HfIdIndex, named: str, model: str, same_architecture_only: bool) -> None:
+    found = index.resolve(named)
+    assert found is not None and (found.model_id, found.same_architecture_only) == (model, same_architecture_only)
+
+
+@pytest.mark.parametrize("named", [
+    "ollama/gemma4:latest",  # no default of the gemma4 library is recorded: :latest is not guessed
+    "ollama/PetrosStav/gemma3-tools:4b",  # a user's Ollama model, not the library's
+    "ollama/granite3.3",  # no record lists it
+    "hosted_vllm/google/gemma-4-26B-A4B",  # still the owner's pretrained checkpoint, as without the route
+    "openai/google/gemma-4-26B-A4B",
+])
+def test_a_litellm_route_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

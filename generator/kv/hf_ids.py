@@ -38,6 +38,16 @@ model's, so the KV bytes per token are the same; the weights are not):
   `deepseek-r1`). Only a size, an MoE active size, Instruct and quantization words may follow; a name
   that lands on a base checkpoint of a family whose other records carry Instruct (qwen2.5:1.5b, whose
   library model is the instruct one) does not resolve;
+- a LiteLLM provider route before the name (`ollama/gemma3`, `ollama_chat/llama3.2:latest`,
+  `hosted_vllm/Qwen/Qwen3-8B`, `openai/Qwen/Qwen3-8B`): LiteLLM's `ollama/` and `ollama_chat/` routes take an
+  Ollama name (https://docs.litellm.ai/docs/providers/ollama, which recommends ollama_chat; `ollama/llama2:13b` in
+  https://github.com/BerriAI/litellm/blob/02d7bc44e340c06fd39ae742a8a654a14f7667de/docs/my-website/docs/providers/ollama.md),
+  `hosted_vllm/` the served Hugging Face id (https://docs.litellm.ai/docs/providers/vllm), and `openai/` any
+  OpenAI-compatible server's, e.g. `openai/facebook/opt-125m` for a hosted vLLM in
+  https://github.com/BerriAI/litellm/blob/058813da76bbf7daf627a16b7645cc5422634c5a/docs/my-website/docs/providers/vllm.md.
+  The route is dropped and the rest read as above; `openai/` only before `owner/name`, since `openai/gpt-oss-20b`
+  is itself a Hugging Face id. Ollama's `:latest` stays what it was: a listed library name (its default, sourced
+  per record in `ollama_names`), and nothing else;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -77,6 +87,8 @@ _MODELSCOPE_DOT = "___"
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
 _OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$", re.I)
 _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.com)/library/", re.I)
+# A LiteLLM provider route (see the module docstring): `openai/` only before owner/name.
+_LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm)/|^openai/(?=[^/]+/[^/]+$)", re.I)
 # Name words: a size (8b, 0.6b, 135m, 2.4t, 8x7b, Gemma's e2b), an MoE active size (a3b), a variant word.
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
@@ -165,7 +177,7 @@ class HfIdIndex:
     def resolve(self, named: str) -> Resolved | None:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
         text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\").replace(_MODELSCOPE_DOT, ".")
-        text = _OLLAMA_REGISTRY.sub("", text)
+        text = _OLLAMA_REGISTRY.sub("", _LITELLM_ROUTE.sub("", text))
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:

@@ -28,6 +28,8 @@ const PACKAGING_WORD = new RegExp(
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
 const OLLAMA_REGISTRY = /^(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com)\/library\//i;
+// A LiteLLM provider route (hf_ids.py's docstring gives the sources): `openai/` only before owner/name.
+const LITELLM_ROUTE = /^(?:ollama|ollama_chat|hosted_vllm)\/|^openai\/(?=[^/]+\/[^/]+$)/i;
 const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
@@ -194,7 +196,7 @@ export function resolveModel(modelText, raw) {
   if (!modelText) return null;
   const index = buildIndex(raw);
   let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "")
-    .replace(MODELSCOPE_DOT, ".").replace(OLLAMA_REGISTRY, "");
+    .replace(MODELSCOPE_DOT, ".").replace(LITELLM_ROUTE, "").replace(OLLAMA_REGISTRY, "");
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);
