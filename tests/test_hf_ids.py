@@ -378,3 +378,26 @@ def test_a_litellm_route_before_the_name_is_dropped(index: HfIdIndex, named: str
 ])
 def test_a_litellm_route_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# A family numeral written onto the family word, as Ollama's library spells it (issue 20; seen among
+# holdout4's misses, so not blind there): read with Hugging Face's hyphen, the architecture alone.
+@pytest.mark.parametrize(("named", "model"), [
+    ("gemma4-26b-a4b-it", "gemma-4-26b-a4b-it"),
+    ("/models/gemma4-31b-it", "gemma-4-31b-it"),
+    ("llama3.2-3b-instruct", "llama-3.2-3b-instruct"),
+    ("gemma3-27b-it-AWQ", "gemma-3-27b-it"),  # and a re-pack of it
+    ("gemma4-26b", "gemma-4-26b-a4b-it"),  # a family and size one record fits
+])
+def test_a_family_numeral_without_its_hyphen_resolves_to_the_architecture(index: HfIdIndex, named: str, model: str) -> None:
+    assert index.resolve(named) == Resolved(model, None, same_architecture_only=True)
+
+
+@pytest.mark.parametrize("named", [
+    "gemma4-12b-it",  # a size no record has
+    "gemma3-27b-it-abliterated",  # a fine-tune
+    "qwen2-0.5b",  # Qwen2 is the family's own spelling: no record is named Qwen-2-0.5B
+    "gemma4-26b-a4b-it-finetune",
+])
+def test_a_family_numeral_without_its_hyphen_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

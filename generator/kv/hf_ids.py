@@ -48,6 +48,12 @@ model's, so the KV bytes per token are the same; the weights are not):
   The route is dropped and the rest read as above; `openai/` only before `owner/name`, since `openai/gpt-oss-20b`
   is itself a Hugging Face id. Ollama's `:latest` stays what it was: a listed library name (its default, sourced
   per record in `ollama_names`), and nothing else;
+- a family numeral written onto the family word, as Ollama's library spells families (`gemma4`, `llama3.2`,
+  `qwen2.5vl`, the gemma4 tags of the records' `ollama_names`) and apps reuse for a model's name
+  (`gemma4-26b-a4b-it`, `llama3.2-3b-instruct`): read with the hyphen Hugging Face puts there (gemma-4-26B-A4B-it),
+  only when the name as written matches nothing, and then only through the rules above that name one record (a
+  record's own name, a re-pack of it, or a family and size only one record, or one default, fits). A name read
+  this way is a spelling, not a repository, so it resolves to the architecture alone;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -89,6 +95,8 @@ _OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]
 _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.com)/library/", re.I)
 # A LiteLLM provider route (see the module docstring): `openai/` only before owner/name.
 _LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm)/|^openai/(?=[^/]+/[^/]+$)", re.I)
+# A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
+_FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
 # Name words: a size (8b, 0.6b, 135m, 2.4t, 8x7b, Gemma's e2b), an MoE active size (a3b), a variant word.
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
@@ -228,7 +236,13 @@ class HfIdIndex:
         return self._named(parts[-1], not (len(parts) == 2 and _key(parts[0]) in self.owners))
 
     def _named(self, leaf: str, short: bool) -> Resolved | None:
-        return self.names.get(_key(leaf)) or self._repackaged(leaf, short)
+        found = self.names.get(_key(leaf)) or self._repackaged(leaf, short)
+        if found is None and (numeral := _FAMILY_NUMERAL.match(leaf)) is not None:
+            # gemma4-26b-a4b-it as gemma-4-26b-a4b-it: a spelling of the name, so the architecture alone.
+            hyphened = "-".join(numeral.groups()[:2]) + numeral.group(3)
+            if (found := self.base_names.get(_key(hyphened)) or self._repackaged(hyphened, short)) is not None:
+                return Resolved(found.model_id, None, True)
+        return found
 
     def _repackaged(self, leaf: str, short: bool) -> Resolved | None:
         """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4,

@@ -34,6 +34,7 @@ const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
 const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
+const FAMILY_NUMERAL = /^([a-z]+)(\d+(?:\.\d+)?)(-.+)$/i;
 const CACHE_DIR = /^models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 
 const key = (text) => String(text).trim().toLowerCase();
@@ -155,7 +156,15 @@ function repackaged(index, leaf, short) {
   return null;
 }
 
-const named = (index, leaf, short) => index.names.get(key(leaf)) || repackaged(index, leaf, short);
+/** _named: the name, a re-pack or shorthand of it, or (gemma4-26b-a4b-it) the name with its family numeral hyphened. */
+function named(index, leaf, short) {
+  const found = index.names.get(key(leaf)) || repackaged(index, leaf, short);
+  const numeral = found ? null : FAMILY_NUMERAL.exec(leaf);
+  if (!numeral) return found || null;
+  const hyphened = `${numeral[1]}-${numeral[2]}${numeral[3]}`;
+  const respelled = index.baseNames.get(key(hyphened)) || repackaged(index, hyphened, short);
+  return respelled ? target(respelled.model_id, null, true) : null;
+}
 
 /** _ollama: an Ollama tag the catalog does not list, read as the Hugging Face name it abbreviates. */
 function ollamaName(index, name, size, rest) {

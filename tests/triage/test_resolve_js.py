@@ -57,6 +57,9 @@ CASES = [
     # LiteLLM routes.
     "ollama_chat/llama3.2:latest", "ollama/gemma3", "ollama/gemma4:latest", "ollama/PetrosStav/gemma3-tools:4b", "hosted_vllm/Qwen/Qwen3-8B",
     "openai/Qwen/Qwen3-8B", "openai/gpt-oss-20b", "hosted_vllm/google/gemma-4-26B-A4B", "openai/google/gemma-4-26B-A4B",
+    # Family numerals without their hyphen.
+    "gemma4-26b-a4b-it", "/models/gemma4-31b-it", "llama3.2-3b-instruct", "gemma3-27b-it-AWQ", "gemma4-26b", "gemma4-12b-it",
+    "gemma3-27b-it-abliterated", "qwen2-0.5b", "google/gemma4-26b-a4b-it", "glm4-9b",
 ]
 
 
