@@ -401,3 +401,24 @@ def test_a_family_numeral_without_its_hyphen_resolves_to_the_architecture(index:
 ])
 def test_a_family_numeral_without_its_hyphen_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# Google's quantization-aware-trained Gemma 3 (issue 20; seen among holdout4's misses, so not blind there):
+# -qat, -q4_0 and -unquantized as packaging words, the base record's architecture alone.
+@pytest.mark.parametrize(("named", "model"), [
+    ("/home/user/models/ggml-org/gemma-3-12b-it-qat-q4_0.gguf", "gemma-3-12b-it"),
+    ("google/gemma-3-4b-it-qat-q4_0-gguf", "gemma-3-4b-it"),
+    ("google/gemma-3-27b-it-qat-q4_0-unquantized", "gemma-3-27b-it"),
+    ("unsloth/gemma-3-12b-it-qat-GGUF", "gemma-3-12b-it"),
+])
+def test_a_qat_build_resolves_to_its_base_architecture(index: HfIdIndex, named: str, model: str) -> None:
+    assert index.resolve(named) == Resolved(model, None, same_architecture_only=True)
+
+
+@pytest.mark.parametrize("named", [
+    "gemma-4-12b-it-qat-q4_0",  # no record of that size
+    "someone/gemma-3-12b-it-abliterated-qat-GGUF",  # a fine-tune
+    "google/gemma-3-12b-pt-qat-q4_0-gguf",  # the pretrained checkpoint
+])
+def test_a_qat_build_of_another_checkpoint_does_not_resolve(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

@@ -83,11 +83,15 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F3
 # Stripped from the end one at a time.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
 # upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
 # config.json, and the draft layer's cache only when a run turns MTP drafting on, as with the base repository.
+# -qat (gemma-3-12b-it-qat-q4_0.gguf; google/gemma-3-4b-it-qat-q4_0-gguf and the -qat-q4_0-unquantized checkpoints)
+# marks Google's quantization-aware-trained weights of the same model, "Quantization Aware Trained (QAT) Gemma 3
+# checkpoints" that keep the model and change how its weights were trained for 4-bit
+# (https://huggingface.co/collections/google/gemma-3-qat): the base record's config.json, other weights.
 # ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 _MODELSCOPE_DOT = "___"
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).

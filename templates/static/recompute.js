@@ -23,7 +23,7 @@ const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;

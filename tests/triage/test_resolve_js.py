@@ -60,6 +60,9 @@ CASES = [
     # Family numerals without their hyphen.
     "gemma4-26b-a4b-it", "/models/gemma4-31b-it", "llama3.2-3b-instruct", "gemma3-27b-it-AWQ", "gemma4-26b", "gemma4-12b-it",
     "gemma3-27b-it-abliterated", "qwen2-0.5b", "google/gemma4-26b-a4b-it", "glm4-9b",
+    # Google's QAT builds.
+    "/home/user/models/ggml-org/gemma-3-12b-it-qat-q4_0.gguf", "google/gemma-3-4b-it-qat-q4_0-gguf", "google/gemma-3-27b-it-qat-q4_0-unquantized",
+    "unsloth/gemma-3-12b-it-qat-GGUF", "gemma-4-12b-it-qat-q4_0", "someone/gemma-3-12b-it-abliterated-qat-GGUF", "google/gemma-3-12b-pt-qat-q4_0-gguf",
 ]
 
 
