@@ -422,3 +422,20 @@ def test_a_qat_build_resolves_to_its_base_architecture(index: HfIdIndex, named: 
 ])
 def test_a_qat_build_of_another_checkpoint_does_not_resolve(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# ModelScope's host before owner/name, as Ollama pulls from it (issue 20; seen among holdout4's misses).
+@pytest.mark.parametrize(("named", "model", "variant"), [
+    ("https://www.modelscope.cn/models/Qwen/Qwen3-8B", "qwen3-8b", None),
+    ("modelscope.cn/Qwen/Qwen3-8B-GGUF:Q8_0", "qwen3-8b", "q8-0"),
+])
+def test_modelscope_hosted_names_resolve_as_hub_ids(index: HfIdIndex, named: str, model: str, variant: str | None) -> None:
+    assert index.resolve(named) == Resolved(model, variant)
+
+
+@pytest.mark.parametrize("named", [
+    "modelscope.cn/google/gemma-4-26B-A4B",  # the owner's pretrained checkpoint, as on the Hugging Face hub
+    "modelscope.cn/Qwen/Qwen3-VL-8B",
+])
+def test_modelscope_hosted_names_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

@@ -72,7 +72,12 @@ from generator.engine.from_log import ModelConfig
 from generator.engine.pairs import variant_config
 from generator.schema import Model
 
-_URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?", re.I)
+# The hub's host before owner/name. modelscope.cn/owner/name is ModelScope's hub and the host Ollama pulls its GGUF
+# repositories from, `ollama run modelscope.cn/Qwen/Qwen2.5-3B-Instruct-GGUF:Q3_K_M`
+# (https://blog.csdn.net/2509_92058858/article/details/148007601, a copy of ModelScope's guide; an Ollama name
+# is host/namespace/model:tag, https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/types/model/name.go):
+# read as the owner/name it hosts, so a catalog owner's other checkpoint stays out as it does on the Hugging Face hub.
+_URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)/(?:models/)?", re.I)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
 # The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf).

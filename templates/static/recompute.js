@@ -17,7 +17,7 @@ const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b
 // generator/kv/hf_ids.py in the browser: the catalog record a log's model id names (HfIdIndex.resolve),
 // and the vLLM build the recompute takes (vllm_build). tests/triage/test_resolve_js.py holds the two
 // to the same answers.
-const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co)\/(?:models\/)?/i;
+const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)\/(?:models\/)?/i;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;

@@ -63,6 +63,9 @@ CASES = [
     # Google's QAT builds.
     "/home/user/models/ggml-org/gemma-3-12b-it-qat-q4_0.gguf", "google/gemma-3-4b-it-qat-q4_0-gguf", "google/gemma-3-27b-it-qat-q4_0-unquantized",
     "unsloth/gemma-3-12b-it-qat-GGUF", "gemma-4-12b-it-qat-q4_0", "someone/gemma-3-12b-it-abliterated-qat-GGUF", "google/gemma-3-12b-pt-qat-q4_0-gguf",
+    # ModelScope's host.
+    "https://www.modelscope.cn/models/Qwen/Qwen3-8B", "modelscope.cn/Qwen/Qwen3-8B-GGUF:Q8_0", "modelscope.cn/google/gemma-4-26B-A4B",
+    "modelscope.cn/Qwen/Qwen3-VL-8B", "modelscope.cn/OpenBMB/MiniCPM-V-4-gguf:Q6_K",
 ]
 
 
