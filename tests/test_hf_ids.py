@@ -439,3 +439,11 @@ def test_modelscope_hosted_names_resolve_as_hub_ids(index: HfIdIndex, named: str
 ])
 def test_modelscope_hosted_names_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+def test_a_quantization_of_an_unlisted_gguf_repository_names_no_build(index: HfIdIndex) -> None:
+    # unsloth/Qwen3-8B-GGUF, named like the catalog's Qwen/Qwen3-8B-GGUF, reads as it; a quantization the
+    # catalog has no build of is the architecture alone, never that repository's first (Q4_K_M) build.
+    assert index.resolve("hf.co/unsloth/Qwen3-8B-GGUF:Q6_K") == Resolved("qwen3-8b", None, same_architecture_only=True)
+    assert index.resolve("unsloth/Qwen3-8B-GGUF:Q8_0") == Resolved("qwen3-8b", "q8-0")
+    assert index.resolve("Qwen/Qwen3-8B-GGUF:Q4_K_M") == Resolved("qwen3-8b", "q4-k-m")

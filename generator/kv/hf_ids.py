@@ -217,7 +217,15 @@ class HfIdIndex:
         if quant is not None and (builds := self.gguf_builds.get(_key("/".join(parts[-2:])))) is not None:
             # The build of that quantization, or the architecture alone: never another quantization's build.
             return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
-        return self._repository(parts)
+        found = self._repository(parts)
+        if quant is not None and found is not None:
+            # Another owner's repository named like one GGUF repository the catalog lists (bartowski/Qwen3-32B-GGUF
+            # for Qwen/Qwen3-32B-GGUF) reads as that one, as it does without a quantization; its build of that
+            # quantization, or the architecture alone, never the first build the name alone would give.
+            alike = [builds for repo, builds in self.gguf_builds.items() if repo.split("/")[1] == _key(parts[-1])]
+            builds = alike[0] if len(alike) == 1 else (found.model_id, {})
+            return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
+        return found
 
     def _gguf(self, leaf: str) -> Resolved | None:
         found = self.files.get(_key(leaf)) or self.files.get(_key(_SHARD.sub("", leaf)))

@@ -228,7 +228,12 @@ export function resolveModel(modelText, raw) {
   const builds = quant !== null ? index.ggufBuilds.get(key(parts.slice(-2).join("/"))) : undefined;
   // The build of that quantization, or the architecture alone: never another quantization's build.
   if (builds) return builds[1].get(key(quant)) || target(builds[0], null, true);
-  return repository(index, parts);
+  const found = repository(index, parts);
+  if (quant === null || !found) return found;
+  // Another owner's repository named like one listed GGUF repository: its build of that quantization, or the architecture.
+  const alike = [...index.ggufBuilds].filter(([repo]) => repo.split("/")[1] === key(parts[parts.length - 1])).map(([, b]) => b);
+  const alikeBuilds = alike.length === 1 ? alike[0] : [found.model_id, new Map()];
+  return alikeBuilds[1].get(key(quant)) || target(alikeBuilds[0], null, true);
 }
 
 /** vllm_build: the catalog build {repo, name, hf_config} the recompute takes, or null. */

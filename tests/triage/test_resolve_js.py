@@ -66,6 +66,8 @@ CASES = [
     # ModelScope's host.
     "https://www.modelscope.cn/models/Qwen/Qwen3-8B", "modelscope.cn/Qwen/Qwen3-8B-GGUF:Q8_0", "modelscope.cn/google/gemma-4-26B-A4B",
     "modelscope.cn/Qwen/Qwen3-VL-8B", "modelscope.cn/OpenBMB/MiniCPM-V-4-gguf:Q6_K",
+    "hf.co/unsloth/Qwen3-8B-GGUF:Q6_K", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "unsloth/Qwen3-8B-GGUF:Q8_0", "Qwen/Qwen3-8B-GGUF:Q4_K_M",
+    "hf.co/bartowski/Qwen3-32B-GGUF:Q6_K",
 ]
 
 
