@@ -38,6 +38,22 @@ model's, so the KV bytes per token are the same; the weights are not):
   `deepseek-r1`). Only a size, an MoE active size, Instruct and quantization words may follow; a name
   that lands on a base checkpoint of a family whose other records carry Instruct (qwen2.5:1.5b, whose
   library model is the instruct one) does not resolve;
+- a LiteLLM provider route before the name (`ollama/gemma3`, `ollama_chat/llama3.2:latest`,
+  `hosted_vllm/Qwen/Qwen3-8B`, `openai/Qwen/Qwen3-8B`): LiteLLM's `ollama/` and `ollama_chat/` routes take an
+  Ollama name (https://docs.litellm.ai/docs/providers/ollama, which recommends ollama_chat; `ollama/llama2:13b` in
+  https://github.com/BerriAI/litellm/blob/02d7bc44e340c06fd39ae742a8a654a14f7667de/docs/my-website/docs/providers/ollama.md),
+  `hosted_vllm/` the served Hugging Face id (https://docs.litellm.ai/docs/providers/vllm), and `openai/` any
+  OpenAI-compatible server's, e.g. `openai/facebook/opt-125m` for a hosted vLLM in
+  https://github.com/BerriAI/litellm/blob/058813da76bbf7daf627a16b7645cc5422634c5a/docs/my-website/docs/providers/vllm.md.
+  The route is dropped and the rest read as above; `openai/` only before `owner/name`, since `openai/gpt-oss-20b`
+  is itself a Hugging Face id. Ollama's `:latest` stays what it was: a listed library name (its default, sourced
+  per record in `ollama_names`), and nothing else;
+- a family numeral written onto the family word, as Ollama's library spells families (`gemma4`, `llama3.2`,
+  `qwen2.5vl`, the gemma4 tags of the records' `ollama_names`) and apps reuse for a model's name
+  (`gemma4-26b-a4b-it`, `llama3.2-3b-instruct`): read with the hyphen Hugging Face puts there (gemma-4-26B-A4B-it),
+  only when the name as written matches nothing, and then only through the rules above that name one record (a
+  record's own name, a re-pack of it, or a family and size only one record, or one default, fits). A name read
+  this way is a spelling, not a repository, so it resolves to the architecture alone;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -56,7 +72,12 @@ from generator.engine.from_log import ModelConfig
 from generator.engine.pairs import variant_config
 from generator.schema import Model
 
-_URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/(?:models/)?", re.I)
+# The hub's host before owner/name. modelscope.cn/owner/name is ModelScope's hub and the host Ollama pulls its GGUF
+# repositories from, `ollama run modelscope.cn/Qwen/Qwen2.5-3B-Instruct-GGUF:Q3_K_M`
+# (https://blog.csdn.net/2509_92058858/article/details/148007601, a copy of ModelScope's guide; an Ollama name
+# is host/namespace/model:tag, https://github.com/ollama/ollama/blob/fb30760996871fa9460115c753afd2c60d4ab0f7/types/model/name.go):
+# read as the owner/name it hosts, so a catalog owner's other checkpoint stays out as it does on the Hugging Face hub.
+_URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)/(?:models/)?", re.I)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
 # The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf).
@@ -67,16 +88,24 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F3
 # Stripped from the end one at a time.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
 # upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
 # config.json, and the draft layer's cache only when a run turns MTP drafting on, as with the base repository.
+# -qat (gemma-3-12b-it-qat-q4_0.gguf; google/gemma-3-4b-it-qat-q4_0-gguf and the -qat-q4_0-unquantized checkpoints)
+# marks Google's quantization-aware-trained weights of the same model, "Quantization Aware Trained (QAT) Gemma 3
+# checkpoints" that keep the model and change how its weights were trained for 4-bit
+# (https://huggingface.co/collections/google/gemma-3-qat): the base record's config.json, other weights.
 # ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 _MODELSCOPE_DOT = "___"
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
 _OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$", re.I)
 _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.com)/library/", re.I)
+# A LiteLLM provider route (see the module docstring): `openai/` only before owner/name.
+_LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm)/|^openai/(?=[^/]+/[^/]+$)", re.I)
+# A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
+_FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
 # Name words: a size (8b, 0.6b, 135m, 2.4t, 8x7b, Gemma's e2b), an MoE active size (a3b), a variant word.
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
@@ -165,7 +194,7 @@ class HfIdIndex:
     def resolve(self, named: str) -> Resolved | None:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
         text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\").replace(_MODELSCOPE_DOT, ".")
-        text = _OLLAMA_REGISTRY.sub("", text)
+        text = _OLLAMA_REGISTRY.sub("", _LITELLM_ROUTE.sub("", text))
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
@@ -188,7 +217,15 @@ class HfIdIndex:
         if quant is not None and (builds := self.gguf_builds.get(_key("/".join(parts[-2:])))) is not None:
             # The build of that quantization, or the architecture alone: never another quantization's build.
             return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
-        return self._repository(parts)
+        found = self._repository(parts)
+        if quant is not None and found is not None:
+            # Another owner's repository named like one GGUF repository the catalog lists (bartowski/Qwen3-32B-GGUF
+            # for Qwen/Qwen3-32B-GGUF) reads as that one, as it does without a quantization; its build of that
+            # quantization, or the architecture alone, never the first build the name alone would give.
+            alike = [builds for repo, builds in self.gguf_builds.items() if repo.split("/")[1] == _key(parts[-1])]
+            builds = alike[0] if len(alike) == 1 else (found.model_id, {})
+            return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
+        return found
 
     def _gguf(self, leaf: str) -> Resolved | None:
         found = self.files.get(_key(leaf)) or self.files.get(_key(_SHARD.sub("", leaf)))
@@ -216,7 +253,13 @@ class HfIdIndex:
         return self._named(parts[-1], not (len(parts) == 2 and _key(parts[0]) in self.owners))
 
     def _named(self, leaf: str, short: bool) -> Resolved | None:
-        return self.names.get(_key(leaf)) or self._repackaged(leaf, short)
+        found = self.names.get(_key(leaf)) or self._repackaged(leaf, short)
+        if found is None and (numeral := _FAMILY_NUMERAL.match(leaf)) is not None:
+            # gemma4-26b-a4b-it as gemma-4-26b-a4b-it: a spelling of the name, so the architecture alone.
+            hyphened = "-".join(numeral.groups()[:2]) + numeral.group(3)
+            if (found := self.base_names.get(_key(hyphened)) or self._repackaged(hyphened, short)) is not None:
+                return Resolved(found.model_id, None, True)
+        return found
 
     def _repackaged(self, leaf: str, short: bool) -> Resolved | None:
         """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4,

@@ -17,21 +17,24 @@ const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b
 // generator/kv/hf_ids.py in the browser: the catalog record a log's model id names (HfIdIndex.resolve),
 // and the vLLM build the recompute takes (vllm_build). tests/triage/test_resolve_js.py holds the two
 // to the same answers.
-const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co)\/(?:models\/)?/i;
+const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)\/(?:models\/)?/i;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
 const OLLAMA_REGISTRY = /^(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com)\/library\//i;
+// A LiteLLM provider route (hf_ids.py's docstring gives the sources): `openai/` only before owner/name.
+const LITELLM_ROUTE = /^(?:ollama|ollama_chat|hosted_vllm)\/|^openai\/(?=[^/]+\/[^/]+$)/i;
 const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
 const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
+const FAMILY_NUMERAL = /^([a-z]+)(\d+(?:\.\d+)?)(-.+)$/i;
 const CACHE_DIR = /^models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 
 const key = (text) => String(text).trim().toLowerCase();
@@ -153,7 +156,15 @@ function repackaged(index, leaf, short) {
   return null;
 }
 
-const named = (index, leaf, short) => index.names.get(key(leaf)) || repackaged(index, leaf, short);
+/** _named: the name, a re-pack or shorthand of it, or (gemma4-26b-a4b-it) the name with its family numeral hyphened. */
+function named(index, leaf, short) {
+  const found = index.names.get(key(leaf)) || repackaged(index, leaf, short);
+  const numeral = found ? null : FAMILY_NUMERAL.exec(leaf);
+  if (!numeral) return found || null;
+  const hyphened = `${numeral[1]}-${numeral[2]}${numeral[3]}`;
+  const respelled = index.baseNames.get(key(hyphened)) || repackaged(index, hyphened, short);
+  return respelled ? target(respelled.model_id, null, true) : null;
+}
 
 /** _ollama: an Ollama tag the catalog does not list, read as the Hugging Face name it abbreviates. */
 function ollamaName(index, name, size, rest) {
@@ -194,7 +205,7 @@ export function resolveModel(modelText, raw) {
   if (!modelText) return null;
   const index = buildIndex(raw);
   let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "")
-    .replace(MODELSCOPE_DOT, ".").replace(OLLAMA_REGISTRY, "");
+    .replace(MODELSCOPE_DOT, ".").replace(LITELLM_ROUTE, "").replace(OLLAMA_REGISTRY, "");
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);
@@ -217,7 +228,12 @@ export function resolveModel(modelText, raw) {
   const builds = quant !== null ? index.ggufBuilds.get(key(parts.slice(-2).join("/"))) : undefined;
   // The build of that quantization, or the architecture alone: never another quantization's build.
   if (builds) return builds[1].get(key(quant)) || target(builds[0], null, true);
-  return repository(index, parts);
+  const found = repository(index, parts);
+  if (quant === null || !found) return found;
+  // Another owner's repository named like one listed GGUF repository: its build of that quantization, or the architecture.
+  const alike = [...index.ggufBuilds].filter(([repo]) => repo.split("/")[1] === key(parts[parts.length - 1])).map(([, b]) => b);
+  const alikeBuilds = alike.length === 1 ? alike[0] : [found.model_id, new Map()];
+  return alikeBuilds[1].get(key(quant)) || target(alikeBuilds[0], null, true);
 }
 
 /** vllm_build: the catalog build {repo, name, hf_config} the recompute takes, or null. */

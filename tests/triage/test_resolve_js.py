@@ -54,11 +54,26 @@ CASES = [
     "unsloth/gemma-3-27b-it-GGUF:Q8_0", "unsloth/gemma-3-27b-it-GGUF:Q5_K_M", "models/GLM-5-NVFP4-MTP", "someone/Qwen3-VL-8B-abliterated",
     "qwen3:0.6b-q8_0", "llama3.1:8b-text", "mistral-small3.2:24b", "llama3.1:8b-instruct-q8_0", "qwq:14b", "llama3:7b",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-VL-8B/snapshots/abc", "/root/.cache/huggingface/hub/models--someone--Qwen3-VL-8B",
+    # LiteLLM routes.
+    "ollama_chat/llama3.2:latest", "ollama/gemma3", "ollama/gemma4:latest", "ollama/PetrosStav/gemma3-tools:4b", "hosted_vllm/Qwen/Qwen3-8B",
+    "openai/Qwen/Qwen3-8B", "openai/gpt-oss-20b", "hosted_vllm/google/gemma-4-26B-A4B", "openai/google/gemma-4-26B-A4B",
+    # Family numerals without their hyphen.
+    "gemma4-26b-a4b-it", "/models/gemma4-31b-it", "llama3.2-3b-instruct", "gemma3-27b-it-AWQ", "gemma4-26b", "gemma4-12b-it",
+    "gemma3-27b-it-abliterated", "qwen2-0.5b", "google/gemma4-26b-a4b-it", "glm4-9b",
+    # Google's QAT builds.
+    "/home/user/models/ggml-org/gemma-3-12b-it-qat-q4_0.gguf", "google/gemma-3-4b-it-qat-q4_0-gguf", "google/gemma-3-27b-it-qat-q4_0-unquantized",
+    "unsloth/gemma-3-12b-it-qat-GGUF", "gemma-4-12b-it-qat-q4_0", "someone/gemma-3-12b-it-abliterated-qat-GGUF", "google/gemma-3-12b-pt-qat-q4_0-gguf",
+    # ModelScope's host.
+    "https://www.modelscope.cn/models/Qwen/Qwen3-8B", "modelscope.cn/Qwen/Qwen3-8B-GGUF:Q8_0", "modelscope.cn/google/gemma-4-26B-A4B",
+    "modelscope.cn/Qwen/Qwen3-VL-8B", "modelscope.cn/OpenBMB/MiniCPM-V-4-gguf:Q6_K",
+    "hf.co/unsloth/Qwen3-8B-GGUF:Q6_K", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "unsloth/Qwen3-8B-GGUF:Q8_0", "Qwen/Qwen3-8B-GGUF:Q4_K_M",
+    "hf.co/bartowski/Qwen3-32B-GGUF:Q6_K",
 ]
 
 
 def _ids() -> list[str]:
-    holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml")
+    holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml",
+                                                       "model_ids_holdout4.yaml")
                for entry in yaml.safe_load((ROOT / "tests/data" / name).read_text(encoding="utf-8"))["ids"]]
     return list(dict.fromkeys([*named_model_ids(ROOT), *holdout, *CASES]))
 
