@@ -480,7 +480,10 @@ EXTRACT = [
     ["gpu_name", r"Device \d+: ([^,]+), compute capability", "str"],
     ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
     ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
-    ["gpu_total_gib", r"total capacity of ([\d.]+) GiB", "float"],
+    # torch's CUDACachingAllocator OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty"
+    # (sic) in 2.1, and "(GPU 0; X GiB total capacity; ...)" before.
+    ["gpu_total_gib", r"total capac(?:i)?ty of ([\d.]+) GiB", "float"],
+    ["gpu_total_gib", r"\(GPU \d+; ([\d.]+) GiB total capacity;", "float"],
     ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
     ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
     ["free_gib", r"Load weight end\..*avail mem=([\d.]+) GB", "float"],

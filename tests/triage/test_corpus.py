@@ -119,6 +119,7 @@ BLIND = {
     "holdout10": "70.3% right first, 13.5% wrong page, 6 with none (37 counted; 4 awaited two pages then in another branch)",
     "holdout11": "80.0% right first, 10.0% wrong page, 3 with none (30 counted)",
     "holdout12": "45.0% right first, 17.5% wrong page, 15 with none (40 counted)",
+    "holdout13": "60.9% right first, 4.3% wrong page, 8 with none (23 counted)",
 }
 
 
