@@ -153,6 +153,8 @@ def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     # tests/data/model_ids_holdout4.yaml: 60 ids from 2025-2026 issues, gathered blind in search order and
     # not yet measured. Only the file's shape is held here; its count is written into the header once,
     # on the merged resolver, and no rule is tuned on it.
+    # Issue 20's catalog records were chosen after reading its misses (not blind): they resolve seven of its
+    # entries (37 of 60, noted in the header); the measured line stays the blind figure.
     text = (REPO / "tests/data/model_ids_holdout4.yaml").read_text(encoding="utf-8")
     data = yaml.safe_load(text)
     entries = data["ids"]
@@ -424,7 +426,7 @@ def test_a_family_numeral_without_its_hyphen_resolves_to_the_architecture(index:
 @pytest.mark.parametrize("named", [
     "gemma4-12b-it",  # a size no record has
     "gemma3-27b-it-abliterated",  # a fine-tune
-    "qwen2-0.5b",  # Qwen2 is the family's own spelling: no record is named Qwen-2-0.5B
+    "qwen2-0.6b",  # Qwen2 is the family's own spelling: no record is named Qwen-2-0.6B, nor Qwen2-0.6B
     "gemma4-26b-a4b-it-finetune",
 ])
 def test_a_family_numeral_without_its_hyphen_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
@@ -478,9 +480,9 @@ def test_a_quantization_of_an_unlisted_gguf_repository_names_no_build(index: HfI
 
 
 # Case: matching ignores it, as the module docstring says (issue 20 saw Qwen/Qwen2.5-1.5B-instruct among
-# holdout4's misses, and asked that it resolve like its canonical case). That one stays unresolved: the catalog has the base
-# Qwen2.5-1.5B, not the instruct model, and case never turns one checkpoint into the other.
+# holdout4's misses, and asked that it resolve like its canonical case). It reaches the instruct record, which
+# the catalog holds beside the base Qwen2.5-1.5B: case never turns one checkpoint into the other.
 def test_a_hub_id_in_another_case_is_the_same_repository(index: HfIdIndex) -> None:
     assert index.resolve("Qwen/Qwen2.5-7B-instruct") == Resolved("qwen2.5-7b-instruct", None)
     assert index.resolve("QWEN/qwen3-8B") == Resolved("qwen3-8b", None)
-    assert index.resolve("Qwen/Qwen2.5-1.5B-instruct") is None
+    assert index.resolve("Qwen/Qwen2.5-1.5B-instruct") == Resolved("qwen2.5-1.5b-instruct", None)
