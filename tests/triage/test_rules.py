@@ -284,3 +284,10 @@ def test_llama_servers_context_shift_error_is_a_context_exceeded_but_cli_s_stop_
         assert triage(paste, records).best.id == "llamacpp-context-exceeded", paste
     stop = triage("main: context full and context shift is disabled => stopping", records)
     assert stop.best is None or stop.best.id != "llamacpp-context-exceeded"
+
+
+def test_vllm_serve_flags_in_a_pasted_command_name_vllm() -> None:
+    oom = "\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB"
+    assert detect_engine("python api_server.py --model m --gpu-memory-utilization 0.9" + oom) == "vllm"
+    assert detect_engine("python serve.py --model m --max-model-len 8192 --enforce-eager" + oom) == "vllm"
+    assert detect_engine("python -m x.launch_server --model-path m --mem-fraction-static 0.8 --context-length 8192" + oom) != "vllm"
