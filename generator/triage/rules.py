@@ -382,13 +382,15 @@ STEP_PAGES = {
     },
 }
 
-# Which engine printed the log: each marker found adds its weight to its engine. Ollama runs
-# llama.cpp inside, so its own markers weigh more than the llama.cpp lines its logs carry.
+# Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
+# inside, so its own markers weigh more than the llama.cpp lines its logs carry.
 ENGINE_MARKERS = {
     "vllm": [
         # POST /wake_up: the sleep-mode endpoint of vLLM's API server (vllm/entrypoints/openai/api_server.py).
         [3, r"/wake_up\b"],
         [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
+        # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
+        [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
     ],
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).
@@ -468,9 +470,8 @@ RELEASE_MARKERS = {
     ],
 }
 
-# Numbers a reader expects from a paste: [key, regex, kind]. The first rule of a key that
-# matches any line wins (rules of a key are in order of preference), and the value is group 1.
-# kinds: int (commas dropped), float, str, mib (group 2 is the unit: GiB, MiB or KiB).
+# Numbers a reader expects from a paste: [key, regex, kind]. The first rule of a key that matches any line wins (rules of a
+# key are in order of preference), and the value is group 1. kinds: int (commas dropped), float, str, mib (group 2: GiB, MiB or KiB).
 EXTRACT = [
     ["model", r"\bmodel='([^']+)'", "str"],
     ["model", r"\bmodel=\"([^\"]+)\"", "str"],
@@ -480,8 +481,7 @@ EXTRACT = [
     ["gpu_name", r"Device \d+: ([^,]+), compute capability", "str"],
     ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
     ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
-    # torch's CUDACachingAllocator OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty"
-    # (sic) in 2.1, and "(GPU 0; X GiB total capacity; ...)" before.
+    # torch's OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty" (sic) in 2.1, "(GPU 0; X GiB total capacity; ...)" before.
     ["gpu_total_gib", r"total capac(?:i)?ty of ([\d.]+) GiB", "float"],
     ["gpu_total_gib", r"\(GPU \d+; ([\d.]+) GiB total capacity;", "float"],
     ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
@@ -550,9 +550,8 @@ EXTRACT = [
     ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
     ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
     ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
-    # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length
-    # of M" (0.8 to 0.11), "The prompt (total length N) is too long to fit into the model (context
-    # length M)" (0.6.3 to 0.7.3, multimodal models).
+    # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length of M" (0.8 to 0.11),
+    # "The prompt (total length N) is too long to fit into the model (context length M)" (0.6.3 to 0.7.3, multimodal models).
     ["request_tokens", r"prompt \(length (\d+)\) is longer than the maximum model length", "int"],
     ["request_tokens", r"prompt \(total length (\d+)\) is too long to fit", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],

@@ -147,6 +147,7 @@ CLASS_CASES = {
     "llamacpp-0168": "the loader's 'unable to allocate Vulkan0 buffer': the Vulkan page",
     "llamacpp-0169": "KoboldCpp's CUDA pool growth (cuMemSetAccess in ggml's source tree) during prompt processing",
     "ollama-0149": "a runner terminated with 'error:fault' (Go's fatal error: fault): a crash, no page",
+    "llamacpp-0194": "llama-server's 'context shift is disabled' (a slot reached its n_ctx): the context is exceeded",
 }
 _BY_ID = {paste["id"]: paste for paste in PASTES}
 

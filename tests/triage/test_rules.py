@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from generator.cli import main
-from generator.triage import RULES, TriageRecord, Wording, detect_engine, normalise, triage
+from generator.load import load_dataset
+from generator.triage import RULES, TriageRecord, Wording, detect_engine, normalise, records_from_errors, triage
 
 # Python-only regex syntax: lookbehind, named groups, atomic groups, inline flags, possessives.
 NOT_IN_JAVASCRIPT = re.compile(r"\(\?<[=!]|\(\?P|\(\?<\w|\(\?>|\(\?[aiLmsux]|[*+?}]\+|\\[AZz]")
@@ -272,3 +274,20 @@ def test_ggmls_source_tree_names_llamacpp_and_its_cuda_pool_a_running_batch() ->
     result = triage(pool, records)
     assert (result.engine, result.step) == ("llamacpp", "running")
     assert result.best.id == "llamacpp-compute-buffer-failed"
+
+
+def test_llama_servers_context_shift_error_is_a_context_exceeded_but_cli_s_stop_is_not() -> None:
+    # llama-server's send_error when a generating slot reaches n_ctx with context shift off
+    # (tools/server/server.cpp, update_slots); llama-cli's debug line when it stops there is not an error.
+    records = records_from_errors(load_dataset(Path(__file__).resolve().parents[2]).errors.values())
+    for paste in ('"context shift is disabled."', '{"error":{"code":500,"message":"context shift is disabled","type":"server_error"}}'):
+        assert triage(paste, records).best.id == "llamacpp-context-exceeded", paste
+    stop = triage("main: context full and context shift is disabled => stopping", records)
+    assert stop.best is None or stop.best.id != "llamacpp-context-exceeded"
+
+
+def test_vllm_serve_flags_in_a_pasted_command_name_vllm() -> None:
+    oom = "\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB"
+    assert detect_engine("python api_server.py --model m --gpu-memory-utilization 0.9" + oom) == "vllm"
+    assert detect_engine("python serve.py --model m --max-model-len 8192 --enforce-eager" + oom) == "vllm"
+    assert detect_engine("python -m x.launch_server --model-path m --mem-fraction-static 0.8 --context-length 8192" + oom) != "vllm"
