@@ -120,6 +120,7 @@ BLIND = {
     "holdout11": "80.0% right first, 10.0% wrong page, 3 with none (30 counted)",
     "holdout12": "45.0% right first, 17.5% wrong page, 15 with none (40 counted)",
     "holdout13": "60.9% right first, 4.3% wrong page, 8 with none (23 counted)",
+    "holdout14": "64.7% right first, 5.9% wrong page, 5 with none (17 counted)",
 }
 
 
