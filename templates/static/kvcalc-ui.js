@@ -95,7 +95,6 @@ async function start(root) {
   if (![...controls.e[0].options].some((o) => o.value === get("e"))) set("e", "vllm");
 
   const form = $("form", { class: "kc-form", "aria-describedby": "kc-help" },
-    $("p", { id: "kc-help" }, "Change any setting; the figures, verdict and commands below update, and the address bar keeps the settings for sharing."),
     $("fieldset", {}, $("legend", {}, "GPU and model"), field("e", "Engine", controls.e[0]), field("g", "GPU", controls.g[0]), field("mem", "GPU memory (GiB, as CUDA reports it)", controls.mem[0]),
       field("m", "Model", controls.m[0]), field("w", "Weights (GiB)", controls.w[0])),
     $("fieldset", { "data-group": "raw" }, $("legend", {}, "Model numbers (config.json)"), ...RAW.map(([k, label]) => field(k, label, controls[k][0]))),

@@ -56,8 +56,9 @@ function unique(pairs) {
 const wordsOf = (name) => key(name).split("-");
 const ownNames = (m) => [m.repo, ...(m.aliases || [])];
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
-const canonical = (value) => Array.isArray(value) ? `[${value.map(canonical).join(",")}]`
-  : value && typeof value === "object" ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`
+const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
+const canonical = (value) => Array.isArray(value) ? "[" + value.map(canonical).join(",") + "]"
+  : value && typeof value === "object" ? "{" + Object.keys(value).sort().map(member(value)).join(",") + "}"
   : JSON.stringify(value);
 
 /** _base_checkpoints: family-size records alone in a family whose chat records add only Instruct, it or Chat. */
