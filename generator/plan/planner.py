@@ -130,8 +130,8 @@ class _Planner:
                 continue
             ok = (other.vllm.fits if other.vllm is not None else False) or (other.llamacpp.fits if other.llamacpp is not None else False)
             if ok:
-                fits.append({"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "links": self.links(gpu)})
-        fits.sort(key=lambda item: (item["memory_bytes"], item["gpu"].id))
+                fits.append({"gpu": _gpu_link(gpu), "memory_bytes": gpu_memory_bytes(gpu)})
+        fits.sort(key=lambda item: (item["memory_bytes"], item["gpu"]["id"]))
         return fits[:6]
 
     # ---- the pages
@@ -306,9 +306,9 @@ class _Planner:
                     model = self.d.models[model_id]
                     variant = next(v for v in model.variants if v.id == variant_id)
                     items.append({"label": f"{model.name} {variant.name}", "url": pair_url(error.id, gpu_id, model_id, variant_id)})
-                by_gpu.append({"gpu": gpu, "pairs": items})
+                by_gpu.append({"gpu": _gpu_link(gpu), "pairs": items})
             view["pairs_by_gpu"] = by_gpu
-            view["related"] = [self.d.errors[r] for r in error.related if r in self.d.errors]
+            view["related"] = [{"id": r, "title": self.d.errors[r].title} for r in error.related if r in self.d.errors]
             view["texts"] = error.texts
             url = error_url(error.id)
             crumbs = (("Home", "/"), (ENGINE_NAMES[error.engine], f"/engines/{error.engine}/"), (error.short_name or error.title, url))
@@ -322,7 +322,8 @@ class _Planner:
                 numbers = self.results.get((gpu_id, model.id, variant.id))
                 if numbers is None:
                     continue
-                rows.append({"model": model, "variant": variant, "numbers": numbers, "pages": self.pages_for_pair(numbers)})
+                rows.append({"model": {"id": model.id, "name": model.name}, "variant": {"name": variant.name}, "numbers": numbers,
+                             "pages": self.pages_for_pair(numbers)})
         return rows
 
     def pages_for_pair(self, numbers: PairNumbers) -> list[dict[str, str]]:
@@ -364,8 +365,9 @@ class _Planner:
             crumbs = (("Home", "/"), ("GPUs", "/gpus/"), (short_gpu(gpu), url))
             self.add(url=url, template="gpu", title=title, description=description, kind="gpu", view=view,
                      inputs=(f"gpu:{gpu.id}", "models", "engine"), crumbs=crumbs)
-            items.append({"gpu": gpu, "memory_bytes": gpu_memory_bytes(gpu), "url": url, "fits_full": fits_full, "rows": len(rows)})
-        items.sort(key=lambda i: (i["memory_bytes"], i["gpu"].id))
+            items.append({"gpu": {"id": gpu.id, "name": gpu.name, "marketed_gb": gpu.marketed_gb}, "memory_bytes": gpu_memory_bytes(gpu),
+                          "url": url, "fits_full": fits_full, "rows": len(rows)})
+        items.sort(key=lambda i: (i["memory_bytes"], i["gpu"]["id"]))
         self.add(url="/gpus/", template="gpus", title="GPUs: usable memory and the LLMs that fit",
                  description="Every GPU in the catalog with the memory CUDA reports, bandwidth, FP8 support and how many model builds fit at full context.",
                  kind="index", view={"items": items}, inputs=("gpus",), crumbs=(("Home", "/"), ("GPUs", "/gpus/")))
@@ -380,7 +382,7 @@ class _Planner:
                 for gpu in sorted(self.d.gpus.values(), key=lambda g: (gpu_memory_bytes(g), g.id)):
                     numbers = self.results.get((gpu.id, model.id, variant.id))
                     if numbers is not None:
-                        cells.append({"gpu": gpu, "numbers": numbers, "pages": self.pages_for_pair(numbers)})
+                        cells.append({"gpu": _gpu_link(gpu), "numbers": numbers, "pages": self.pages_for_pair(numbers)})
                 table.append({"variant": variant, "weights": next((c["numbers"].weights_bytes for c in cells), 0),
                               "weights_estimated": next((c["numbers"].weights_estimated for c in cells), True), "cells": cells})
             any_numbers = next((c["numbers"] for row in table for c in row["cells"]), None)
@@ -396,7 +398,11 @@ class _Planner:
             crumbs = (("Home", "/"), ("Models", "/models/"), (model.name, url))
             self.add(url=url, template="model", title=title, description=description, kind="model", view=view,
                      inputs=(f"model:{model.id}", "gpus", "engine"), crumbs=crumbs)
-            items.append({"model": model, "url": url})
+            config = model.config
+            shown = {"name": model.name, "variants": [{"name": v.name} for v in model.variants], "config": {
+                "num_hidden_layers": config.num_hidden_layers, "num_key_value_heads": config.num_key_value_heads,
+                "max_position_embeddings": config.max_position_embeddings}}
+            items.append({"model": shown, "url": url})
         self.add(url="/models/", template="models", title="Models: architecture, KV bytes per token and variants",
                  description="Every model in the catalog with its layers, KV heads, head size, context limit and the quantized builds kvtriage sizes.",
                  kind="index", view={"items": items}, inputs=("models",), crumbs=(("Home", "/"), ("Models", "/models/")))
@@ -405,7 +411,7 @@ class _Planner:
         for engine in self.d.engines.values():
             url = f"/engines/{engine.id}/"
             errors = [e for e in self.d.errors.values() if e.engine == engine.id]
-            view = {"engine": engine, "errors": errors}
+            view = {"engine": engine, "errors": [{"id": e.id, "title": e.title, "description": e.description} for e in errors]}
             title = f"{engine.name} out-of-memory and KV-cache errors, explained with exact numbers"
             description = f"Every {engine.name} {engine.version} memory error kvtriage covers, what prints it, and the settings that fix it on your GPU."
             crumbs = (("Home", "/"), (engine.name, url))
@@ -414,7 +420,7 @@ class _Planner:
 
     def plan_home(self) -> None:
         by_engine = [
-            {"engine": engine, "errors": [e for e in self.d.errors.values() if e.engine == engine.id]}
+            {"engine": engine, "errors": [{"id": e.id, "title": e.title} for e in self.d.errors.values() if e.engine == engine.id]}
             for engine in self.d.engines.values()
         ]
         featured = []
@@ -427,6 +433,13 @@ class _Planner:
         self.add(url="/", template="home", title=f"{self.d.site.title}: fix vLLM, llama.cpp and Ollama out-of-memory errors",
                  description="Paste your vLLM, llama.cpp or Ollama memory error and get the exact context, KV cache and flags that start on your GPU and model.",
                  kind="home", view=view, inputs=("*",))
+
+
+def _gpu_link(gpu: Gpu) -> dict[str, str]:
+    """A GPU as the lists of other pages show it (a link by its name). Only what they show: its other
+    fields (buy links, sources) stay out of the key of every page listing it, so editing them
+    re-renders only the pages that show them."""
+    return {"id": gpu.id, "name": gpu.name}
 
 
 def plan_pages(dataset: Dataset, results: Results, dates: Mapping[str, str] | None = None, memo: PlanMemo | None = None) -> Plan:

@@ -145,3 +145,15 @@ def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
     fourth = plan_pages(edited, recomputed, dated, memo)
     assert _described(fourth) == _described(plan_pages(edited, recomputed, dated))
     assert not any(a is b for a, b in zip(third.pages, fourth.pages) if a.kind == "pair")
+
+
+def test_a_gpus_buy_link_is_in_the_views_of_its_own_pages_only(fixture_plan) -> None:
+    """Lists of GPUs on other pages (the GPUs that fit, the model and error tables, the GPU index)
+    carry what they show, so a buy-link edit leaves those pages' views, and so their keys, alone."""
+    dataset, plan = fixture_plan
+    gpu = dataset.gpus["rtx-4090"]
+    edited = replace(dataset, gpus=dict(dataset.gpus, **{gpu.id: gpu.model_copy(update={"buy_query": "another query"})}))
+    after = plan_pages(edited, compute_results(edited), {"*": "2026-11-29"})
+    own = {f"/gpus/{gpu.id}/"} | {p.url for p in plan.pages if p.kind == "pair" and f"/{gpu.id}/" in p.url}
+    changed = {a[0] for a, b in zip(_described(plan), _described(after)) if a != b}
+    assert changed and changed <= own | {f"/oom/{e.id}/" for e in dataset.errors.values() if e.example.gpu == gpu.id}
