@@ -56,7 +56,7 @@ _BASIS = {
 # the engine last changed and measured before any change it prompted.
 _SPLITS = {None: "tuning", "holdout": "holdout", "holdout2": "holdout2", "holdout3": "holdout3", "holdout4": "holdout4",
            "holdout5": "holdout5", "holdout6": "holdout6", "holdout7": "holdout7", "holdout8": "holdout8",
-           "holdout9": "holdout9"}
+           "holdout9": "holdout9", "holdout10": "holdout10"}
 _SPLIT_NOTES = {
     "tuning": "the logs the fitted terms were fitted to",
     "holdout": "set aside from the first collection, never tuned on",
@@ -68,6 +68,7 @@ _SPLIT_NOTES = {
     "holdout7": "quoted in deployment docs and run notes, gathered after holdout6; measured blind",
     "holdout8": "quoted in lab notes, run logs and deployment docs, gathered after holdout7; measured blind",
     "holdout9": "quoted in benchmark notes, deployment lessons and run logs, gathered after holdout8; measured blind",
+    "holdout10": "quoted in committed run logs and articles and in GitHub threads, gathered after holdout9; measured blind",
 }
 
 

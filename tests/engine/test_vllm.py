@@ -828,7 +828,7 @@ def test_hybrid_kv_cache_size_within_two_percent_of_real_logs():
         model = LOGS["models"][entry["model"]]
         if model["kind"] != "hybrid" or not model["config"] or "gpu_kv_cache_size" not in entry["log"]:
             continue
-        settings = {k: v for k, v in entry["settings"].items() if k not in ("gpu_memory_utilization",)}
+        settings = {k: v for k, v in entry["settings"].items() if k not in ("gpu_memory_utilization", "enable_prefix_caching")}
         tp = settings.get("tensor_parallel_size", 1)
         result = plan_vllm(VllmInputs(hf_config=model["config"], gpu_count=tp, vllm_version=entry["vllm_version"],
                                       available_kv_cache_bytes=round(entry["log"]["available_kv_cache_gib"] * GIB), **settings))
