@@ -68,6 +68,8 @@ HOLDOUT7 = [e for e in MODELLED if e.get("split") == "holdout7"]
 HOLDOUT8 = [e for e in MODELLED if e.get("split") == "holdout8"]
 # A ninth, gathered after holdout8 in search order: collected blind, figures set once measured.
 HOLDOUT9 = [e for e in MODELLED if e.get("split") == "holdout9"]
+# A tenth, from committed run logs, articles and GitHub threads, gathered after holdout9: measured blind once.
+HOLDOUT10 = [e for e in MODELLED if e.get("split") == "holdout10"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -382,7 +384,7 @@ def _predict(entry: dict) -> object:
     config = dict(LOGS["models"][entry["model"]]["config"])
     if entry.get("weights_quantization"):
         config["quantization_config"] = dict(entry["weights_quantization"])
-    settings = dict(entry["settings"])
+    settings = {k: v for k, v in entry["settings"].items() if k != "enable_prefix_caching"}  # as VllmLogSettings.engine_inputs
     tp = settings.get("tensor_parallel_size", 1)
     weights_gib = entry["log"].get("model_loading_gib") or entry["log"].get("weights_gib")
     weights = {} if weights_gib is None else {"weights_bytes": round(weights_gib * GIB) * tp}
@@ -974,3 +976,19 @@ def test_unified_memory_term_follows_vllms_capability_list():
     base = VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=119 * GIB, weights_bytes=15 * GIB, max_model_len=8192)
     spark, other = (plan_vllm(replace(base, gpu_name=name)) for name in ("NVIDIA GB10", "NVIDIA GH200 480GB"))
     assert spark.breakdown.non_torch_bytes - other.breakdown.non_torch_bytes == ASSUMPTIONS.unified_memory_bytes
+
+
+def test_tenth_holdout_is_measured(capsys):
+    """holdout10 logs (committed run logs and articles, GitHub threads) were gathered blind after holdout9 and
+    measured once on the merged engine: 10 of 12 within the bar, worst 5.81 GiB (the MI300X Gemma 4 E2B start,
+    3.7% of 155 GiB; the estimate has no Gemma 4 vision and audio towers). Reported, never tuned on; the bounds
+    below pin that outcome, so a change that makes any row worse fails."""
+    errors, within = _measured("holdout10", HOLDOUT10, capsys)
+    assert len(errors) >= 12 and sum(within) >= 10
+    for error in errors.values():
+        assert error == error and abs(error) < 6.0  # a number, and no worse than measured
+    others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout10"}
+    for entry in HOLDOUT10:
+        assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
+        assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
+        assert LOGS["models"][entry["model"]]["config"] and entry["gpu_total_gib"] > 0 and entry["vllm_version"]
