@@ -354,9 +354,6 @@ def test_a_quantization_tag_picks_its_own_build(index: HfIdIndex, named: str, mo
 
 
 @pytest.mark.parametrize("named", [
-    "Qwen/Qwen3-VL-8B",  # under the catalog repository's owner: that owner's other checkpoint
-    "google/gemma-4-26B-A4B",  # the pretrained checkpoint beside google/gemma-4-26B-A4B-it
-    "/root/.cache/huggingface/hub/models--google--gemma-4-26B-A4B/snapshots/abc",
     "Qwen3-VL-33B",  # a size the catalog does not have
     "Qwen3-VL-8B-Thinking",  # the catalog has no 8B Thinking record, and Instruct is not it by name
     "Mistral-Small-24B",  # the record's name carries a release date (2501): another release may be meant
@@ -374,6 +371,18 @@ def test_a_quantization_tag_picks_its_own_build(index: HfIdIndex, named: str, mo
 ])
 def test_names_without_the_variant_word_keep_other_checkpoints_out(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+@pytest.mark.parametrize(("named", "model"), [
+    ("google/gemma-4-26B-A4B", "gemma-4-26b-a4b-it"),  # the pretrained checkpoint beside google/gemma-4-26B-A4B-it
+    ("/root/.cache/huggingface/hub/models--google--gemma-4-26B-A4B/snapshots/abc", "gemma-4-26b-a4b-it"),
+    ("hosted_vllm/google/gemma-4-26B-A4B", "gemma-4-26b-a4b-it"),
+    ("modelscope.cn/google/gemma-4-26B-A4B", "gemma-4-26b-a4b-it"),
+    ("Qwen/Qwen3-VL-8B", "qwen3-vl-8b-instruct"),
+])
+def test_an_owners_pretrained_checkpoint_resolves_to_its_chat_records_architecture(index: HfIdIndex, named: str, model: str) -> None:
+    """Same owner, family and size, without the chat word: the same config.json, not the same weights."""
+    assert index.resolve(named) == Resolved(model, None, True)
 
 
 def test_a_family_and_size_over_records_of_different_geometry_does_not_resolve() -> None:
@@ -403,8 +412,6 @@ def test_a_litellm_route_before_the_name_is_dropped(index: HfIdIndex, named: str
     "ollama/gemma4:latest",  # no default of the gemma4 library is recorded: :latest is not guessed
     "ollama/PetrosStav/gemma3-tools:4b",  # a user's Ollama model, not the library's
     "ollama/granite3.3",  # no record lists it
-    "hosted_vllm/google/gemma-4-26B-A4B",  # still the owner's pretrained checkpoint, as without the route
-    "openai/google/gemma-4-26B-A4B",
 ])
 def test_a_litellm_route_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
@@ -464,8 +471,8 @@ def test_modelscope_hosted_names_resolve_as_hub_ids(index: HfIdIndex, named: str
 
 
 @pytest.mark.parametrize("named", [
-    "modelscope.cn/google/gemma-4-26B-A4B",  # the owner's pretrained checkpoint, as on the Hugging Face hub
-    "modelscope.cn/Qwen/Qwen3-VL-8B",
+    "modelscope.cn/Qwen/Qwen3-VL-33B",  # a size the catalog does not have, as on the Hugging Face hub
+    "modelscope.cn/Qwen/Qwen3-VL-8B-abliterated",
 ])
 def test_modelscope_hosted_names_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None

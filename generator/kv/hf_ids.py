@@ -248,9 +248,18 @@ class HfIdIndex:
             cache = re.fullmatch(r"models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)", part)
             if cache:
                 found = self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}"))
-                return found or self._named(cache.group(2), _key(cache.group(1)) not in self.owners)
-        # owner/name under a catalog repository's owner is that owner's checkpoint, named in full.
-        return self._named(parts[-1], not (len(parts) == 2 and _key(parts[0]) in self.owners))
+                return found or self._owned(cache.group(1), cache.group(2))
+        return self._owned(parts[0] if len(parts) == 2 else None, parts[-1])
+
+    def _owned(self, owner: str | None, leaf: str) -> Resolved | None:
+        """owner/name under a catalog repository's owner is that owner's checkpoint, named in full; its
+        pretrained checkpoint of a chat record's family and size (google/gemma-4-26B-A4B beside
+        google/gemma-4-26B-A4B-it) shares that record's config.json, so it resolves to the architecture alone."""
+        owned = owner is not None and _key(owner) in self.owners
+        found = self._named(leaf, not owned)
+        if found is None and owned and (sibling := self._shorthand(leaf)) is not None:
+            return Resolved(sibling.model_id, None, True)
+        return found
 
     def _named(self, leaf: str, short: bool) -> Resolved | None:
         found = self.names.get(_key(leaf)) or self._repackaged(leaf, short)

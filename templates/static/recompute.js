@@ -195,10 +195,16 @@ function repository(index, parts) {
   if (parts.length >= 2 && index.repos.has(key(parts.slice(-2).join("/")))) return index.repos.get(key(parts.slice(-2).join("/")));
   for (const part of [...parts].reverse()) {
     const cache = CACHE_DIR.exec(part);
-    if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || named(index, cache[2], !index.owners.has(key(cache[1])));
+    if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || owned(index, cache[1], cache[2]);
   }
-  // owner/name under a catalog repository's owner is that owner's checkpoint, named in full.
-  return named(index, parts[parts.length - 1], !(parts.length === 2 && index.owners.has(key(parts[0]))));
+  return owned(index, parts.length === 2 ? parts[0] : null, parts[parts.length - 1]);
+}
+
+/** _owned: an owner's checkpoint named in full, or its pretrained checkpoint of a chat record's family and size as that architecture. */
+function owned(index, owner, leaf) {
+  const own = owner !== null && index.owners.has(key(owner));
+  const found = named(index, leaf, !own), sibling = found || !own ? null : shorthand(index, leaf);
+  return sibling ? target(sibling.model_id, null, true) : found;
 }
 
 /** HfIdIndex.resolve: {model_id, variant_id, same_architecture_only}, or null. */
