@@ -54,9 +54,6 @@ _BASIS = {
 
 # The vLLM logs by collection: the fitted terms were tuned on the first; each holdout was gathered after
 # the engine last changed and measured before any change it prompted.
-_SPLITS = {None: "tuning", "holdout": "holdout", "holdout2": "holdout2", "holdout3": "holdout3", "holdout4": "holdout4",
-           "holdout5": "holdout5", "holdout6": "holdout6", "holdout7": "holdout7", "holdout8": "holdout8",
-           "holdout9": "holdout9", "holdout10": "holdout10"}
 _SPLIT_NOTES = {
     "tuning": "the logs the fitted terms were fitted to",
     "holdout": "set aside from the first collection, never tuned on",
@@ -157,7 +154,7 @@ def _vllm_inputs(log: VllmLog, config: dict[str, Any], **extra: Any) -> VllmInpu
 
 def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     model = evidence.models[log.model]
-    split = _SPLITS.get(log.split, log.split or "tuning")
+    split = log.split or "tuning"
     fitted = bool(log.split) and unified_memory_gpu(log.gpu or "")  # the unified-memory term is fitted on these holdouts
     marks = [label for label, on in ((split, bool(log.split)), ("unified-memory term fitted on it, not blind", fitted),
                                      ("known gap", bool(log.known_gap))) if on]
