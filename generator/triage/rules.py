@@ -16,6 +16,8 @@ What an error's own wording is (its `pattern`, `triage_patterns`, `triage_weight
 
 from __future__ import annotations
 
+from generator.triage.extract_rules import EXTRACT
+
 # Scores: a record's own pattern on a line scores HIT; the adjustments below are added to it.
 SCORES = {
     "hit": 100,
@@ -122,9 +124,14 @@ REPLY_LINE = r"\bsend_error\b"
 # loading model", ...; llm/status.go) after it (v0.1.48: "terminated: %v %s", err, msg) or in its
 # place (v0.5.8: `s.done <- errors.New(s.status.LastErrMsg)`), both in llm/server.go. A bare status
 # means the runner printed none of them; only a memory line elsewhere in the paste names a page.
+# The same holds for the log line Ollama's server writes when the runner process exits: it logs
+# slog.Error("llama runner terminated", "error", err) with err from cmd.Wait(), only when the runner
+# left a last error message, which goes to the client and names the cause (llm/server.go at
+# ollama/ollama 5dbb81b72c4b61b737e4970db711f7718e4efcc6). The exit status alone names none.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
     r"llama runner process has terminated: exit status \w+\W*$",
+    r"llama runner terminated\W+error=\W*exit status \w+(\W|\\n)*$",
 ]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
@@ -246,6 +253,16 @@ GENERIC_OOM = [
     r"failed to allocate compute buffers",
     # NCCL reports the CUDA allocation it could not make ("Cuda failure 2 'out of memory'").
     r"Cuda failure (\d+ )?'out of memory'",
+    # Intel GPUs (llama.cpp's SYCL back end, IPEX-LLM builds): ggml-sycl's buffer allocation logs
+    # "can't allocate %lu Bytes of memory on device" (ggml/src/ggml-sycl/ggml-sycl.cpp at ggml-org/llama.cpp
+    # 3c1bcf26069be6c4683d0bf42794e85d5c520aab), and the SYCL runtime's status names the shortage:
+    # Unified Runtime's UR_RESULT_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY (include/ur_api.h at
+    # oneapi-src/unified-runtime aa04ce16b3a06e0f11ff2602d7c5f46c1a3fbd6f), Level Zero's ZE_RESULT_ codes
+    # (include/ze_api.h at oneapi-src/level-zero c1872469737f807abc0ab8c4b35a263a568a6504) and the older
+    # PI_ERROR_OUT_OF_HOST_MEMORY, which llama.cpp's docs/backend/SYCL.md (at 30ce2794fff1fea1521823e803ffa0dd211e1d7e)
+    # reads as device memory not being enough.
+    r"can't allocate \d+ Bytes of memory on device",
+    r"\b(UR_RESULT|ZE_RESULT|PI)_ERROR_OUT_OF_(DEVICE|HOST)_MEMORY\b",
 ]
 
 # Markers of the step a run had reached, with the step's place in the engine's order of startup.
@@ -303,6 +320,12 @@ STEP_MARKERS = {
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
+        # The vision (or audio) projector that llama-server and the mtmd tools load after the model's
+        # context: clip_init loads the mmproj, then warm-up reserves its compute buffers for a dummy
+        # picture (warmup, alloc_compute_meta in tools/mtmd/clip.cpp at ggml-org/llama.cpp
+        # 3679b65db16ebaabba95a893c62eb6c4840e832c). No page covers the projector's own buffers: the
+        # step has none, so an allocation failing in it lands nowhere rather than on the context page.
+        ["vision", 4, r"warmup with (image|audio) size = |\balloc_compute_meta: |\bclip_init: "],
         # The CUDA pool grows for compute scratch while a batch runs (ggml_cuda_pool_malloc_vmm).
         # ggml_cuda_pool_vmm::alloc maps more memory into the pool with cuMemCreate, cuMemMap and
         # cuMemSetAccess, and CUDA_CHECK prints the failing call (ggml/src/ggml-cuda/ggml-cuda.cu in
@@ -469,105 +492,6 @@ RELEASE_MARKERS = {
         r"sglang(?:==| version | v)([0-9]+\.[0-9]+[\w.+-]*)",
     ],
 }
-
-# Numbers a reader expects from a paste: [key, regex, kind]. The first rule of a key that matches any line wins (rules of a
-# key are in order of preference), and the value is group 1. kinds: int (commas dropped), float, str, mib (group 2: GiB, MiB or KiB).
-EXTRACT = [
-    ["model", r"\bmodel='([^']+)'", "str"],
-    ["model", r"\bmodel=\"([^\"]+)\"", "str"],
-    # V1's "non-default args: {'model': ...}" (or 'model_tag' for `vllm serve MODEL`), and the command itself.
-    ["model", r"'model(?:_tag)?': '([^']+)'", "str"],
-    ["model", r"\bvllm serve ([\w./-]+)", "str"],
-    ["gpu_name", r"Device \d+: ([^,]+), compute capability", "str"],
-    ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
-    ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
-    # torch's OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty" (sic) in 2.1, "(GPU 0; X GiB total capacity; ...)" before.
-    ["gpu_total_gib", r"total capac(?:i)?ty of ([\d.]+) GiB", "float"],
-    ["gpu_total_gib", r"\(GPU \d+; ([\d.]+) GiB total capacity;", "float"],
-    ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
-    ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
-    ["free_gib", r"Load weight end\..*avail mem=([\d.]+) GB", "float"],
-    ["tensor_parallel_size", r"tensor_parallel_size=(\d+)", "int"],
-    ["tensor_parallel_size", r"'tensor_parallel_size': (\d+)", "int"],
-    ["block_size", r"\bblock_size=(\d+)", "int"],
-    ["block_size", r"'block_size': (\d+)", "int"],
-    ["max_model_len", r"max seq len \((\d+)\)", "int"],
-    ["max_model_len", r"User-specified max_model_len \((\d+)\)", "int"],
-    ["max_model_len", r"\bmax_model_len=(\d+)", "int"],
-    ["max_model_len", r"'max_model_len': (\d+)", "int"],
-    ["max_model_len", r"\bmax_seq_len=(\d+)", "int"],
-    ["max_model_len", r"Maximum concurrency for ([\d,]+) tokens per request", "int"],
-    ["derived_max_len", r"estimated maximum model length is (\d+)", "int"],
-    ["derived_max_len", r"derived max_model_len \(\w+=(\d+)", "int"],
-    ["kv_cache_dtype", r"kv_cache_dtype=(\w+)", "str"],
-    ["kv_cache_dtype", r"'kv_cache_dtype': '(\w+)'", "str"],
-    ["gpu_memory_utilization", r"gpu_memory_utilization=([\d.]+)", "float"],
-    ["gpu_memory_utilization", r"GPU memory utilization(?: is)? \(([\d.]+),", "float"],
-    ["gpu_memory_utilization", r"gpu_memory_utilization \(([\d.]+)\)", "float"],
-    ["model_loading_gib", r"Loading model weights took ([\d.]+) G", "float"],
-    ["model_loading_gib", r"Model loading took ([\d.]+) G", "float"],
-    ["model_loading_gib", r"model weights take ([\d.]+) ?GiB", "float"],
-    ["model_loading_gib", r"Load weight end\..*mem usage=([\d.]+) GB", "float"],
-    ["available_kv_cache_gib", r"available KV cache memory \(([\d.]+) GiB\)", "float"],
-    ["available_kv_cache_gib", r"Available KV cache memory: ([\d.]+) GiB", "float"],
-    ["available_kv_cache_gib", r"memory reserved for KV Cache is ([\d.]+) ?GiB", "float"],
-    ["kv_cache_tokens", r"stored in KV cache \((\d+)\)", "int"],
-    ["kv_cache_tokens", r"GPU KV cache size: ([\d,]+) tokens", "int"],
-    ["kv_cache_tokens", r"KV Cache is allocated\..*#tokens: (\d+)", "int"],
-    ["kv_cache_tokens", r"max_total_num_tokens=(\d+)", "int"],
-    ["num_gpu_blocks", r"# GPU blocks: (\d+)", "int"],
-    ["num_gpu_blocks", r"num_gpu_blocks=(\d+)", "int"],
-    ["max_concurrency", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x", "float"],
-    ["needed_kv_gib", r"([\d.]+) GiB KV cache is needed", "float"],
-    ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
-    ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
-    ["n_ctx", r"\bkv_size = (\d+)", "int"],
-    ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
-    ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
-    ["n_seq_max", r"\bn_slots = (\d+)", "int"],
-    ["type_k", r"\btype_k = '(\w+)'", "str"],
-    ["kv_buffer_mib", r"KV self size\s*=\s*([\d.]+) MiB", "float"],
-    ["kv_buffer_mib", r"KV buffer size\s*=\s*([\d.]+) MiB", "float"],
-    ["kv_buffer_mib", r"llama_kv_cache\w*: size = *([\d.]+) MiB", "float"],
-    # llama_model_load_from_file_impl: "using device CUDA0 (NVIDIA GeForce RTX 3090) (0000:01:00.0) - 23733 MiB free"
-    ["device_free_mib", r"using device \S+ .*- (\d+) MiB free", "int"],
-    # A buffer on a second device: the log's per-device figures do not add up to one budget.
-    ["second_device", r"((?:CUDA|ROCm|Vulkan|SYCL|MTL)[1-9]\d*)(?:_Mapped)? (?:KV|model|compute) buffer size", "str"],
-    ["model_buffer_mib", r"(?:CUDA\d+|ROCm\d+|Vulkan\d+|SYCL\d+|Metal|MTL\d+)(?:_Mapped)? model buffer size\s*=\s*([\d.]+) MiB", "float"],
-    ["compute_buffer_mib", r"\w+ compute buffer size\s*=\s*([\d.]+) MiB", "float"],
-    ["alloc_mib", r"allocating ([\d.]+) MiB on device", "float"],
-    ["layers_offloaded", r"offloaded (\d+/\d+) layers to GPU", "str"],
-    ["system_memory_required_gib", r"requires more system memory \(([\d.]+) GiB\)", "float"],
-    ["system_memory_required_gib", r"requested model \(([\d.]+) GiB\) is too large", "float"],
-    ["system_memory_available_gib", r"than is available \(([\d.]+) GiB\)", "float"],
-    ["system_memory_available_gib", r"too large for this system \(([\d.]+) GiB\)", "float"],
-    ["request_tokens", r"you requested (\d+) tokens", "int"],
-    ["request_tokens", r"request \((\d+) tokens\)", "int"],
-    ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
-    ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
-    ["request_tokens", r"The input \((\d+) tokens\)", "int"],
-    # vLLM V0's scheduler warning, SGLang's request check of 2026, llama-cpp-python's check.
-    ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
-    ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
-    ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
-    # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length of M" (0.8 to 0.11),
-    # "The prompt (total length N) is too long to fit into the model (context length M)" (0.6.3 to 0.7.3, multimodal models).
-    ["request_tokens", r"prompt \(length (\d+)\) is longer than the maximum model length", "int"],
-    ["request_tokens", r"prompt \(total length (\d+)\) is too long to fit", "int"],
-    ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
-    ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
-    ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
-    ["context_tokens", r"exceed_context_size_error.*\"n_ctx\":(\d+)", "int"],
-    # the same error pretty-printed, one key a line
-    ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)", "int"],
-    ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
-    ["context_tokens", r"context length \((\d+) tokens\)", "int"],
-    ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
-    ["context_tokens", r"maximum context length of (\d+) tokens", "int"],
-    ["context_tokens", r"exceed context window of (\d+)", "int"],
-    ["context_tokens", r"is longer than the maximum model length of (\d+)", "int"],
-    ["context_tokens", r"too long to fit into the model \(context length (\d+)\)", "int"],
-]
 
 # Everything above in one JSON-serialisable table, in the order triage.js reads it.
 RULES = {
