@@ -236,7 +236,21 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
             or any(_equal_groups(pattern, line) for pattern in rules["expected_when_equal"]),
             "generic": spans,
         })
+    _mark_retried(lines, facts, rules)
     return facts
+
+
+def _mark_retried(lines: Sequence[str], facts: list[dict[str, Any]], rules: Mapping[str, Any]) -> None:
+    """A line saying the engine retried a failed step another way makes that line, and the failure
+    lines right before it, expected: the retry decides, and a failure of the retry comes after it."""
+    for index, line in enumerate(lines):
+        if not any(_search(pattern, line) for pattern in rules["retried_lines"]):
+            continue
+        before = index
+        while before >= 0 and (before == index or facts[before]["failure"] or facts[before]["generic"]):
+            facts[before]["expected"] = True
+            facts[before]["generic"] = []
+            before -= 1
 
 
 def _lookalike_only(lines: Sequence[str], facts: Sequence[dict[str, Any]], rules: Mapping[str, Any]) -> str | None:

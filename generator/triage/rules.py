@@ -133,6 +133,15 @@ EXPECTED_LINES = [
     r"llama runner process has terminated: exit status \w+\W*$",
     r"llama runner terminated\W+error=\W*exit status \w+(\W|\\n)*$",
 ]
+# Lines that say the engine retried a failed step another way: the failure lines right before such a
+# line were a first attempt, not the outcome. llama.cpp reserves the compute buffers with pipeline
+# parallelism first and, when that fails, logs "compute buffer allocation failed, retrying without
+# pipeline parallelism" and reserves again; only a failure of the retry throws ("failed to allocate
+# compute pp buffers"), after that line (sched_reserve in src/llama-context.cpp at ggml-org/llama.cpp
+# 4c7103b96d720ea6057eec6ac11a49727f9ecd43).
+RETRIED_LINES = [
+    r"compute buffer allocation failed, retrying without pipeline parallelism",
+]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
 EXPECTED_WHEN_EQUAL = [
@@ -507,6 +516,7 @@ RULES = {
     "wrapper_lines": WRAPPER_LINES,
     "expected_lines": EXPECTED_LINES,
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
+    "retried_lines": RETRIED_LINES,
     "generic_oom": GENERIC_OOM,
     "lookalike_lines": LOOKALIKE_LINES,
     "absurd_size": ABSURD_SIZE,

@@ -185,7 +185,7 @@
   }
 
   function lineFacts(lines, rules) {
-    return lines.map(function (line) {
+    var facts = lines.map(function (line) {
       var spans = spansOf(rules.generic_oom, line);
       var wrappers = spansOf(rules.wrapper_lines, line);
       return {
@@ -202,6 +202,20 @@
           }),
         generic: spans
       };
+    });
+    markRetried(lines, facts, rules);
+    return facts;
+  }
+
+  // A line saying the engine retried a failed step another way makes that line, and the failure
+  // lines right before it, expected: the retry decides, and a failure of the retry comes after it.
+  function markRetried(lines, facts, rules) {
+    lines.forEach(function (line, index) {
+      if (!rules.retried_lines.some(function (pattern) { return search(pattern, line); })) return;
+      for (var before = index; before >= 0 && (before === index || facts[before].failure || facts[before].generic.length); before--) {
+        facts[before].expected = true;
+        facts[before].generic = [];
+      }
     });
   }
 

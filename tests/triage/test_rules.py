@@ -291,3 +291,22 @@ def test_vllm_serve_flags_in_a_pasted_command_name_vllm() -> None:
     assert detect_engine("python api_server.py --model m --gpu-memory-utilization 0.9" + oom) == "vllm"
     assert detect_engine("python serve.py --model m --max-model-len 8192 --enforce-eager" + oom) == "vllm"
     assert detect_engine("python -m x.launch_server --model-path m --mem-fraction-static 0.8 --context-length 8192" + oom) != "vllm"
+
+
+def test_a_reserve_llamacpp_retried_without_pipeline_parallelism_is_not_the_outcome() -> None:
+    # sched_reserve in src/llama-context.cpp: the first reserve fails, the retry decides.
+    records = [_record("llamacpp-context-create-failed", "llamacpp", r"^$never")]
+    first = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc failed: out of memory\n"
+             "graph_reserve: failed to allocate compute buffers\n"
+             "sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n")
+    assert triage(first + "srv    load_model: initializing, n_slots = 1", records).best is None
+    again = first + "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 12000.00 MiB on device 1: cudaMalloc failed: out of memory"
+    assert triage(again, records).best.id == "llamacpp-context-create-failed"
+
+
+def test_the_vision_projectors_warm_up_is_a_step_with_no_page() -> None:
+    records = [_record("llamacpp-context-create-failed", "llamacpp", r"^$never")]
+    warmup = ("llama_init_from_model: n_ctx = 8192\nwarmup: warmup with image size = 1472 x 1472\n"
+              "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 372.08 MiB on device 0: cudaMalloc failed: out of memory")
+    result = triage(warmup, records)
+    assert (result.step, result.best) == ("vision", None)
