@@ -344,6 +344,9 @@ STEP_MARKERS = {
     "ollama": [
         # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
         # done while loading; out of memory while running comes from the CUDA pool as "CUDA error".
+        # A reader's own words for the step, in a title ("CUDA out of memory error on Windows for ollama
+        # run starts up"): the runner was starting, i.e. loading the model.
+        ["load", 1, r"\b([Ss]tarts? up|[Ss]tart-?up|[Ww](hile|hen) loading)\b"],
         ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server|(cuda|hip)Malloc failed|_alloc_buffer|(failed|unable) to allocate \w+ buffer"],
         # llama.cpp's decode of a batch; not Ollama's "vision: decode", the image decoding its
         # EncodeMultimodal logs (model/models/<arch>/model.go), which the runner also does while it
