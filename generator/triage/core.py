@@ -305,9 +305,12 @@ def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str,
         step = detect_step(lines[first_frame:], engine, rules)
         # A paste that stops at "Traceback (most recent call last):" has no frames to place it:
         # then the log before it says how far the run had got (frames that name no step do not).
-        if step is None and engine and sum(1 for line in lines[first_frame:] if _search(rules["traceback_line"], line)) == 1:
-            markers = rules["step_markers"].get(engine, []) + rules["steps_next"].get(engine, [])
-            step = detect_step(lines[:first_frame], engine, {"step_markers": {engine: markers}})
+        # Frames that name no step leave it to a log line after which only one step can come.
+        if step is None and engine:
+            framed = rules["steps_next_framed"].get(engine, [])
+            if sum(1 for line in lines[first_frame:] if _search(rules["traceback_line"], line)) == 1:
+                framed = rules["step_markers"].get(engine, []) + rules["steps_next"].get(engine, []) + framed
+            step = detect_step(lines[:first_frame], engine, {"step_markers": {engine: framed}})
     else:
         step = detect_step(lines + raw_lines, engine, rules) if generic_lines else None
     if (generic_lines or cut_traceback) and engine is not None:

@@ -381,6 +381,17 @@ STEPS_NEXT = {
         ["kv_cache_check", 3, r"Available KV cache memory:"],
     ],
 }
+# Log lines after which one step alone can come before the step's own log lines, so that a cut
+# traceback whose frames name no step failed in it (frames or not). V0's model runner logs "Loading
+# model weights took %.4f GB" when the weights are in (GPUModelRunnerBase.load_model,
+# vllm/worker/model_runner.py at vllm-project/vllm 587909ce7f4fe9cb48be48fb50936bcb18b2f73c;
+# vllm-ascend's runners print the same); the profile run follows, and logs its result ("# GPU blocks",
+# "Memory profiling", "Available KV cache memory") before any later step runs.
+STEPS_NEXT_FRAMED = {
+    "vllm": [
+        ["profile_run", 2, r"Loading model weights took"],
+    ],
+}
 
 # The page of each step; a generic out-of-memory line of no known step goes to `default`.
 # A page that is not among the records is skipped.
@@ -527,6 +538,7 @@ RULES = {
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
     "steps_next": STEPS_NEXT,
+    "steps_next_framed": STEPS_NEXT_FRAMED,
     "engine_markers": ENGINE_MARKERS,
     "engine_embeds": ENGINE_EMBEDS,
     "traceback_line": TRACEBACK_LINE,

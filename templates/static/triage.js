@@ -339,10 +339,14 @@
       if (firstFrame > 0 && search(rules.traceback_header, lines[firstFrame - 1])) firstFrame--;
       step = detectStep(lines.slice(firstFrame), engine, rules);
       // A paste that stops at "Traceback (most recent call last):" has no frames to place it: then
-      // the log before it says how far the run had got (frames that name no step do not).
+      // the log before it says how far the run had got (frames that name no step do not). Frames that
+      // name no step leave it to a log line after which only one step can come.
       var frames = lines.slice(firstFrame).filter(function (line) { return search(rules.traceback_line, line); });
-      if (step === null && engine !== null && frames.length === 1) {
-        var markers = (rules.step_markers[engine] || []).concat(rules.steps_next[engine] || []);
+      if (step === null && engine !== null) {
+        var markers = rules.steps_next_framed[engine] || [];
+        if (frames.length === 1) {
+          markers = (rules.step_markers[engine] || []).concat(rules.steps_next[engine] || []).concat(markers);
+        }
         var nextMarkers = {};
         nextMarkers[engine] = markers;
         step = detectStep(lines.slice(0, firstFrame), engine, { step_markers: nextMarkers });

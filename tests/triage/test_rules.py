@@ -310,3 +310,11 @@ def test_the_vision_projectors_warm_up_is_a_step_with_no_page() -> None:
               "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 372.08 MiB on device 0: cudaMalloc failed: out of memory")
     result = triage(warmup, records)
     assert (result.step, result.best) == ("vision", None)
+
+
+def test_a_cut_traceback_after_v0s_weights_line_is_the_profile_run() -> None:
+    # After "Loading model weights took" only the profile run can fail before it logs its own result.
+    head = "INFO 06-26 07:48:15 model_runner.py:160] Loading model weights took 15.2075 GB\n"
+    framed = head + "[rank0]: Traceback (most recent call last):\n" + _frame("vllm/engine/async_llm_engine.py", "__init__")
+    result = triage(framed, STEP_RECORDS + [_record("vllm-profile-run-oom", "vllm", r"^$never")])
+    assert (result.step, result.best.id) == ("profile_run", "vllm-profile-run-oom")
