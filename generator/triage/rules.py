@@ -128,10 +128,15 @@ REPLY_LINE = r"\bsend_error\b"
 # slog.Error("llama runner terminated", "error", err) with err from cmd.Wait(), only when the runner
 # left a last error message, which goes to the client and names the cause (llm/server.go at
 # ollama/ollama 5dbb81b72c4b61b737e4970db711f7718e4efcc6). The exit status alone names none.
+# vLLM V1's dump of the scheduled batch ("Dumping input data for V1 LLM engine ...") is logged for any
+# exception of a batch's model execution (EngineCore.execute_model calls dump_engine_exception,
+# vllm/v1/engine/core.py at v0.9.0.1), an illegal memory access as much as an out-of-memory: it says
+# the engine was serving (a step marker below), not what failed.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
     r"llama runner process has terminated: exit status \w+\W*$",
     r"llama runner terminated\W+error=\W*exit status \w+(\W|\\n)*$",
+    r"Dumping input data for V1 LLM engine",
 ]
 # Lines that say the engine retried a failed step another way: the failure lines right before such a
 # line were a first attempt, not the outcome. llama.cpp reserves the compute buffers with pipeline
@@ -317,6 +322,9 @@ STEP_MARKERS = {
         # and sampler warm-up directly (compile_or_warm_up_model, determine_available_memory in
         # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's.
         ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
+        # EngineCore.execute_model dumps the scheduled batch when its model execution raises
+        # (dump_engine_exception, vllm/v1/engine/core.py at v0.9.0.1): serving, whatever was raised.
+        ["request", 6, r"Dumping input data for V1 LLM engine"],
         ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
