@@ -246,6 +246,10 @@ GENERIC_OOM = [
     # host RAM runs low (python/ray/exceptions.py): that one names a page of its own.
     r"(^|[^.]|\btorch\.(cuda\.)?)OutOfMemoryError",
     r"CUDA error: out of memory",
+    # ggml's CUDA back end prints GGML_CUDA_NAME " error: %s" (ggml_cuda_error in
+    # ggml/src/ggml-cuda/ggml-cuda.cu), and GGML_CUDA_NAME is "ROCm" in HIP builds and "MUSA" in MUSA
+    # builds (ggml/include/ggml-cuda.h at ggml-org/llama.cpp dee003ea8420fdf6c27fc38fc787a4a7a2d3c711).
+    r"(ROCm|MUSA) error: out of memory",
     # vLLM's cuMem allocator (sleep mode) formats "CUDA Error: %s at %s:%d"
     # (csrc/cumem_allocator.cpp); readers quote it without the place, which names the sleep page.
     r"CUDA Error: out of memory(?! at \S*cumem_allocator)",

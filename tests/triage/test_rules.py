@@ -318,3 +318,15 @@ def test_a_cut_traceback_after_v0s_weights_line_is_the_profile_run() -> None:
     framed = head + "[rank0]: Traceback (most recent call last):\n" + _frame("vllm/engine/async_llm_engine.py", "__init__")
     result = triage(framed, STEP_RECORDS + [_record("vllm-profile-run-oom", "vllm", r"^$never")])
     assert (result.step, result.best.id) == ("profile_run", "vllm-profile-run-oom")
+
+
+def test_rocm_and_sycl_out_of_memory_lines_are_routed_by_step_like_cudas() -> None:
+    records = [_record("llamacpp-model-load-failed", "llamacpp", r"^$never"),
+               _record("llamacpp-compute-buffer-failed", "llamacpp", r"^$never")]
+    rocm = ("ROCm error: out of memory\n  current device: 0, in function ggml_cuda_pool_malloc at "
+            "/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:457")
+    assert triage(rocm, records).best.id == "llamacpp-compute-buffer-failed"
+    sycl = ("load_tensors: offloading 32 repeating layers to GPU\n"
+            "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3503030272 Bytes of memory on device\n"
+            "Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)")
+    assert triage(sycl, records).best.id == "llamacpp-model-load-failed"
