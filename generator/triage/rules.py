@@ -137,6 +137,11 @@ EXPECTED_LINES = [
     r"llama runner process has terminated: exit status \w+\W*$",
     r"llama runner terminated\W+error=\W*exit status \w+(\W|\\n)*$",
     r"Dumping input data for V1 LLM engine",
+    # ggml's CUDA back end of early 2024 printed "CUDA error: <msg>", the device and the failing call,
+    # then aborted with GGML_ASSERT(!"CUDA error") (ggml_cuda_error in ggml-cuda.cu at dhiltgen/llama.cpp
+    # acae2d81a90bdb1c3cb8f0f9d830703fde82f36a, the fork Ollama built from; quoted in ollama/ollama#3237):
+    # the assert follows any CUDA error, and the line before it says which.
+    r'GGML_ASSERT: \S+: !"CUDA error"',
 ]
 # Lines that say the engine retried a failed step another way: the failure lines right before such a
 # line were a first attempt, not the outcome. llama.cpp reserves the compute buffers with pipeline
