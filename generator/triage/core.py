@@ -358,8 +358,10 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
 
     for record in records:
         # A log of the inner engine alone (llama.cpp's lines from KoboldCpp or llama-cpp-python) has
-        # no marker of the outer one, or it would be the outer engine's: not the outer engine's pages.
-        if engine is not None and rules["engine_embeds"].get(record.engine, {}).get("engine") == engine:
+        # no marker of the outer one, or it would be the outer engine's: not the outer engine's pages,
+        # but for those listed_inside, scored as another engine's.
+        outer_of = rules["engine_embeds"].get(record.engine, {})
+        if engine is not None and outer_of.get("engine") == engine and record.id not in outer_of.get("listed_inside", ()):
             continue
         engine_score, engine_note = _engine_adjustment(record.engine, engine, rules)
         for pattern in record.patterns:

@@ -501,6 +501,11 @@ ENGINE_EMBEDS = {
         "pages_at_step": {
             "llamacpp-metal-oom": {"load": "ollama-llama-server-terminated"},
         },
+        # Pages of the outer engine still offered for a log of the inner engine alone, scored as
+        # another engine's page (so listed, never gone to straight): a model partly offloaded
+        # ("offloaded 17/81 layers to GPU", llama.cpp's line, which Ollama's runner prints) is no
+        # failure, and llama.cpp has no page for it; Ollama's is the one on the subject.
+        "listed_inside": ["ollama-partial-offload"],
     },
 }
 

@@ -283,8 +283,10 @@
 
     records.forEach(function (record) {
       // A log of the inner engine alone (llama.cpp's lines from KoboldCpp or llama-cpp-python) has
-      // no marker of the outer one, or it would be the outer engine's: not the outer engine's pages.
-      if (engine !== null && (rules.engine_embeds[record.engine] || {}).engine === engine) return;
+      // no marker of the outer one, or it would be the outer engine's: not the outer engine's pages,
+      // but for those listed_inside, scored as another engine's.
+      var outerOf = rules.engine_embeds[record.engine] || {};
+      if (engine !== null && outerOf.engine === engine && (outerOf.listed_inside || []).indexOf(record.id) < 0) return;
       var adjustment = engineAdjustment(record.engine, engine, rules);
       record.patterns.forEach(function (pattern) {
         lines.forEach(function (line, index) {

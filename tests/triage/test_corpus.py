@@ -32,7 +32,6 @@ KNOWN_MISSES = {
     "vllm-0074": "the paste ends at 'Processed prompts: 0%' before the OOM it is about; no error line is left",
     "llamacpp-0043": "the log stops at 'pipeline parallelism enabled' with no error line; nothing in it says that anything failed",
     "ollama-0039": "an Ollama thread, but the paste is llama.cpp's own lines with no Ollama marker; it lands on llama.cpp's context page",
-    "ollama-0023": "an Ollama thread, but the paste is four llama.cpp load_tensors lines with no Ollama marker; llama.cpp logs (KoboldCpp, llama-cpp-python) must not get Ollama's pages, and llama.cpp has no partial-offload page",
 }
 
 

@@ -330,3 +330,12 @@ def test_rocm_and_sycl_out_of_memory_lines_are_routed_by_step_like_cudas() -> No
             "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3503030272 Bytes of memory on device\n"
             "Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)")
     assert triage(sycl, records).best.id == "llamacpp-model-load-failed"
+
+
+def test_a_partial_offload_in_llamacpps_lines_alone_lists_ollamas_page_without_going_there() -> None:
+    records = records_from_errors(load_dataset(Path(__file__).resolve().parents[2]).errors.values())
+    offload = "llm_load_tensors: offloading 31 repeating layers to GPU\nllm_load_tensors: offloaded 31/33 layers to GPU"
+    result = triage(offload, records)
+    assert (result.engine, result.best.id, result.confident) == ("llamacpp", "ollama-partial-offload", False)
+    failed = offload + "\nllama_model_load: error loading model: unable to allocate CUDA0 buffer"
+    assert triage(failed, records).best.id == "llamacpp-model-load-failed"
