@@ -236,7 +236,21 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
             or any(_equal_groups(pattern, line) for pattern in rules["expected_when_equal"]),
             "generic": spans,
         })
+    _mark_retried(lines, facts, rules)
     return facts
+
+
+def _mark_retried(lines: Sequence[str], facts: list[dict[str, Any]], rules: Mapping[str, Any]) -> None:
+    """A line saying the engine retried a failed step another way makes that line, and the failure
+    lines right before it, expected: the retry decides, and a failure of the retry comes after it."""
+    for index, line in enumerate(lines):
+        if not any(_search(pattern, line) for pattern in rules["retried_lines"]):
+            continue
+        before = index
+        while before >= 0 and (before == index or facts[before]["failure"] or facts[before]["generic"]):
+            facts[before]["expected"] = True
+            facts[before]["generic"] = []
+            before -= 1
 
 
 def _lookalike_only(lines: Sequence[str], facts: Sequence[dict[str, Any]], rules: Mapping[str, Any]) -> str | None:
@@ -291,9 +305,12 @@ def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str,
         step = detect_step(lines[first_frame:], engine, rules)
         # A paste that stops at "Traceback (most recent call last):" has no frames to place it:
         # then the log before it says how far the run had got (frames that name no step do not).
-        if step is None and engine and sum(1 for line in lines[first_frame:] if _search(rules["traceback_line"], line)) == 1:
-            markers = rules["step_markers"].get(engine, []) + rules["steps_next"].get(engine, [])
-            step = detect_step(lines[:first_frame], engine, {"step_markers": {engine: markers}})
+        # Frames that name no step leave it to a log line after which only one step can come.
+        if step is None and engine:
+            framed = rules["steps_next_framed"].get(engine, [])
+            if sum(1 for line in lines[first_frame:] if _search(rules["traceback_line"], line)) == 1:
+                framed = rules["step_markers"].get(engine, []) + rules["steps_next"].get(engine, []) + framed
+            step = detect_step(lines[:first_frame], engine, {"step_markers": {engine: framed}})
     else:
         step = detect_step(lines + raw_lines, engine, rules) if generic_lines else None
     if (generic_lines or cut_traceback) and engine is not None:
@@ -341,8 +358,10 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
 
     for record in records:
         # A log of the inner engine alone (llama.cpp's lines from KoboldCpp or llama-cpp-python) has
-        # no marker of the outer one, or it would be the outer engine's: not the outer engine's pages.
-        if engine is not None and rules["engine_embeds"].get(record.engine, {}).get("engine") == engine:
+        # no marker of the outer one, or it would be the outer engine's: not the outer engine's pages,
+        # but for those listed_inside, scored as another engine's.
+        outer_of = rules["engine_embeds"].get(record.engine, {})
+        if engine is not None and outer_of.get("engine") == engine and record.id not in outer_of.get("listed_inside", ()):
             continue
         engine_score, engine_note = _engine_adjustment(record.engine, engine, rules)
         for pattern in record.patterns:

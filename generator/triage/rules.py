@@ -16,6 +16,8 @@ What an error's own wording is (its `pattern`, `triage_patterns`, `triage_weight
 
 from __future__ import annotations
 
+from generator.triage.extract_rules import EXTRACT
+
 # Scores: a record's own pattern on a line scores HIT; the adjustments below are added to it.
 SCORES = {
     "hit": 100,
@@ -122,9 +124,33 @@ REPLY_LINE = r"\bsend_error\b"
 # loading model", ...; llm/status.go) after it (v0.1.48: "terminated: %v %s", err, msg) or in its
 # place (v0.5.8: `s.done <- errors.New(s.status.LastErrMsg)`), both in llm/server.go. A bare status
 # means the runner printed none of them; only a memory line elsewhere in the paste names a page.
+# The same holds for the log line Ollama's server writes when the runner process exits: it logs
+# slog.Error("llama runner terminated", "error", err) with err from cmd.Wait(), only when the runner
+# left a last error message, which goes to the client and names the cause (llm/server.go at
+# ollama/ollama 5dbb81b72c4b61b737e4970db711f7718e4efcc6). The exit status alone names none.
+# vLLM V1's dump of the scheduled batch ("Dumping input data for V1 LLM engine ...") is logged for any
+# exception of a batch's model execution (EngineCore.execute_model calls dump_engine_exception,
+# vllm/v1/engine/core.py at v0.9.0.1), an illegal memory access as much as an out-of-memory: it says
+# the engine was serving (a step marker below), not what failed.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
     r"llama runner process has terminated: exit status \w+\W*$",
+    r"llama runner terminated\W+error=\W*exit status \w+(\W|\\n)*$",
+    r"Dumping input data for V1 LLM engine",
+    # ggml's CUDA back end of early 2024 printed "CUDA error: <msg>", the device and the failing call,
+    # then aborted with GGML_ASSERT(!"CUDA error") (ggml_cuda_error in ggml-cuda.cu at dhiltgen/llama.cpp
+    # acae2d81a90bdb1c3cb8f0f9d830703fde82f36a, the fork Ollama built from; quoted in ollama/ollama#3237):
+    # the assert follows any CUDA error, and the line before it says which.
+    r'GGML_ASSERT: \S+: !"CUDA error"',
+]
+# Lines that say the engine retried a failed step another way: the failure lines right before such a
+# line were a first attempt, not the outcome. llama.cpp reserves the compute buffers with pipeline
+# parallelism first and, when that fails, logs "compute buffer allocation failed, retrying without
+# pipeline parallelism" and reserves again; only a failure of the retry throws ("failed to allocate
+# compute pp buffers"), after that line (sched_reserve in src/llama-context.cpp at ggml-org/llama.cpp
+# 4c7103b96d720ea6057eec6ac11a49727f9ecd43).
+RETRIED_LINES = [
+    r"compute buffer allocation failed, retrying without pipeline parallelism",
 ]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
@@ -225,6 +251,10 @@ GENERIC_OOM = [
     # host RAM runs low (python/ray/exceptions.py): that one names a page of its own.
     r"(^|[^.]|\btorch\.(cuda\.)?)OutOfMemoryError",
     r"CUDA error: out of memory",
+    # ggml's CUDA back end prints GGML_CUDA_NAME " error: %s" (ggml_cuda_error in
+    # ggml/src/ggml-cuda/ggml-cuda.cu), and GGML_CUDA_NAME is "ROCm" in HIP builds and "MUSA" in MUSA
+    # builds (ggml/include/ggml-cuda.h at ggml-org/llama.cpp dee003ea8420fdf6c27fc38fc787a4a7a2d3c711).
+    r"(ROCm|MUSA) error: out of memory",
     # vLLM's cuMem allocator (sleep mode) formats "CUDA Error: %s at %s:%d"
     # (csrc/cumem_allocator.cpp); readers quote it without the place, which names the sleep page.
     r"CUDA Error: out of memory(?! at \S*cumem_allocator)",
@@ -246,6 +276,16 @@ GENERIC_OOM = [
     r"failed to allocate compute buffers",
     # NCCL reports the CUDA allocation it could not make ("Cuda failure 2 'out of memory'").
     r"Cuda failure (\d+ )?'out of memory'",
+    # Intel GPUs (llama.cpp's SYCL back end, IPEX-LLM builds): ggml-sycl's buffer allocation logs
+    # "can't allocate %lu Bytes of memory on device" (ggml/src/ggml-sycl/ggml-sycl.cpp at ggml-org/llama.cpp
+    # 3c1bcf26069be6c4683d0bf42794e85d5c520aab), and the SYCL runtime's status names the shortage:
+    # Unified Runtime's UR_RESULT_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY (include/ur_api.h at
+    # oneapi-src/unified-runtime aa04ce16b3a06e0f11ff2602d7c5f46c1a3fbd6f), Level Zero's ZE_RESULT_ codes
+    # (include/ze_api.h at oneapi-src/level-zero c1872469737f807abc0ab8c4b35a263a568a6504) and the older
+    # PI_ERROR_OUT_OF_HOST_MEMORY, which llama.cpp's docs/backend/SYCL.md (at 30ce2794fff1fea1521823e803ffa0dd211e1d7e)
+    # reads as device memory not being enough.
+    r"can't allocate \d+ Bytes of memory on device",
+    r"\b(UR_RESULT|ZE_RESULT|PI)_ERROR_OUT_OF_(DEVICE|HOST)_MEMORY\b",
 ]
 
 # Markers of the step a run had reached, with the step's place in the engine's order of startup.
@@ -291,6 +331,9 @@ STEP_MARKERS = {
         # and sampler warm-up directly (compile_or_warm_up_model, determine_available_memory in
         # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's.
         ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
+        # EngineCore.execute_model dumps the scheduled batch when its model execution raises
+        # (dump_engine_exception, vllm/v1/engine/core.py at v0.9.0.1): serving, whatever was raised.
+        ["request", 6, r"Dumping input data for V1 LLM engine"],
         ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
@@ -303,6 +346,12 @@ STEP_MARKERS = {
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
+        # The vision (or audio) projector that llama-server and the mtmd tools load after the model's
+        # context: clip_init loads the mmproj, then warm-up reserves its compute buffers for a dummy
+        # picture (warmup, alloc_compute_meta in tools/mtmd/clip.cpp at ggml-org/llama.cpp
+        # 3679b65db16ebaabba95a893c62eb6c4840e832c). No page covers the projector's own buffers: the
+        # step has none, so an allocation failing in it lands nowhere rather than on the context page.
+        ["vision", 4, r"warmup with (image|audio) size = |\balloc_compute_meta: |\bclip_init: "],
         # The CUDA pool grows for compute scratch while a batch runs (ggml_cuda_pool_malloc_vmm).
         # ggml_cuda_pool_vmm::alloc maps more memory into the pool with cuMemCreate, cuMemMap and
         # cuMemSetAccess, and CUDA_CHECK prints the failing call (ggml/src/ggml-cuda/ggml-cuda.cu in
@@ -312,6 +361,9 @@ STEP_MARKERS = {
     "ollama": [
         # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
         # done while loading; out of memory while running comes from the CUDA pool as "CUDA error".
+        # A reader's own words for the step, in a title ("CUDA out of memory error on Windows for ollama
+        # run starts up"): the runner was starting, i.e. loading the model.
+        ["load", 1, r"\b([Ss]tarts? up|[Ss]tart-?up|[Ww](hile|hen) loading)\b"],
         ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server|(cuda|hip)Malloc failed|_alloc_buffer|(failed|unable) to allocate \w+ buffer"],
         # llama.cpp's decode of a batch; not Ollama's "vision: decode", the image decoding its
         # EncodeMultimodal logs (model/models/<arch>/model.go), which the runner also does while it
@@ -344,6 +396,17 @@ STEP_MARKERS = {
 STEPS_NEXT = {
     "vllm": [
         ["kv_cache_check", 3, r"Available KV cache memory:"],
+    ],
+}
+# Log lines after which one step alone can come before the step's own log lines, so that a cut
+# traceback whose frames name no step failed in it (frames or not). V0's model runner logs "Loading
+# model weights took %.4f GB" when the weights are in (GPUModelRunnerBase.load_model,
+# vllm/worker/model_runner.py at vllm-project/vllm 587909ce7f4fe9cb48be48fb50936bcb18b2f73c;
+# vllm-ascend's runners print the same); the profile run follows, and logs its result ("# GPU blocks",
+# "Memory profiling", "Available KV cache memory") before any later step runs.
+STEPS_NEXT_FRAMED = {
+    "vllm": [
+        ["profile_run", 2, r"Loading model weights took"],
     ],
 }
 
@@ -438,6 +501,11 @@ ENGINE_EMBEDS = {
         "pages_at_step": {
             "llamacpp-metal-oom": {"load": "ollama-llama-server-terminated"},
         },
+        # Pages of the outer engine still offered for a log of the inner engine alone, scored as
+        # another engine's page (so listed, never gone to straight): a model partly offloaded
+        # ("offloaded 17/81 layers to GPU", llama.cpp's line, which Ollama's runner prints) is no
+        # failure, and llama.cpp has no page for it; Ollama's is the one on the subject.
+        "listed_inside": ["ollama-partial-offload"],
     },
 }
 
@@ -470,105 +538,6 @@ RELEASE_MARKERS = {
     ],
 }
 
-# Numbers a reader expects from a paste: [key, regex, kind]. The first rule of a key that matches any line wins (rules of a
-# key are in order of preference), and the value is group 1. kinds: int (commas dropped), float, str, mib (group 2: GiB, MiB or KiB).
-EXTRACT = [
-    ["model", r"\bmodel='([^']+)'", "str"],
-    ["model", r"\bmodel=\"([^\"]+)\"", "str"],
-    # V1's "non-default args: {'model': ...}" (or 'model_tag' for `vllm serve MODEL`), and the command itself.
-    ["model", r"'model(?:_tag)?': '([^']+)'", "str"],
-    ["model", r"\bvllm serve ([\w./-]+)", "str"],
-    ["gpu_name", r"Device \d+: ([^,]+), compute capability", "str"],
-    ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
-    ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
-    # torch's OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty" (sic) in 2.1, "(GPU 0; X GiB total capacity; ...)" before.
-    ["gpu_total_gib", r"total capac(?:i)?ty of ([\d.]+) GiB", "float"],
-    ["gpu_total_gib", r"\(GPU \d+; ([\d.]+) GiB total capacity;", "float"],
-    ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
-    ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
-    ["free_gib", r"Load weight end\..*avail mem=([\d.]+) GB", "float"],
-    ["tensor_parallel_size", r"tensor_parallel_size=(\d+)", "int"],
-    ["tensor_parallel_size", r"'tensor_parallel_size': (\d+)", "int"],
-    ["block_size", r"\bblock_size=(\d+)", "int"],
-    ["block_size", r"'block_size': (\d+)", "int"],
-    ["max_model_len", r"max seq len \((\d+)\)", "int"],
-    ["max_model_len", r"User-specified max_model_len \((\d+)\)", "int"],
-    ["max_model_len", r"\bmax_model_len=(\d+)", "int"],
-    ["max_model_len", r"'max_model_len': (\d+)", "int"],
-    ["max_model_len", r"\bmax_seq_len=(\d+)", "int"],
-    ["max_model_len", r"Maximum concurrency for ([\d,]+) tokens per request", "int"],
-    ["derived_max_len", r"estimated maximum model length is (\d+)", "int"],
-    ["derived_max_len", r"derived max_model_len \(\w+=(\d+)", "int"],
-    ["kv_cache_dtype", r"kv_cache_dtype=(\w+)", "str"],
-    ["kv_cache_dtype", r"'kv_cache_dtype': '(\w+)'", "str"],
-    ["gpu_memory_utilization", r"gpu_memory_utilization=([\d.]+)", "float"],
-    ["gpu_memory_utilization", r"GPU memory utilization(?: is)? \(([\d.]+),", "float"],
-    ["gpu_memory_utilization", r"gpu_memory_utilization \(([\d.]+)\)", "float"],
-    ["model_loading_gib", r"Loading model weights took ([\d.]+) G", "float"],
-    ["model_loading_gib", r"Model loading took ([\d.]+) G", "float"],
-    ["model_loading_gib", r"model weights take ([\d.]+) ?GiB", "float"],
-    ["model_loading_gib", r"Load weight end\..*mem usage=([\d.]+) GB", "float"],
-    ["available_kv_cache_gib", r"available KV cache memory \(([\d.]+) GiB\)", "float"],
-    ["available_kv_cache_gib", r"Available KV cache memory: ([\d.]+) GiB", "float"],
-    ["available_kv_cache_gib", r"memory reserved for KV Cache is ([\d.]+) ?GiB", "float"],
-    ["kv_cache_tokens", r"stored in KV cache \((\d+)\)", "int"],
-    ["kv_cache_tokens", r"GPU KV cache size: ([\d,]+) tokens", "int"],
-    ["kv_cache_tokens", r"KV Cache is allocated\..*#tokens: (\d+)", "int"],
-    ["kv_cache_tokens", r"max_total_num_tokens=(\d+)", "int"],
-    ["num_gpu_blocks", r"# GPU blocks: (\d+)", "int"],
-    ["num_gpu_blocks", r"num_gpu_blocks=(\d+)", "int"],
-    ["max_concurrency", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x", "float"],
-    ["needed_kv_gib", r"([\d.]+) GiB KV cache is needed", "float"],
-    ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
-    ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
-    ["n_ctx", r"\bkv_size = (\d+)", "int"],
-    ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
-    ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
-    ["n_seq_max", r"\bn_slots = (\d+)", "int"],
-    ["type_k", r"\btype_k = '(\w+)'", "str"],
-    ["kv_buffer_mib", r"KV self size\s*=\s*([\d.]+) MiB", "float"],
-    ["kv_buffer_mib", r"KV buffer size\s*=\s*([\d.]+) MiB", "float"],
-    ["kv_buffer_mib", r"llama_kv_cache\w*: size = *([\d.]+) MiB", "float"],
-    # llama_model_load_from_file_impl: "using device CUDA0 (NVIDIA GeForce RTX 3090) (0000:01:00.0) - 23733 MiB free"
-    ["device_free_mib", r"using device \S+ .*- (\d+) MiB free", "int"],
-    # A buffer on a second device: the log's per-device figures do not add up to one budget.
-    ["second_device", r"((?:CUDA|ROCm|Vulkan|SYCL|MTL)[1-9]\d*)(?:_Mapped)? (?:KV|model|compute) buffer size", "str"],
-    ["model_buffer_mib", r"(?:CUDA\d+|ROCm\d+|Vulkan\d+|SYCL\d+|Metal|MTL\d+)(?:_Mapped)? model buffer size\s*=\s*([\d.]+) MiB", "float"],
-    ["compute_buffer_mib", r"\w+ compute buffer size\s*=\s*([\d.]+) MiB", "float"],
-    ["alloc_mib", r"allocating ([\d.]+) MiB on device", "float"],
-    ["layers_offloaded", r"offloaded (\d+/\d+) layers to GPU", "str"],
-    ["system_memory_required_gib", r"requires more system memory \(([\d.]+) GiB\)", "float"],
-    ["system_memory_required_gib", r"requested model \(([\d.]+) GiB\) is too large", "float"],
-    ["system_memory_available_gib", r"than is available \(([\d.]+) GiB\)", "float"],
-    ["system_memory_available_gib", r"too large for this system \(([\d.]+) GiB\)", "float"],
-    ["request_tokens", r"you requested (\d+) tokens", "int"],
-    ["request_tokens", r"request \((\d+) tokens\)", "int"],
-    ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
-    ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
-    ["request_tokens", r"The input \((\d+) tokens\)", "int"],
-    # vLLM V0's scheduler warning, SGLang's request check of 2026, llama-cpp-python's check.
-    ["request_tokens", r"Input prompt \((\d+) tokens\) is too long", "int"],
-    ["request_tokens", r"You requested a total of (\d+) tokens", "int"],
-    ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
-    # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length of M" (0.8 to 0.11),
-    # "The prompt (total length N) is too long to fit into the model (context length M)" (0.6.3 to 0.7.3, multimodal models).
-    ["request_tokens", r"prompt \(length (\d+)\) is longer than the maximum model length", "int"],
-    ["request_tokens", r"prompt \(total length (\d+)\) is too long to fit", "int"],
-    ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
-    ["context_tokens", r"available context size \((\d+) tokens\)", "int"],
-    ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
-    ["context_tokens", r"exceed_context_size_error.*\"n_ctx\":(\d+)", "int"],
-    # the same error pretty-printed, one key a line
-    ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)", "int"],
-    ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
-    ["context_tokens", r"context length \((\d+) tokens\)", "int"],
-    ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
-    ["context_tokens", r"maximum context length of (\d+) tokens", "int"],
-    ["context_tokens", r"exceed context window of (\d+)", "int"],
-    ["context_tokens", r"is longer than the maximum model length of (\d+)", "int"],
-    ["context_tokens", r"too long to fit into the model \(context length (\d+)\)", "int"],
-]
-
 # Everything above in one JSON-serialisable table, in the order triage.js reads it.
 RULES = {
     "scores": SCORES,
@@ -583,6 +552,7 @@ RULES = {
     "wrapper_lines": WRAPPER_LINES,
     "expected_lines": EXPECTED_LINES,
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
+    "retried_lines": RETRIED_LINES,
     "generic_oom": GENERIC_OOM,
     "lookalike_lines": LOOKALIKE_LINES,
     "absurd_size": ABSURD_SIZE,
@@ -590,6 +560,7 @@ RULES = {
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
     "steps_next": STEPS_NEXT,
+    "steps_next_framed": STEPS_NEXT_FRAMED,
     "engine_markers": ENGINE_MARKERS,
     "engine_embeds": ENGINE_EMBEDS,
     "traceback_line": TRACEBACK_LINE,

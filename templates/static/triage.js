@@ -185,7 +185,7 @@
   }
 
   function lineFacts(lines, rules) {
-    return lines.map(function (line) {
+    var facts = lines.map(function (line) {
       var spans = spansOf(rules.generic_oom, line);
       var wrappers = spansOf(rules.wrapper_lines, line);
       return {
@@ -202,6 +202,20 @@
           }),
         generic: spans
       };
+    });
+    markRetried(lines, facts, rules);
+    return facts;
+  }
+
+  // A line saying the engine retried a failed step another way makes that line, and the failure
+  // lines right before it, expected: the retry decides, and a failure of the retry comes after it.
+  function markRetried(lines, facts, rules) {
+    lines.forEach(function (line, index) {
+      if (!rules.retried_lines.some(function (pattern) { return search(pattern, line); })) return;
+      for (var before = index; before >= 0 && (before === index || facts[before].failure || facts[before].generic.length); before--) {
+        facts[before].expected = true;
+        facts[before].generic = [];
+      }
     });
   }
 
@@ -269,8 +283,10 @@
 
     records.forEach(function (record) {
       // A log of the inner engine alone (llama.cpp's lines from KoboldCpp or llama-cpp-python) has
-      // no marker of the outer one, or it would be the outer engine's: not the outer engine's pages.
-      if (engine !== null && (rules.engine_embeds[record.engine] || {}).engine === engine) return;
+      // no marker of the outer one, or it would be the outer engine's: not the outer engine's pages,
+      // but for those listed_inside, scored as another engine's.
+      var outerOf = rules.engine_embeds[record.engine] || {};
+      if (engine !== null && outerOf.engine === engine && (outerOf.listed_inside || []).indexOf(record.id) < 0) return;
       var adjustment = engineAdjustment(record.engine, engine, rules);
       record.patterns.forEach(function (pattern) {
         lines.forEach(function (line, index) {
@@ -325,10 +341,14 @@
       if (firstFrame > 0 && search(rules.traceback_header, lines[firstFrame - 1])) firstFrame--;
       step = detectStep(lines.slice(firstFrame), engine, rules);
       // A paste that stops at "Traceback (most recent call last):" has no frames to place it: then
-      // the log before it says how far the run had got (frames that name no step do not).
+      // the log before it says how far the run had got (frames that name no step do not). Frames that
+      // name no step leave it to a log line after which only one step can come.
       var frames = lines.slice(firstFrame).filter(function (line) { return search(rules.traceback_line, line); });
-      if (step === null && engine !== null && frames.length === 1) {
-        var markers = (rules.step_markers[engine] || []).concat(rules.steps_next[engine] || []);
+      if (step === null && engine !== null) {
+        var markers = rules.steps_next_framed[engine] || [];
+        if (frames.length === 1) {
+          markers = (rules.step_markers[engine] || []).concat(rules.steps_next[engine] || []).concat(markers);
+        }
         var nextMarkers = {};
         nextMarkers[engine] = markers;
         step = detectStep(lines.slice(0, firstFrame), engine, { step_markers: nextMarkers });

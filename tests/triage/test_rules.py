@@ -291,3 +291,51 @@ def test_vllm_serve_flags_in_a_pasted_command_name_vllm() -> None:
     assert detect_engine("python api_server.py --model m --gpu-memory-utilization 0.9" + oom) == "vllm"
     assert detect_engine("python serve.py --model m --max-model-len 8192 --enforce-eager" + oom) == "vllm"
     assert detect_engine("python -m x.launch_server --model-path m --mem-fraction-static 0.8 --context-length 8192" + oom) != "vllm"
+
+
+def test_a_reserve_llamacpp_retried_without_pipeline_parallelism_is_not_the_outcome() -> None:
+    # sched_reserve in src/llama-context.cpp: the first reserve fails, the retry decides.
+    records = [_record("llamacpp-context-create-failed", "llamacpp", r"^$never")]
+    first = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc failed: out of memory\n"
+             "graph_reserve: failed to allocate compute buffers\n"
+             "sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n")
+    assert triage(first + "srv    load_model: initializing, n_slots = 1", records).best is None
+    again = first + "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 12000.00 MiB on device 1: cudaMalloc failed: out of memory"
+    assert triage(again, records).best.id == "llamacpp-context-create-failed"
+
+
+def test_the_vision_projectors_warm_up_is_a_step_with_no_page() -> None:
+    records = [_record("llamacpp-context-create-failed", "llamacpp", r"^$never")]
+    warmup = ("llama_init_from_model: n_ctx = 8192\nwarmup: warmup with image size = 1472 x 1472\n"
+              "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 372.08 MiB on device 0: cudaMalloc failed: out of memory")
+    result = triage(warmup, records)
+    assert (result.step, result.best) == ("vision", None)
+
+
+def test_a_cut_traceback_after_v0s_weights_line_is_the_profile_run() -> None:
+    # After "Loading model weights took" only the profile run can fail before it logs its own result.
+    head = "INFO 06-26 07:48:15 model_runner.py:160] Loading model weights took 15.2075 GB\n"
+    framed = head + "[rank0]: Traceback (most recent call last):\n" + _frame("vllm/engine/async_llm_engine.py", "__init__")
+    result = triage(framed, STEP_RECORDS + [_record("vllm-profile-run-oom", "vllm", r"^$never")])
+    assert (result.step, result.best.id) == ("profile_run", "vllm-profile-run-oom")
+
+
+def test_rocm_and_sycl_out_of_memory_lines_are_routed_by_step_like_cudas() -> None:
+    records = [_record("llamacpp-model-load-failed", "llamacpp", r"^$never"),
+               _record("llamacpp-compute-buffer-failed", "llamacpp", r"^$never")]
+    rocm = ("ROCm error: out of memory\n  current device: 0, in function ggml_cuda_pool_malloc at "
+            "/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:457")
+    assert triage(rocm, records).best.id == "llamacpp-compute-buffer-failed"
+    sycl = ("load_tensors: offloading 32 repeating layers to GPU\n"
+            "ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate 3503030272 Bytes of memory on device\n"
+            "Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)")
+    assert triage(sycl, records).best.id == "llamacpp-model-load-failed"
+
+
+def test_a_partial_offload_in_llamacpps_lines_alone_lists_ollamas_page_without_going_there() -> None:
+    records = records_from_errors(load_dataset(Path(__file__).resolve().parents[2]).errors.values())
+    offload = "llm_load_tensors: offloading 31 repeating layers to GPU\nllm_load_tensors: offloaded 31/33 layers to GPU"
+    result = triage(offload, records)
+    assert (result.engine, result.best.id, result.confident) == ("llamacpp", "ollama-partial-offload", False)
+    failed = offload + "\nllama_model_load: error loading model: unable to allocate CUDA0 buffer"
+    assert triage(failed, records).best.id == "llamacpp-model-load-failed"
