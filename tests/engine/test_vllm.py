@@ -71,6 +71,8 @@ HOLDOUT8 = [e for e in MODELLED if e.get("split") == "holdout8"]
 HOLDOUT9 = [e for e in MODELLED if e.get("split") == "holdout9"]
 # A tenth, from committed run logs, articles and GitHub threads, gathered after holdout9: measured blind once.
 HOLDOUT10 = [e for e in MODELLED if e.get("split") == "holdout10"]
+# An eleventh, from a committed run log and GitHub threads, gathered after holdout10: measured blind once.
+HOLDOUT11 = [e for e in MODELLED if e.get("split") == "holdout11"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -994,3 +996,20 @@ def test_tenth_holdout_is_measured(capsys):
         assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
         assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
         assert LOGS["models"][entry["model"]]["config"] and entry["gpu_total_gib"] > 0 and entry["vllm_version"]
+
+
+def test_eleventh_holdout_is_measured(capsys):
+    """holdout11 logs (a committed run log, GitHub pull-request threads) were gathered blind after holdout10 and
+    measured once on the unchanged engine: 2 of 3 within the bar, worst +1.43 GiB (the H200 TP 4 Qwen3-235B-A22B
+    FP8 start, 20% of 7.07 GiB: it prints 2.04 GiB of non-torch memory per rank where the engine's TP term gives
+    0.43). The third, an MLA start (+0.02 GiB), is set aside as unmodelled like the table's other MLA starts, so two
+    rows are measured here. Fewer than the ten asked for: the other public logs found were already in a table.
+    Reported, never tuned on; the bounds pin that outcome, so a change that makes any row worse fails."""
+    errors, within = _measured("holdout11", HOLDOUT11, capsys)
+    assert len(errors) >= 2 and sum(within) >= 1
+    for error in errors.values():
+        assert error == error and abs(error) < 1.5  # a number, and no worse than measured
+    others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout11"}
+    for entry in HOLDOUT11:
+        assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
+        assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
