@@ -51,7 +51,11 @@ class BudgetAssumptions:
         "nightly). Fitted on two and measured on the third it misses by +0.60, -0.19 and -0.41 GiB; Jetson is untested."
     )
     non_torch_bytes_v0: int = round(0.10 * GIB)
-    non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."
+    non_torch_v0_source: str = (
+        "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others). The 1.79 and 3.58 GiB that "
+        "vllm pull request #10511 printed on 2024-12-14 (TP 1 and 2, H100) are that branch's accounting before it was "
+        "merged, not a release's: released 0.6.5 and 0.6.6 print 0.10-0.28 GiB."
+    )
     non_torch_extra_bytes_tp: int = round(0.15 * GIB)
     non_torch_tp_source: str = (
         "Custom all-reduce / NCCL buffers with TP>1 on one node: +0.12 GiB for TP=2 on A100 "
