@@ -42,6 +42,7 @@ class VllmLogSettings(_Strict):
     enable_prefix_caching: bool | None = None
     sampler_backend: Literal["native", "flashinfer"] | None = None
     mamba_cache_mode: Literal["none", "align", "all"] | None = None
+    mm_modalities_off: tuple[Literal["image", "video", "audio"], ...] | None = None  # --limit-mm-per-prompt of 0
 
     def engine_inputs(self) -> dict[str, Any]:
         """The settings as VllmInputs keywords (prefix caching does not change the budget)."""
