@@ -200,6 +200,24 @@ def batch_defaults_for(version: tuple[int, int, int], gpu_total_bytes: int, gpu_
     raise AssertionError(f"no batch tier for {version}")  # every row ends with a tier every GPU meets
 
 
+# --------------------------------------------------------------------------- multimodal towers
+
+
+# Gemma 4 (a model rule, not a release rule): what Gemma4ForConditionalGeneration loads beside the language model.
+GEMMA4_MM_SOURCE = (
+    "https://github.com/vllm-project/vllm/blob/01bae2190e1c298115941f50bd6ed508216f24e7/vllm/model_executor/models/gemma4_mm.py "
+    "(Gemma4ForConditionalGeneration.__init__: vision tower and embed_vision, the audio tower and embed_audio when the "
+    "config has audio_config, and a per_layer_embeddings buffer of max_num_batched_tokens x layers x "
+    "hidden_size_per_layer_input in the model dtype); towers of modalities whose --limit-mm-per-prompt is 0 are not "
+    "built (SupportsMultiModal._mark_tower_model, "
+    "https://github.com/ROCm/vllm/blob/726f324dc518ebfabb4efce7e285d1dfefde9f05/vllm/model_executor/models/interfaces.py); "
+    "tower shapes from transformers' modeling_gemma4.py "
+    "(https://github.com/huggingface/transformers/blob/0246b4f3335464614ef1de66531f9131a44ec801/src/transformers/models/gemma4/modeling_gemma4.py). "
+    "Read at these commits, not at each release tag: that every release with Gemma 4 builds the same modules is not checked. "
+    "The encoder's profiling run (dummy images through the vision tower) is not modelled."
+)
+
+
 # --------------------------------------------------------------------------- the CUDA-graph estimate
 
 

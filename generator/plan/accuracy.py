@@ -66,6 +66,7 @@ _SPLIT_NOTES = {
     "holdout8": "quoted in lab notes, run logs and deployment docs, gathered after holdout7; measured blind",
     "holdout9": "quoted in benchmark notes, deployment lessons and run logs, gathered after holdout8; measured blind",
     "holdout10": "quoted in committed run logs and articles and in GitHub threads, gathered after holdout9; measured blind",
+    "holdout11": "quoted in a committed run log and in GitHub pull-request threads, gathered after holdout10; measured blind",
 }
 
 

@@ -42,6 +42,7 @@ class VllmLogSettings(_Strict):
     enable_prefix_caching: bool | None = None
     sampler_backend: Literal["native", "flashinfer"] | None = None
     mamba_cache_mode: Literal["none", "align", "all"] | None = None
+    mm_modalities_off: tuple[Literal["image", "video", "audio"], ...] | None = None  # --limit-mm-per-prompt of 0
 
     def engine_inputs(self) -> dict[str, Any]:
         """The settings as VllmInputs keywords (prefix caching does not change the budget)."""
@@ -84,7 +85,7 @@ class VllmLog(_Strict):
     known_gap: str | None = None
     sampler_peak: str | None = None  # why the printed activation peak is the sampler warm-up's, not the forward's
     weights_quantization: dict[str, Any] | None = None
-    split: Literal["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10"] | None = None  # holdout2-10: later collections
+    split: Literal["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11"] | None = None  # holdout2-11: later collections
     version_evidence: str | None = None
     status: Literal["unmodelled", "incomplete"] | None = None
     reason: str | None = None

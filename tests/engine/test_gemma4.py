@@ -220,3 +220,33 @@ def test_e2b_weight_estimate_counts_per_layer_embeddings_and_the_double_wide_mlp
     assert shape.embedding_params == 2765225984
     assert shape.layer_params == 7684564 + 28311552 + 16964461
     assert shape.total_bytes(35) == 2 * (2765225984 + 35 * 52960577) == 9237692358
+
+
+def test_e2b_multimodal_class_loads_its_towers_and_a_per_layer_embedding_buffer():
+    """vllm/model_executor/models/gemma4_mm.py (vllm_releases.GEMMA4_MM_SOURCE): Gemma4ForConditionalGeneration builds the
+    vision tower and embed_vision, the audio tower and embed_audio (the config has audio_config), and a
+    per_layer_embeddings buffer of max_num_batched_tokens x 35 x 256; a modality with --limit-mm-per-prompt 0
+    builds no tower. E2B's towers (convert_gemma4_weights.py _ON_DEVICE_VISION_CONFIG, _DEFAULT_AUDIO_CONFIG):
+    vision 16 x (768 x 64 x (24 + 24) + 3 x 768 x 3,072) + 3 x 16^2 x 768 + 2 x 10,240 x 768 + 768 x 1,536 = 168,493,056;
+    audio 12 x (24 x 1,024^2 + 5 x 1,024) + (9 x 128 + 9 x 128 x 32 + 32 x 32 x 1,024) + 1,024 x 1,536 + 1,536^2
+    = 307,070,080; the buffer at 16,384 tokens 146,800,640 values; all in BF16."""
+    from generator.engine.vllm.budget import gemma4_multimodal_bytes
+
+    vision = {"hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 16, "num_attention_heads": 12,
+              "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10240}
+    audio = {"hidden_size": 1024, "num_hidden_layers": 12, "conv_kernel_size": 5, "subsampling_conv_channels": [128, 32],
+             "output_proj_dims": 1536}
+    text = {**E2B_TEXT, "hidden_size_per_layer_input": 256}
+    geometry = geometry_from_hf_config(text)
+    config = {**text, "vision_config": vision, "audio_config": audio}
+    assert gemma4_multimodal_bytes(text, geometry, 16384) == 0  # the text-only class
+    assert gemma4_multimodal_bytes(config, geometry, 16384) == 2 * (168493056 + 307070080 + 146800640)
+    assert gemma4_multimodal_bytes(config, geometry, 16384, ("audio",)) == 2 * (168493056 + 146800640)
+    assert gemma4_multimodal_bytes(config, geometry, 16384, ("image", "video", "audio")) == 2 * 146800640
+    estimated = _plan(config, available_kv_cache_bytes=None, gpu_total_bytes=80 * GIB, max_num_batched_tokens=16384,
+                      mm_modalities_off=("audio",))
+    text_only = _plan(text, available_kv_cache_bytes=None, gpu_total_bytes=80 * GIB, max_num_batched_tokens=16384)
+    assert estimated.breakdown.weights_bytes - text_only.breakdown.weights_bytes == 2 * (168493056 + 146800640)
+    printed = _plan(config, available_kv_cache_bytes=None, gpu_total_bytes=80 * GIB, weights_bytes=10 * GIB,
+                    max_num_batched_tokens=16384)
+    assert printed.breakdown.weights_bytes == 10 * GIB  # a printed "Model loading took" already holds them

@@ -51,7 +51,11 @@ class BudgetAssumptions:
         "nightly). Fitted on two and measured on the third it misses by +0.60, -0.19 and -0.41 GiB; Jetson is untested."
     )
     non_torch_bytes_v0: int = round(0.10 * GIB)
-    non_torch_v0_source: str = "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others)."
+    non_torch_v0_source: str = (
+        "V0 'non_torch_memory takes' lines: 0.01-0.35 GiB (vllm issue #10517 and others). The 1.79 and 3.58 GiB that "
+        "vllm pull request #10511 printed on 2024-12-14 (TP 1 and 2, H100) are that branch's accounting before it was "
+        "merged, not a release's: released 0.6.5 and 0.6.6 print 0.10-0.28 GiB."
+    )
     non_torch_extra_bytes_tp: int = round(0.15 * GIB)
     non_torch_tp_source: str = (
         "Custom all-reduce / NCCL buffers with TP>1 on one node: +0.12 GiB for TP=2 on A100 "
@@ -263,6 +267,51 @@ def _gemma4_extras(cfg: Mapping[str, Any], geometry: Geometry, hidden: int, inte
     if cfg.get("use_double_wide_mlp"):
         per_layers += 3 * hidden * inter * geometry.count(NO_CACHE)  # NO_CACHE: the KV-shared layers
     return first, per_layers // layers
+
+
+
+
+def _gemma4_vision_params(vision: Mapping[str, Any], text_hidden: int) -> int:
+    """Gemma4VisionModel + embed_vision: per layer q (heads x head_dim), k and v (kv heads x head_dim), o, and a gated
+    MLP; the patch embedder (3 x patch^2 -> hidden and a 2 x position_embedding_size x hidden table); the
+    embedder's hidden -> text hidden projection. Defaults are Gemma4VisionConfig's."""
+    hidden, inter = _as_int(vision, "hidden_size") or 768, _as_int(vision, "intermediate_size") or 3072
+    heads, head_dim = _as_int(vision, "num_attention_heads") or 12, _as_int(vision, "head_dim") or 64
+    kv = _as_int(vision, "num_key_value_heads") or heads
+    layer = hidden * head_dim * (2 * heads + 2 * kv) + 3 * hidden * inter
+    patch, positions = _as_int(vision, "patch_size") or 16, _as_int(vision, "position_embedding_size") or 10240
+    return (_as_int(vision, "num_hidden_layers") or 16) * layer + 3 * patch * patch * hidden + 2 * positions * hidden + hidden * text_hidden
+
+
+def _gemma4_audio_params(audio: Mapping[str, Any], text_hidden: int) -> int:
+    """Gemma4AudioModel + embed_audio: per conformer layer two feed-forwards (hidden -> 4 hidden -> hidden), q, k, v,
+    post and relative_k projections, the light conv (hidden -> 2 hidden, hidden -> hidden, a depthwise kernel); the
+    two-conv subsampler and its projection; the hidden -> output_proj_dims projection and the embedder's
+    output_proj_dims -> text hidden projection. Defaults are Gemma4AudioConfig's."""
+    hidden, kernel = _as_int(audio, "hidden_size") or 1024, _as_int(audio, "conv_kernel_size") or 5
+    channels = audio.get("subsampling_conv_channels") or (128, 32)
+    first, second = int(channels[0]), int(channels[1])
+    out = _as_int(audio, "output_proj_dims") or 1536
+    layer = 24 * hidden * hidden + kernel * hidden
+    subsample = 9 * first + 9 * first * second + (first // 4) * second * hidden
+    return (_as_int(audio, "num_hidden_layers") or 12) * layer + subsample + hidden * out + out * text_hidden
+
+
+def gemma4_multimodal_bytes(hf_config: Mapping[str, Any], geometry: Geometry, max_num_batched_tokens: int,
+                            modalities_off: tuple[str, ...] | list[str] = ()) -> int:
+    """What Gemma4ForConditionalGeneration loads beside the language model, in the model dtype (vllm_releases.GEMMA4_MM_SOURCE):
+    0 for a text-only config (no vision_config). The towers count whole on every rank (their TP split is not modelled)."""
+    vision = hf_config.get("vision_config")
+    if geometry.model_type not in GEMMA4_TYPES or not isinstance(vision, Mapping):
+        return 0
+    off = set(modalities_off)
+    params = 0 if {"image", "video"} <= off else _gemma4_vision_params(vision, geometry.hidden_size)
+    audio = hf_config.get("audio_config")
+    if isinstance(audio, Mapping) and "audio" not in off:
+        params += _gemma4_audio_params(audio, geometry.hidden_size)
+    ple = _as_int(text_config_of(hf_config), "hidden_size_per_layer_input") or 0
+    buffer = max_num_batched_tokens * geometry.num_layers * ple
+    return (params + buffer) * geometry.dtype_bytes
 
 
 def activation_peak_bytes(geometry: Geometry, hf_config: Mapping[str, Any], tensor_parallel_size: int, max_num_batched_tokens: int, max_num_seqs: int, assumptions: BudgetAssumptions = ASSUMPTIONS, sampler_bytes: int | None = None) -> int:  # noqa: E501

@@ -25,6 +25,7 @@ from generator.engine.vllm.budget import (
     cudagraph_capture_sizes,
     encoder_cache_bytes,
     estimate_activation_peak,
+    gemma4_multimodal_bytes,
     requested_bytes,
     unified_memory_gpu,
 )
@@ -93,6 +94,8 @@ class VllmInputs:
     # Multimodal models: the encoder-cache budget the log prints ("Encoder cache will be initialized with a
     # budget of N tokens"); None = no encoder profiled (text-only, or not known). See budget.encoder_cache_bytes.
     encoder_cache_tokens: int | None = None
+    # Modalities whose --limit-mm-per-prompt is 0: vLLM does not build their towers (budget.gemma4_multimodal_bytes).
+    mm_modalities_off: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -298,6 +301,8 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
         weights = inputs.weights_bytes * shape.stage_bytes(layers, first, last) // whole // tp
     else:
         weights = shape.stage_bytes(layers, first, last) // tp
+        if first:
+            weights += gemma4_multimodal_bytes(inputs.hf_config, geometry, resolved.max_num_batched_tokens, inputs.mm_modalities_off)
     if inputs.non_torch_bytes is not None:
         non_torch = inputs.non_torch_bytes
     else:
