@@ -194,6 +194,31 @@ def test_the_fifth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
 
 
+def test_the_sixth_holdout_of_unseen_log_ids_is_measured_blind() -> None:
+    # tests/data/model_ids_holdout6.yaml: 44 ids from 2025-2026 issues, gathered in search order and measured
+    # once, blind, before any change (29 of 44). The header's figure is pinned: no later change may lose
+    # an entry it counted. No rule or record may be written from its misses.
+    text = (REPO / "tests/data/model_ids_holdout6.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    entries = data["ids"]
+    assert data["split"] == "holdout6" and len(entries) == 44
+    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
+    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
+    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
+    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
+    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == 44
+    earlier = {
+        entry["id"].lower()
+        for name in ("model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6)))
+        for entry in yaml.safe_load((REPO / "tests/data" / name).read_text(encoding="utf-8"))["ids"]
+    }
+    assert not earlier & {entry["id"].lower() for entry in entries}
+    recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
+    assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (29, 44)
+    index = hf_id_index(load_dataset(REPO).models)
+    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 29
+
+
 @pytest.mark.parametrize(("named", "model"), [
     ("RedHatAI/Qwen3-32B-FP8-dynamic", "qwen3-32b"),
     ("casperhansen/Llama-3.3-70B-Instruct-AWQ", "llama-3.3-70b-instruct"),
