@@ -437,6 +437,8 @@ def test_a_family_and_size_over_records_of_different_geometry_does_not_resolve()
     ("hosted_vllm/Qwen/Qwen3-8B", "qwen3-8b", False),
     ("openai/Qwen/Qwen3-8B", "qwen3-8b", False),
     ("openai/gpt-oss-20b", "gpt-oss-20b", False),  # a Hugging Face id under openai, not a route
+    ("ollama/granite3.3", "granite-3.3-8b-instruct", True),  # the library default the README's table records
+    ("ollama/command-a", "c4ai-command-a-03-2025", True),
 ])
 def test_a_litellm_route_before_the_name_is_dropped(index: HfIdIndex, named: str, model: str, same_architecture_only: bool) -> None:
     found = index.resolve(named)
@@ -446,7 +448,7 @@ def test_a_litellm_route_before_the_name_is_dropped(index: HfIdIndex, named: str
 @pytest.mark.parametrize("named", [
     "ollama/gemma4:latest",  # no default of the gemma4 library is recorded: :latest is not guessed
     "ollama/PetrosStav/gemma3-tools:4b",  # a user's Ollama model, not the library's
-    "ollama/granite3.3",  # no record lists it
+    "ollama/granite3.3:2b",  # the smaller size of the library, which no record has
 ])
 def test_a_litellm_route_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
