@@ -54,6 +54,10 @@ model's, so the KV bytes per token are the same; the weights are not):
   only when the name as written matches nothing, and then only through the rules above that name one record (a
   record's own name, a re-pack of it, or a family and size only one record, or one default, fits). A name read
   this way is a spelling, not a repository, so it resolves to the architecture alone;
+- a catalog repository's owner written onto the name with nothing between (`QwenQwen3-14B-AWQ`), as a Windows
+  path `\\Qwen\\Qwen3-14B-AWQ` reads once a shell has taken its backslashes for escapes: read as owner/name by the
+  rules above, only when the name as written matches nothing and exactly one record answers; a spelling, so the
+  architecture alone;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -249,7 +253,21 @@ class HfIdIndex:
             if cache:
                 found = self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}"))
                 return found or self._owned(cache.group(1), cache.group(2))
-        return self._owned(parts[0] if len(parts) == 2 else None, parts[-1])
+        found = self._owned(parts[0] if len(parts) == 2 else None, parts[-1])
+        return found if found is not None else self._glued(parts[-1])
+
+    def _glued(self, leaf: str) -> Resolved | None:
+        """A catalog owner written onto the name, as a Windows path reads once a shell has taken its backslashes
+        for escapes (\\Qwen\\Qwen3-14B-AWQ as QwenQwen3-14B-AWQ): read as owner/name, the architecture alone, when
+        exactly one record answers."""
+        hits = set()
+        for owner in self.owners:
+            rest = leaf[len(owner):]
+            if _key(leaf).startswith(owner) and re.match(r"[A-Za-z0-9]", rest):
+                found = self.repos.get(_key(f"{owner}/{rest}")) or self._owned(owner, rest)
+                if found is not None:
+                    hits.add(found.model_id)
+        return Resolved(hits.pop(), None, True) if len(hits) == 1 else None
 
     def _owned(self, owner: str | None, leaf: str) -> Resolved | None:
         """owner/name under a catalog repository's owner is that owner's checkpoint, named in full; its

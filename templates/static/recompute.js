@@ -197,7 +197,19 @@ function repository(index, parts) {
     const cache = CACHE_DIR.exec(part);
     if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || owned(index, cache[1], cache[2]);
   }
-  return owned(index, parts.length === 2 ? parts[0] : null, parts[parts.length - 1]);
+  return owned(index, parts.length === 2 ? parts[0] : null, parts[parts.length - 1]) || glued(index, parts[parts.length - 1]);
+}
+
+/** _glued: a catalog owner written onto the name (QwenQwen3-14B-AWQ, a Windows path without its backslashes), the architecture alone. */
+function glued(index, leaf) {
+  const hits = new Set();
+  for (const owner of index.owners) {
+    const rest = leaf.slice(owner.length);
+    if (!key(leaf).startsWith(owner) || !/^[A-Za-z0-9]/.test(rest)) continue;
+    const found = index.repos.get(key(`${owner}/${rest}`)) || owned(index, owner, rest);
+    if (found) hits.add(found.model_id);
+  }
+  return hits.size === 1 ? target([...hits][0], null, true) : null;
 }
 
 /** _owned: an owner's checkpoint named in full, or its pretrained checkpoint of a chat record's family and size as that architecture. */

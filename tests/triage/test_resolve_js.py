@@ -68,6 +68,11 @@ CASES = [
     "modelscope.cn/Qwen/Qwen3-VL-8B", "modelscope.cn/OpenBMB/MiniCPM-V-4-gguf:Q6_K",
     "hf.co/unsloth/Qwen3-8B-GGUF:Q6_K", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "unsloth/Qwen3-8B-GGUF:Q8_0", "Qwen/Qwen3-8B-GGUF:Q4_K_M",
     "hf.co/bartowski/Qwen3-32B-GGUF:Q6_K",
+    # A catalog owner written onto the name.
+    "/QwenQwen3-14B-AWQ", "QwenQwen3-8B", "meta-llamaLlama-3.1-8B-Instruct", "googlegemma-3-27b-it", "QwenLong-L1-32B",
+    "QwenQwen3-33B", "C:modelsQwenQwen3-8B", "nvidiaLlama-3.1-8B-Instruct",
+    # Records added for issue 20.
+    "ollama/granite3.3", "granite3.3:2b", "command-a", "CohereForAI/c4ai-command-a-03-2025", "Qwen2.5-Omni-7B",
 ]
 
 
