@@ -348,3 +348,29 @@ def default_mla_block_size(version: tuple[int, int, int], gpu_name: str = "") ->
     if any(key in name for key in _HOPPER_NAMES):
         return 64
     return None
+
+
+# --------------------------------------------------------------------------- NCCL buffers in the non-torch term
+
+# V1 up to 0.10.x takes the worker's start snapshot before init_worker_distributed_environment, so what the NCCL
+# communicators and the custom all-reduce allocate at TP > 1 is part of the non-torch growth the budget subtracts
+# (0.8.x subtracts all non-torch memory in use after profiling, which holds them too). From 0.11.0 the distributed
+# environment is initialised first ("Initialize the distributed environment BEFORE taking memory snapshot",
+# vllm pull request #25359): those buffers sit outside the budget and the non-torch line no longer holds them.
+DISTRIBUTED_INIT_COUNTED = ((0, 8, 0), (0, 10, 99))
+DISTRIBUTED_INIT_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.9.2/vllm/v1/worker/gpu_worker.py#L140",  # snapshot; distributed init at #L158
+    "https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/v1/worker/gpu_worker.py#L175",  # snapshot; distributed init at #L193
+    "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/worker/gpu_worker.py#L165",  # distributed init; snapshot at #L182
+    "https://github.com/vllm-project/vllm/pull/25359",
+)
+
+
+def counts_distributed_init(version: tuple[int, int, int], v0: bool = False) -> bool:
+    """Whether the release's V1 budget holds the NCCL / custom all-reduce buffers of TP > 1 in its non-torch term."""
+    return not v0 and DISTRIBUTED_INIT_COUNTED[0] <= version <= DISTRIBUTED_INIT_COUNTED[1]
+
+
+def is_hopper_gpu(gpu_name: str) -> bool:
+    name = gpu_name.lower()
+    return any(key in name for key in _HOPPER_NAMES)

@@ -112,6 +112,8 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
         "v0_chunk": releases.v0_chunked_prefill_tokens(version),
         "batch": [[least, list(names), list(excluded), seqs, tokens] for least, names, excluded, seqs, tokens in releases.batch_tiers(version)],
         "sampler": releases.sampler_bytes_per_logit(version, None),
+        # The NCCL / custom all-reduce buffers of TP > 1 in the non-torch term (V1 0.8-0.10.x; Hopper only).
+        "nccl_init": releases.counts_distributed_init(version),
         # The graph estimate subtracted by default: [on CUDA, on ROCm].
         "graphs": [releases.subtracts_cudagraph_estimate_for(version, False),
                    releases.subtracts_cudagraph_estimate_for(version, False, releases._ROCM_NAMES[0])],

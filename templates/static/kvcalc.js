@@ -343,7 +343,9 @@ function stageBudget(s, g, shape, stage, layers, V) {
   const own = shape(layers, stage === 0, stage === pp - 1);
   const weights = Number(s.weights_bytes !== null ? (BigInt(s.weights_bytes) * own) / shape(g.layers, true, true) / BigInt(tp) : own / BigInt(tp));
   const unified = RegExp(A.unified_memory_gpus, "i").test(s.gpu_name);  // budget.py unified_memory_gpu
-  const nonTorch = A.non_torch_bytes + (tp * pp > 1 ? A.non_torch_extra_bytes_tp : 0) + (unified ? A.unified_memory_bytes : 0);
+  // plan.py _stage_budget: releases that count the distributed init add NCCL buffers per TP peer (kvcalc-release.js).
+  const nccl = tp * pp > 1 ? A.non_torch_extra_bytes_tp + (tp - 1) * (A.nccl_peer_bytes || 0) : 0;
+  const nonTorch = A.non_torch_bytes + nccl + (unified ? A.unified_memory_bytes : 0);
   const activation = activationPeak(g, s.hf_config, tp, s.max_num_batched_tokens, s.max_num_seqs, A);
   const cudagraph = !s.graphs ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
   const requested = Math.ceil(s.gpu_total_bytes * s.gpu_memory_utilization);

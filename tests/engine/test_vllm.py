@@ -1015,3 +1015,37 @@ def test_eleventh_holdout_is_measured(capsys):
     for entry in HOLDOUT11:
         assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
         assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
+
+
+def test_nccl_buffers_count_in_non_torch_before_0_11_on_hopper():
+    """V1 0.8-0.10.x snapshot memory before the distributed init, so NCCL and custom all-reduce buffers are non-torch
+    growth; 0.11.0 initialises them first (vllm_releases.DISTRIBUTED_INIT_SOURCES). The per-peer size is calibrated on
+    the 4 x H100 start of vllm issue #21348 (status incomplete: no weights line, so the engine's estimate stands in)."""
+    from generator.engine.vllm_releases import counts_distributed_init, is_hopper_gpu
+    assert counts_distributed_init((0, 8, 0)) and counts_distributed_init((0, 10, 2))
+    assert not counts_distributed_init((0, 11, 0)) and not counts_distributed_init((0, 7, 3))
+    assert not counts_distributed_init((0, 9, 2), v0=True)
+    assert is_hopper_gpu("NVIDIA H200") and is_hopper_gpu("H100 80GB HBM3") and not is_hopper_gpu("A100-SXM4-80GB")
+    entry = next(e for e in LOGS["budget"] if e["id"] == "h100-qwen3-235b-a22b-fp8-tp4-lmcache-v0.9")
+    config = {**LOGS["models"][entry["model"]]["config"], "quantization_config": dict(entry["weights_quantization"])}
+    plan = plan_vllm(VllmInputs(hf_config=config, gpu_total_bytes=round(entry["gpu_total_gib"] * GIB), gpu_count=4,
+                                tensor_parallel_size=4, gpu_name="NVIDIA H100", vllm_version=entry["vllm_version"], max_model_len=40960))
+    assert abs(plan.available_kv_cache_bytes / GIB - entry["log"]["available_kv_cache_gib"]) < 0.05
+    base = ASSUMPTIONS.non_torch_bytes + ASSUMPTIONS.non_torch_extra_bytes_tp
+    for version, gpu, tp, extra in (("0.10.2", "NVIDIA H200", 4, 3), ("0.10.2", "NVIDIA H200", 2, 1), ("0.11.0", "NVIDIA H200", 4, 0),
+                                    ("0.10.1.1", "NVIDIA A100 80GB", 4, 0)):
+        got = plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, gpu_count=tp, tensor_parallel_size=tp, gpu_name=gpu,
+                                   vllm_version=version, max_model_len=8192)).breakdown.non_torch_bytes
+        assert got == base + extra * ASSUMPTIONS.nccl_init_bytes_per_peer_hopper, (version, gpu, tp)
+
+
+def test_eleventh_holdout_after_the_nccl_rule(capsys):
+    """holdout11 on the engine with the NCCL rule above: not blind (the rule was looked for because two holdout rows
+    printed 1.38 and 2.04 GiB of non-torch memory; its size comes from a row outside the holdouts). 11 of 11 within the
+    bar, worst 2.76 GiB (the 0.11.0 FP8 TP 4 start, which the rule does not touch); the 0.10.0 H200 TP 4 start moves
+    from +1.43 to -0.46 GiB, and holdout7's 0.10.2 H200 TP 2 start from +0.73 to +0.10."""
+    errors, within = _measured("holdout11", HOLDOUT11, capsys)
+    assert sum(within) == len(within) >= 11
+    assert median_and_worst(errors)[0] <= 1.1 and median_and_worst(errors)[1] < 2.8
+    assert abs(errors["h200-tp4-qwen3-235b-a22b-fp8-0.5-v0.10-dev-h11"]) < 0.5
+    assert abs(budget_errors_gib([_entry("h200-tp2-qwen3-next-80b-a3b-262k-v0.10.2")])["h200-tp2-qwen3-next-80b-a3b-262k-v0.10.2"]) < 0.3

@@ -63,6 +63,19 @@ class BudgetAssumptions:
         "0.54 against 0.13 GiB), 0.20 GiB total in a TP=4 0.8.5 log. Across nodes (Ray, no custom "
         "all-reduce) a TP=2 A100 log needs about 0.9 GiB more, which this term does not cover."
     )
+    nccl_init_bytes_per_peer_hopper: int = round(0.63 * GIB)
+    nccl_init_source: str = (
+        "NCCL and custom all-reduce buffers at TP > 1 on Hopper (H100, H200, H800, H20), counted only by the releases "
+        "whose start snapshot precedes the distributed init (V1 0.8-0.10.x: "
+        "https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/v1/worker/gpu_worker.py#L175; from 0.11.0 the "
+        "distributed init comes first and they sit outside the budget, vllm pull request #25359). 0.63 GiB per TP peer: the 4 x H100 vLLM 0.9.2/0.10.0 start of "
+        "Qwen3-235B-A22B-FP8 (https://github.com/vllm-project/vllm/issues/21348, LMCache connector on) prints 8.11 GiB "
+        "of KV memory where the terms without it leave 10.01, 1.90 GiB over 3 peers. That it grows with the peers is "
+        "an assumption: NCCL's NVLS buffer, one of them, is channels x 2 x chunk x steps x heads, one head per rank on "
+        "one node (https://github.com/NVIDIA/nccl/blob/178b6b759074597777ce13438efb0e0ba625e429/src/transport/nvls.cc, "
+        "ncclNvlsBufferSetup), but vLLM's code sizes none of these buffers. Pre-0.11 A100 and L40S TP starts land "
+        "within 0.3 GiB without it, so it is not applied off Hopper; no Blackwell log of those releases is at hand."
+    )
     activation_intermediate_factor: int = 3
     activation_hidden_factor: int = 3
     activation_source: str = (

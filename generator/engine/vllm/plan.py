@@ -50,7 +50,9 @@ from generator.engine.vllm.versions import (
 )
 from generator.engine.vllm_releases import (
     SAMPLER_BACKENDS,
+    counts_distributed_init,
     default_mla_block_size,
+    is_hopper_gpu,
     runs_v0_engine,
     sampler_bytes_per_logit,
     v2_runner_skips_estimate,
@@ -309,6 +311,8 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
         non_torch = assumptions.non_torch_bytes_v0 if runs_v0_engine(version, inputs.gpu_name) else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
+            if counts_distributed_init(version, runs_v0_engine(version, inputs.gpu_name)) and is_hopper_gpu(inputs.gpu_name):
+                non_torch += (tp - 1) * assumptions.nccl_init_bytes_per_peer_hopper
         if unified_memory_gpu(inputs.gpu_name, assumptions):
             non_torch += assumptions.unified_memory_bytes
     activation = inputs.activation_peak_bytes
