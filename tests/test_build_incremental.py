@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from pathlib import Path
 from typing import NamedTuple
 
@@ -496,6 +497,10 @@ def test_each_search_bundle_is_made_again_only_when_its_own_sources_change(root:
     after, now = _search_state(site)
     assert after["pagefind"] == digests["pagefind"] and now["pagefind"] == bundles["pagefind"]
     assert after["pagefind-pairs"] != digests["pagefind-pairs"]
+    # A bundle gone from the site is made again, though no input changed.
+    shutil.rmtree(site / "pagefind-pairs")
+    build_and_write(root, site, jobs=2, search=True)
+    assert made[-1] == ["pagefind-pairs"] and len(made) == 5
     cold = tmp_path / "cold"
     build_and_write(root, cold, jobs=2, search=True)
     assert tree(site) == tree(cold)

@@ -447,6 +447,22 @@ def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_up_to_the_ve
     assert not list(tmp_path.glob(".kvtriage-cache/*/stage-*"))
 
 
+@pytest.mark.skipif(pagefind_executable() is None, reason="the pagefind package (pip install 'pagefind[bin]') is not installed")
+def test_a_site_without_pair_pages_has_no_pairs_bundle_and_its_search_page_merges_none(tmp_path: Path) -> None:
+    root, out = copy_site(tmp_path / "root"), tmp_path / "site"
+    build_and_write(root, out, search=True)
+    assert (out / "pagefind-pairs/pagefind-entry.json").is_file()
+    for error in (root / "content/errors").glob("*.yaml"):
+        error.write_text(error.read_text().replace("pair_pages: true", "pair_pages: false"))
+    for pair in (root / "content/pairs").glob("*.yaml"):  # the featured pairs
+        pair.unlink()
+    build_and_write(root, out, search=True)  # Pagefind refuses to make an empty bundle
+    assert not (out / "oom/vllm-max-model-len-error/rtx-4090").exists()
+    assert (out / "pagefind/pagefind-entry.json").is_file() and not (out / "pagefind-pairs").exists()
+    assert "data-pairs" not in (out / "search/index.html").read_text()
+    assert "nothing changed" in build_and_write(root, out, search=True)
+
+
 def test_build_without_search_writes_no_index(tmp_path: Path) -> None:
     out = tmp_path / "site"
     report = build_and_write(copy_site(tmp_path / "root"), out, search=False)
