@@ -76,7 +76,7 @@ def index_search(site_dir: Path, executable: str, bundles: Sequence[Bundle]) -> 
         raise RenderError(failed)
 
 
-# Pagefind is the build's largest process, so its peak is the build's. Its jemalloc (whose variable
+# Pagefind's processes are the build's largest, so their peak is the build's. Its jemalloc (whose variable
 # carries the _RJEM_ prefix) keeps freed pages for seconds by default; returning them at once lowers
 # that peak by about a fifth, costs no time and leaves the index bytes as they were.
 _JEMALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"
