@@ -2,7 +2,8 @@
 changed. The whole pages (hubs, GPU, model, error and engine pages) go into /pagefind/, the bundle the
 search page loads; the pair pages' stubs into /pagefind-pairs/, which the search page merges into it
 (render/site_files.py PAIRS_SEARCH_URL, templates/static/search.js). An edit of an error or a GPU
-changes whole pages and no stub, so only the small bundle is made again."""
+changes whole pages and no stub, so only /pagefind/ is made again (about 140 pages of a 10k-page
+site, against some 6,000 stubs)."""
 
 from __future__ import annotations
 
