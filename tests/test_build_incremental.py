@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,18 +13,21 @@ import pytest
 import yaml
 
 from generator.build import facts as build_facts
-from generator.build import incremental as build_incremental
 from generator.build import resident as resident_module
+from generator.build import search_stage
 from generator.build.incremental import build_and_write
 from generator.build.resident import Resident
 from generator.check.affiliates import AffiliateRule
 from generator.check.site_checks import check_pages, slim_facts
 from generator.errors import ContentError, Issue, RenderError
+from generator.render import site_files
 from generator.render.page_links import page_links
 from generator.render.site_files import pagefind_executable
 from generator.write import manifest as manifest_module
 from generator.write import staging as staging_module
+from generator.write.guard import SEARCH_FOLDERS
 from generator.write.manifest import manifest_path, read_manifest, write_manifest
+from generator.write.search_index import kept_names
 from generator.write.staging import Staging
 from generator.write.state import state_dir
 
@@ -34,6 +38,9 @@ from .test_build_parallel import grown_site, tree
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1795910400")
     return grown_site(tmp_path / "root")
+
+
+SEARCH_PREFIXES = tuple(folder + "/" for folder in SEARCH_FOLDERS)
 
 
 def mtimes(site: Path) -> dict[str, int]:
@@ -417,22 +424,22 @@ def test_slim_facts_give_the_html_check_the_same_verdicts() -> None:
 def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     build_and_write(root, site, jobs=2, search=True)
-    assert (site / "pagefind/pagefind.js").is_file()
+    assert (site / "pagefind/pagefind.js").is_file() and (site / "pagefind-pairs/pagefind.js").is_file()
     _edit_error_prose(root)
     build_and_write(root, site, jobs=2, search=True)
     assert (site / "pagefind/pagefind.js").is_file()
-    assert {p for p in tree(site) if not p.startswith("pagefind/")} == set(cold(root, tmp_path))
+    assert {p for p in tree(site) if not p.startswith(SEARCH_PREFIXES)} == set(cold(root, tmp_path))
 
     def broken(*args, **kwargs):
         raise RenderError([Issue("site", 1, 0, "search", "pagefind exited with 1")])
 
-    monkeypatch.setattr(build_incremental, "index_search", broken)
+    monkeypatch.setattr(search_stage, "index_search", broken)
     # A pair page is indexed as its title up to the verdict: a new intro leaves what the index is
     # made from as it was, so the published index is kept and Pagefind does not run.
-    index = {p: b for p, b in tree(site).items() if p.startswith("pagefind/")}
+    index = {p: b for p, b in tree(site).items() if p.startswith(SEARCH_PREFIXES)}
     _edit_pair_intro(root)
     build_and_write(root, site, jobs=2, search=True)
-    assert {p: b for p, b in tree(site).items() if p.startswith("pagefind/")} == index
+    assert {p: b for p, b in tree(site).items() if p.startswith(SEARCH_PREFIXES)} == index
     # Indexed text that changes needs a new index; when Pagefind fails, the published site stays.
     before, stamps = tree(site), mtimes(site)
     _edit_error_prose(root, "Rewritten again for the index.")
@@ -440,6 +447,63 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
         build_and_write(root, site, jobs=2, search=True)
     assert tree(site) == before and mtimes(site) == stamps
     assert leftovers(tmp_path) == []
+
+
+def _bundles_made(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Which search bundles each build runs Pagefind for, in the order of the builds that run it."""
+    made: list[list[str]] = []
+    real = search_stage.index_search
+
+    def recording(site_dir, executable, bundles):
+        made.append(sorted(bundle.folder for bundle in bundles))
+        real(site_dir, executable, bundles)
+
+    monkeypatch.setattr(search_stage, "index_search", recording)
+    return made
+
+
+def _search_state(site: Path) -> tuple[dict[str, str], dict[str, dict[str, bytes]]]:
+    """Each bundle's recorded sources digest, and its published files."""
+    files = tree(site)
+    digests = {folder: (state_dir(site) / kept_names(folder)[0]).read_text() for folder in SEARCH_FOLDERS}
+    return digests, {folder: {p: b for p, b in files.items() if p.startswith(folder + "/")} for folder in SEARCH_FOLDERS}
+
+
+@pytest.mark.skipif(pagefind_executable() is None, reason="Pagefind is not installed")
+def test_each_search_bundle_is_made_again_only_when_its_own_sources_change(root: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    made = _bundles_made(monkeypatch)
+    build_and_write(root, site, jobs=2, search=True)
+    assert made == [["pagefind", "pagefind-pairs"]]  # a cold build makes both, side by side
+    # An error's prose and a GPU's buy link change whole pages (the error's, the GPU's) and no pair
+    # page's stub: only /pagefind/ is made again, and the pairs' bundle stays as published.
+    for edit in (lambda: _edit_error_prose(root, "Only the whole pages' bundle follows."),
+                 lambda: edit_yaml(root / "data/gpus.yaml", lambda d: d["gpus"][0].update(buy_query="RTX 4090 Founders Edition"))):
+        digests, bundles = _search_state(site)
+        edit()
+        build_and_write(root, site, jobs=2, search=True)
+        assert made[-1] == ["pagefind"]
+        after, now = _search_state(site)
+        assert after["pagefind"] != digests["pagefind"] and after["pagefind-pairs"] == digests["pagefind-pairs"]
+        assert now["pagefind-pairs"] == bundles["pagefind-pairs"]
+    assert len(made) == 3
+    # Stubs that change (here their format; a pair's title in general) make only the pairs' bundle again.
+    monkeypatch.setattr(site_files, "search_stub", lambda page, stub=site_files.search_stub: stub(page).replace(b"</h1>", b" stub</h1>"))
+    digests, bundles = _search_state(site)
+    _edit_pair_intro(root)
+    build_and_write(root, site, jobs=2, search=True)
+    assert made[-1] == ["pagefind-pairs"] and len(made) == 4
+    after, now = _search_state(site)
+    assert after["pagefind"] == digests["pagefind"] and now["pagefind"] == bundles["pagefind"]
+    assert after["pagefind-pairs"] != digests["pagefind-pairs"]
+    # A bundle gone from the site is made again, though no input changed.
+    shutil.rmtree(site / "pagefind-pairs")
+    build_and_write(root, site, jobs=2, search=True)
+    assert made[-1] == ["pagefind-pairs"] and len(made) == 5
+    cold = tmp_path / "cold"
+    build_and_write(root, cold, jobs=2, search=True)
+    assert tree(site) == tree(cold)
 
 
 def test_the_facts_store_keeps_live_facts_and_compacts_its_file(tmp_path: Path) -> None:
@@ -505,7 +569,7 @@ def test_a_whole_site_check_split_across_workers_reports_as_the_serial_check(roo
 def test_the_folder_pagefind_reads_in_any_state_gives_the_index_a_cold_build_gives(root: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     build_and_write(root, site, jobs=2, search=True)
-    sources = state_dir(site) / build_incremental.SEARCH_SOURCES
+    sources = state_dir(site) / kept_names("pagefind")[1]
     pages = sorted(sources.rglob("*.html"))
     assert len(pages) > 10
     (sources / "foreign/index.html").parent.mkdir(parents=True)

@@ -20,8 +20,9 @@ from generator.check.site_checks import check_html
 from generator.cli import main
 from generator.errors import RenderError
 from generator.plan.pages import Page
-from generator.render.site_files import pagefind_executable, robots_file, sitemap_files
+from generator.render.site_files import PAIRS_SEARCH_URL, pagefind_executable, robots_file, sitemap_files
 from generator.render.templates import RenderedFile
+from generator.write.guard import SEARCH_FOLDERS
 
 from .check.html_oracle import read_page
 from .conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
@@ -172,6 +173,8 @@ def test_site_pages_404_search_about(fixture_build) -> None:
     search = _text(files, "search/index.html")
     assert 'action="/search/"' in search and 'name="q"' in search
     assert "data-pagefind-body" not in search  # the search page lists errors; it is not a search result
+    # the pair pages' search bundle, a folder of its own that the build owns, merged into /pagefind/
+    assert f'data-pairs="{PAIRS_SEARCH_URL}"' in search and PAIRS_SEARCH_URL.strip("/") in SEARCH_FOLDERS
     assert f'href="{ERROR_HUB}"' in search  # with JavaScript off the page still links every error
     assert "data-pagefind-body" in _text(files, "about/index.html")
     assert "about/index.md" in files
@@ -224,6 +227,7 @@ def test_headers_cache_static_long_and_pages_short_without_overlap(fixture_build
         if lines:
             blocks[lines[0]] = lines[1:]
     assert blocks["/static/*"] == ["  Cache-Control: public, max-age=31536000, immutable"]
+    assert all(blocks[f"/{folder}/*"] == ["  Cache-Control: public, max-age=3600"] for folder in SEARCH_FOLDERS)
     assert "  Cache-Control: public, max-age=0, must-revalidate" in blocks["/oom/*"]
     # hosts join a header two matching rules set: only one rule may set Cache-Control for a path
     cache_rules = [path for path, lines in blocks.items() if any("Cache-Control" in line for line in lines)]
@@ -417,11 +421,18 @@ def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_up_to_the_ve
     out = tmp_path / "site"
     report = build_and_write(copy_site(tmp_path / "root"), out, search=True)
     assert "search index: Pagefind" in report
-    entry = json.loads((out / "pagefind/pagefind-entry.json").read_text())
-    bodies = sum(1 for p in out.rglob("*.html") if "data-pagefind-body" in p.read_text())
-    assert sum(lang["page_count"] for lang in entry["languages"].values()) == bodies
+    counts = {}
+    for folder in SEARCH_FOLDERS:
+        entry = json.loads((out / folder / "pagefind-entry.json").read_text())
+        counts[folder] = sum(lang["page_count"] for lang in entry["languages"].values())
+    bodies = [p for p in out.rglob("*.html") if "data-pagefind-body" in p.read_text()]
+    pairs = sum(1 for p in bodies if p.relative_to(out).parts[0] == "oom" and len(p.relative_to(out).parts) == 5)
+    # whole pages in the bundle the search page loads, pair pages in the one merged into it
+    assert counts == {"pagefind": len(bodies) - pairs, "pagefind-pairs": pairs} and pairs > 0
     assert (out / "pagefind/pagefind-ui.js").is_file()
-    fragments = [gzip.decompress(p.read_bytes()) for p in (out / "pagefind/fragment").iterdir()]
+    whole = [gzip.decompress(p.read_bytes()) for p in (out / "pagefind/fragment").iterdir()]
+    assert not any(b"/oom/vllm-max-model-len-error/rtx-4090/" in f for f in whole)
+    fragments = [gzip.decompress(p.read_bytes()) for p in (out / "pagefind-pairs/fragment").iterdir()]
     pair = out / "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"
     title = html.unescape(re.search(r"<title>([^<]*)</title>", pair.read_text()).group(1))
     description = html.unescape(re.search(r'<meta name="description" content="([^"]*)"', pair.read_text()).group(1))
@@ -436,10 +447,26 @@ def test_pagefind_indexes_page_bodies_and_pair_pages_as_their_title_up_to_the_ve
     assert not list(tmp_path.glob(".kvtriage-cache/*/stage-*"))
 
 
+@pytest.mark.skipif(pagefind_executable() is None, reason="the pagefind package (pip install 'pagefind[bin]') is not installed")
+def test_a_site_without_pair_pages_has_no_pairs_bundle_and_its_search_page_merges_none(tmp_path: Path) -> None:
+    root, out = copy_site(tmp_path / "root"), tmp_path / "site"
+    build_and_write(root, out, search=True)
+    assert (out / "pagefind-pairs/pagefind-entry.json").is_file()
+    for error in (root / "content/errors").glob("*.yaml"):
+        error.write_text(error.read_text().replace("pair_pages: true", "pair_pages: false"))
+    for pair in (root / "content/pairs").glob("*.yaml"):  # the featured pairs
+        pair.unlink()
+    build_and_write(root, out, search=True)  # Pagefind refuses to make an empty bundle
+    assert not (out / "oom/vllm-max-model-len-error/rtx-4090").exists()
+    assert (out / "pagefind/pagefind-entry.json").is_file() and not (out / "pagefind-pairs").exists()
+    assert "data-pairs" not in (out / "search/index.html").read_text()
+    assert "nothing changed" in build_and_write(root, out, search=True)
+
+
 def test_build_without_search_writes_no_index(tmp_path: Path) -> None:
     out = tmp_path / "site"
     report = build_and_write(copy_site(tmp_path / "root"), out, search=False)
-    assert "skipped (--no-search)" in report and not (out / "pagefind").exists()
+    assert "skipped (--no-search)" in report and not any((out / folder).exists() for folder in SEARCH_FOLDERS)
 
 
 def test_plain_root_links_resolve_as_urlsplit_and_urljoin_do() -> None:

@@ -13,7 +13,7 @@ import gc
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import generator.parallel as parallel
 from generator.build.facts import CacheDamaged, FactsStore, check_scope
@@ -21,18 +21,18 @@ from generator.build.pipeline import Interrupts, SitePlan, build_summary, plan_s
 from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, outputs_unchanged, render_pages, render_site_files
 from generator.build.resident import Resident, published_now
 from generator.build.results_cache import cached_results
+from generator.build.search_stage import record_search, stage_search
 from generator.check.affiliates import affiliate_rules
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue
 from generator.launch.commands import dataset_surfaces
 from generator.plan.memo import PlanMemo
 from generator.plan.pages import Page
-from generator.render.site_files import pagefind_executable, search_stub, site_pages
+from generator.render.site_files import pagefind_executable, site_pages
 from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
-from generator.write.guard import MARKER_NAME, check_out, files_on_disk
+from generator.write.guard import build_owned, check_out, files_on_disk
 from generator.write.manifest import Entry, Manifest, Published, stat_entry, up_to_date, write_manifest
-from generator.write.search_index import index_search, sources_digest
 from generator.write.staging import Staging, publish
 from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
 
@@ -265,56 +265,14 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
         for path in entries:
             if path not in placed:
                 staging.link(path, out / path)
-    digest = _index(staging, out, entries, pagefind, html_changed, pages)
+    digests = stage_search(staging, out, entries, pagefind, html_changed, pages)
     staging.mark(out)
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
     manifest = Manifest(inputs, final, render_key)
     publish(staging, out)
     write_manifest(out, manifest)
-    if digest is not None:
-        (state_dir(out) / SEARCH_DIGEST).write_text(digest, encoding="ascii")
+    record_search(out, digests)
     return manifest
-
-
-# Beside the site (write.state), the digest of what the published search index was made from, and
-# the folder Pagefind reads (search_index.index_search), kept between builds.
-SEARCH_DIGEST = "search-index.sha"
-SEARCH_SOURCES = "search-sources"
-
-
-def _index(staging: Staging, out: Path, entries: dict[str, Entry], pagefind: str | None, html_changed: bool,
-           pages: Sequence[Page]) -> str | None:
-    """Put the search index into the staged tree: the published one, linked, when what it is made
-    from has not changed (most edits change no indexed text: pair pages are indexed as their title and
-    description), else a new one. Returns the digest of its sources, None with search off."""
-    if pagefind is None:
-        staging.clear("pagefind")
-        return None
-    index = out / "pagefind"
-    published = index.is_dir() and not index.is_symlink()
-    if published and not html_changed:
-        staging.keep_tree("pagefind", index)
-        return None
-    sources = list(_search_sources(pages))
-    digest = sources_digest(pagefind, sources, lambda path: entries[path].sha)
-    recorded = state_dir(out) / SEARCH_DIGEST
-    if published and recorded.is_file() and recorded.read_text(encoding="ascii") == digest:
-        staging.keep_tree("pagefind", index)
-    else:
-        staging.clear("pagefind")
-        index_search(staging.tree, pagefind, sources, kept=state_dir(out) / SEARCH_SOURCES)
-    return digest
-
-
-def _search_sources(pages: Sequence[Page]) -> Iterator[tuple[str, bytes | None]]:
-    """What the search index reads: indexable pages whole, pair pages as their stubs."""
-    for page in pages:
-        if not page.indexable:
-            continue
-        if page.kind == "pair":
-            yield page.output_path("html"), search_stub(page)
-        elif page.view.get("pagefind", True):
-            yield page.output_path("html"), None
 
 
 def build_and_write(root: Path, out: Path, jobs: int = 0, progress: Callable[[int, int], None] | None = None, search: bool | None = None,
@@ -371,14 +329,10 @@ def _with_disk_check(out: Path, published: Published, force: bool) -> Published:
     if manifest is None or not out.is_dir():
         return published
     files, links = files_on_disk(out)
-    foreign = sorted(path for path in (files | links) - manifest.files.keys() if not _build_owned(path))
+    foreign = sorted(path for path in (files | links) - manifest.files.keys() if not build_owned(path))
     if foreign and not force:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise BuildError([Issue(str(out), 0, 0, "--out", f"holds files no kvtriage build wrote ({shown}); a build replaces the folder whole",
                                 "move them out of the site folder, or pass --force to drop them")])
     missing = {path for path in manifest.files if path not in files}
     return Published(manifest, published.damaged | missing) if missing - published.damaged else published
-
-
-def _build_owned(path: str) -> bool:
-    return path == MARKER_NAME or path.startswith("pagefind/")

@@ -20,7 +20,7 @@ from generator.render.templates import RenderedFile
 DESCRIPTION_MIN = 50
 DESCRIPTION_MAX = 160
 # Written after the in-memory build (by Pagefind), so links into it cannot be checked here.
-GENERATED_LATER = ("/pagefind/",)
+GENERATED_LATER = ("/pagefind/", "/pagefind-pairs/")
 
 
 def check_html(files: Iterable[RenderedFile], base_url: str, affiliates: Mapping[str, AffiliateRule],

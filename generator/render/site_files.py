@@ -115,7 +115,8 @@ def site_pages(dataset: Dataset, plan: Plan, base_url: str) -> tuple[Page, ...]:
         plan, base_url, url="/search/", template="search", kind="search", searchable=False, crumb="Search",
         title=f"Search {site.title}: paste an error or search every page",
         description="Paste a vLLM, llama.cpp or Ollama error to jump to its page, or search every page; all errors are listed below.",
-        view={"by_engine": by_engine, "index_url": "/" + SEARCH_INDEX_PATH},
+        view={"by_engine": by_engine, "index_url": "/" + SEARCH_INDEX_PATH,
+              "pairs_bundle": PAIRS_SEARCH_URL if any(_stubbed(p) for p in plan.pages) else None},
     )
     not_found = _site_page(
         plan, base_url, url=NOT_FOUND_URL, template="404", kind="notfound", canonical=False, searchable=False,
@@ -253,6 +254,9 @@ def headers_file(pages: Sequence[Page]) -> RenderedFile:
         "/pagefind/*",
         "  Cache-Control: public, max-age=3600",
         "",
+        PAIRS_SEARCH_URL + "*",
+        "  Cache-Control: public, max-age=3600",
+        "",
     ]
     for path in ["/", "/index.md", NOT_FOUND_URL, *(f"/{s}/*" for s in sections)]:
         lines += [path, "  Cache-Control: public, max-age=0, must-revalidate", ""]
@@ -336,6 +340,29 @@ def pagefind_executable() -> str | None:
         return str(get_executable())
     except (FileNotFoundError, OSError, RuntimeError):
         return None
+
+
+# Where the pair pages' stubs are indexed: a Pagefind bundle of their own beside /pagefind/ (the
+# folders write/guard.py SEARCH_FOLDERS lists), merged into it by the search page (search.js).
+PAIRS_SEARCH_URL = "/pagefind-pairs/"
+
+
+def search_sources(pages: Iterable[Page]) -> tuple[list[tuple[str, None]], list[tuple[str, bytes]]]:
+    """What each search bundle reads, by site path: the indexable pages whole (None: the page itself)
+    for /pagefind/, and the pair pages as their stubs for PAIRS_SEARCH_URL. An edit of a whole page
+    leaves the stubs as they were, and a pair's new title leaves the whole pages."""
+    whole: list[tuple[str, None]] = []
+    stubs: list[tuple[str, bytes]] = []
+    for page in pages:
+        if _stubbed(page):
+            stubs.append((page.output_path("html"), search_stub(page)))
+        elif page.indexable and page.view.get("pagefind", True):
+            whole.append((page.output_path("html"), None))
+    return whole, stubs
+
+
+def _stubbed(page: Page) -> bool:
+    return page.indexable and page.kind == "pair"
 
 
 def search_stub(page: Page) -> bytes:

@@ -71,10 +71,11 @@ ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "sg
 
 # Names the build writes itself, at the top of site/ or inside every folder (index.html and its
 # Markdown twin index.md): a slug may not take one, or a page and a file would claim one path.
-# See generator/render/site_files.py (publish_files) and build/pipeline.py (static/, pagefind/).
+# See generator/render/site_files.py (publish_files), build/pipeline.py (static/) and write/guard.py
+# (SEARCH_FOLDERS: pagefind/, pagefind-pairs/).
 RESERVED_SLUGS = frozenset({
     "index.html", "index.htm", "index.md", "404.html", "sitemap.xml", "robots.txt", "llms.txt", "favicon.ico",
-    "static", "search", "pagefind", "about", "gpus", "models", "oom", "engines",
+    "static", "search", "pagefind", "pagefind-pairs", "about", "gpus", "models", "oom", "engines",
 })
 # A slug that ends like a file name would be served as one by static hosts (gpus/x.html/ beside gpus/x.html).
 _FILE_SUFFIX = re.compile(r"\.(?:html?|md|xml|txt|json|js|css|svg|ico|png|gz)$")

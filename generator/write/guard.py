@@ -15,6 +15,15 @@ MARKER_TEXT = b"This folder is written by `kvtriage build`; every build replaces
 # The folders under the site root that a build reads, or that hold the project itself.
 SOURCE_FOLDERS = ("content", "data", "templates", "generator", "tests", "bench", "docs", ".git")
 STATE_FOLDER = ".kvtriage-cache"
+# The folders Pagefind writes at the top of the site (write/search_index.py): the whole pages' bundle,
+# which the search page loads, and the pair pages' stubs, merged into it in the browser. They are the
+# build's own, though the manifest does not list their files.
+SEARCH_FOLDERS = ("pagefind", "pagefind-pairs")
+
+
+def build_owned(path: str) -> bool:
+    """Whether path (in the site) is the build's own without a manifest entry: the marker, a search bundle's file."""
+    return path == MARKER_NAME or path.split("/", 1)[0] in SEARCH_FOLDERS and "/" in path
 
 
 def _refuse(out: Path, problem: str, fix: str) -> BuildError:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from generator.write.search_index import bundles_in_place
 from generator.write.state import replace_file, state_dir
 
 MANIFEST_NAME = "manifest.json"
@@ -108,6 +109,6 @@ def up_to_date(out: Path, inputs: str, search: bool, published: Published | None
     manifest = published.manifest
     if manifest is None or manifest.inputs != inputs or published.damaged:
         return None
-    if search and not (out / "pagefind").is_dir():
+    if search and not bundles_in_place(out, state_dir(out)):
         return None
     return manifest

@@ -1,4 +1,5 @@
-"""The full-text search index, made with Pagefind inside the staged tree before it is published."""
+"""The full-text search index, made with Pagefind inside the staged tree before it is published: one
+bundle per folder in guard.SEARCH_FOLDERS, each made from its own sources."""
 
 from __future__ import annotations
 
@@ -8,31 +9,74 @@ import shutil
 import stat
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from generator.errors import Issue, RenderError
+from generator.write.guard import SEARCH_FOLDERS
 from generator.write.staging import clear_path, folders_of, prune, same_file
 
 
-def index_search(site_dir: Path, executable: str, sources: Iterable[tuple[str, bytes | None]], kept: Path | None = None) -> None:
-    """Index site_dir into site_dir/pagefind. sources names what Pagefind reads, by site path: the
-    page itself (None) or a stand-in's bytes. Pagefind reads a folder of its own holding just those,
-    so it never parses pages the index leaves out: `kept` (a folder kept between builds and brought
-    in step here, at the cost of what changed), else one made beside site_dir and removed after."""
-    source = kept if kept is not None else Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
+def kept_names(folder: str) -> tuple[str, str]:
+    """A bundle's two entries in the state folder beside the site (write.state): the digest of what its
+    published index was made from (sources_digest), and the folder Pagefind reads, kept between builds."""
+    suffix = "" if folder == SEARCH_FOLDERS[0] else folder.removeprefix("pagefind")
+    return f"search-index{suffix}.sha", f"search-sources{suffix}"
+
+
+def bundles_in_place(out: Path, state: Path) -> bool:
+    """Whether out holds its search bundles: the primary one, and each other one a build recorded."""
+    return all((out / folder).is_dir() for folder in SEARCH_FOLDERS
+               if folder == SEARCH_FOLDERS[0] or (state / kept_names(folder)[0]).is_file())
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """One Pagefind bundle to make: the site folder it is published as (guard.SEARCH_FOLDERS), what it
+    reads by site path (the page itself, None, or a stand-in's bytes), and the folder Pagefind reads
+    them from, kept between builds (None: one made beside the site and removed after)."""
+
+    folder: str
+    sources: tuple[tuple[str, bytes | None], ...]
+    kept: Path | None = None
+
+
+def index_search(site_dir: Path, executable: str, bundles: Sequence[Bundle]) -> None:
+    """Index each bundle into site_dir/<its folder>, the Pagefind processes running side by side (a
+    cold build makes both; each reads only its own sources, so neither waits on the other). Pagefind
+    reads a folder of its own holding just a bundle's sources, so it never parses pages the index
+    leaves out; a kept folder is brought in step here, at the cost of what changed."""
+    made: list[Path] = []
+    failed: list[Issue] = []
+    running: list[tuple[Bundle, subprocess.Popen[str]]] = []
     try:
-        _settle_sources(source, site_dir, list(sources))
-        done = subprocess.run([executable, "--site", str(source), "--output-path", str(site_dir / "pagefind"), "--silent"],
-                              capture_output=True, text=True, check=False, env=_pagefind_env())
+        for bundle in bundles:
+            source = bundle.kept
+            if source is None:
+                source = Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
+                made.append(source)
+            _settle_sources(source, site_dir, list(bundle.sources))
+            running.append((bundle, subprocess.Popen(
+                [executable, "--site", str(source), "--output-path", str(site_dir / bundle.folder), "--silent"],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_pagefind_env())))
+        for bundle, process in running:
+            out, err = process.communicate()
+            if process.returncode != 0:
+                failed.append(Issue("site", 1, 0, "search", f"pagefind ({bundle.folder}/) exited with {process.returncode}: "
+                                                             f"{(err or out).strip()[:500]}"))
     finally:
-        if kept is None:
+        for _, process in running:
+            if process.poll() is None:  # interrupted while waiting: no Pagefind outlives the build
+                process.kill()
+                process.wait()
+        for source in made:
             shutil.rmtree(source, ignore_errors=True)
-    if done.returncode != 0:
-        raise RenderError([Issue("site", 1, 0, "search", f"pagefind exited with {done.returncode}: {(done.stderr or done.stdout).strip()[:500]}")])
+    if failed:
+        raise RenderError(failed)
 
 
-# Pagefind is the build's largest process, so its peak is the build's. Its jemalloc (whose variable
+# Pagefind's processes are the build's largest, so their peak is the build's. Its jemalloc (whose variable
 # carries the _RJEM_ prefix) keeps freed pages for seconds by default; returning them at once lowers
 # that peak by about a fifth, costs no time and leaves the index bytes as they were.
 _JEMALLOC_CONF = "dirty_decay_ms:0,muzzy_decay_ms:0"

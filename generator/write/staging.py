@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from generator.write.guard import MARKER_NAME, MARKER_TEXT
+from generator.write.guard import MARKER_NAME, MARKER_TEXT, SEARCH_FOLDERS
 
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 SPARE_NAME = "spare"  # in the state folder
@@ -87,7 +87,7 @@ class Staging:
             shutil.copy2(source, target, follow_symlinks=False)
 
     def link_tree(self, relative: str, source: Path) -> None:
-        """Link every file of the published folder source (the search index) into relative."""
+        """Link every file of the published folder source (a search bundle) into relative."""
         for folder, _, names in os.walk(source):
             for name in names:
                 path = Path(folder) / name
@@ -118,7 +118,7 @@ class Staging:
         return True
 
     def settle(self, files: Iterable[str], written: set[str], out: Path) -> None:
-        """Make the tree hold exactly `files`, besides the search index and the marker (keep_tree()
+        """Make the tree hold exactly `files`, besides the search bundles and the marker (keep_tree()
         and mark() see to those): the ones in `written` moved in from this stage, every other one
         out's file, kept when the tree has that very file and hard-linked from out when not."""
         files = set(files)
@@ -136,7 +136,7 @@ class Staging:
             self.link(path, Path(source))
 
     def keep_tree(self, relative: str, source: Path) -> None:
-        """Give the tree the published folder source (the search index): kept when the tree's is made
+        """Give the tree the published folder source (a search bundle): kept when the tree's is made
         of the very same files, else linked anew."""
         target = Path(self.path_of(relative))
         if _tree_files(target) != _tree_files(source):
@@ -181,9 +181,9 @@ def folders_of(files: Iterable[str]) -> set[str]:
     return folders
 
 
-def prune(folder: str, prefix: str, files: set[str], folders: set[str], keep: tuple[str, ...] = (MARKER_NAME, "pagefind")) -> None:
+def prune(folder: str, prefix: str, files: set[str], folders: set[str], keep: tuple[str, ...] = (MARKER_NAME, *SEARCH_FOLDERS)) -> None:
     """Remove from folder every entry besides files and the folders that hold them (and, at the top,
-    the names in keep: the marker and the search index, which mark() and keep_tree() see to)."""
+    the names in keep: the marker and the search bundles, which mark() and keep_tree() see to)."""
     with os.scandir(folder) as listing:
         entries = list(listing)
     for entry in entries:

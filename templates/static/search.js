@@ -233,7 +233,13 @@
     script.src = "/pagefind/pagefind-ui.js";
     script.onload = function () {
       if (typeof window.PagefindUI !== "function") return;
-      var ui = new window.PagefindUI({ element: "#pagefind", showSubResults: true, showImages: false });
+      // Pair pages are indexed in a bundle of their own (data-pairs), merged into this one: PagefindUI's
+      // mergeIndex takes [{bundlePath}] (pagefind_ui/default/ui-core.js at v1.5.2), and a search runs
+      // on every bundle and sorts all their results by score together (search() in
+      // pagefind_web_js/lib/coupled_search.ts at v1.5.2), github.com/Pagefind/pagefind.
+      var pairs = box.getAttribute("data-pairs");
+      var ui = new window.PagefindUI({ element: "#pagefind", showSubResults: true, showImages: false,
+        mergeIndex: pairs ? [{ bundlePath: pairs }] : [] });
       if (text) ui.triggerSearch(text.slice(0, 200));
     };
     document.body.appendChild(script);

@@ -10,6 +10,7 @@ Skipped, with the reason, where Chromium or playwright is missing.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import json
@@ -18,22 +19,40 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 
+from generator.build.incremental import build_and_write
 from generator.build.pipeline import build_site, write_site
 from generator.engine.from_log import recompute_vllm
 from generator.kv.calculator import catalog_json
 from generator.load import load_dataset
-from generator.render.site_files import search_index_file
+from generator.render.site_files import pagefind_executable, search_index_file
 from generator.triage import record_from_error, triage
 from generator.triage.report import result_data
 
-from ..conftest import FIXED_TODAY, FIXTURE_SITE
+from ..conftest import FIXED_TODAY, FIXTURE_SITE, copy_site
 from ..kv.test_calculator_parity import browser_context  # noqa: F401  (a fixture)
 from .test_corpus import PASTES, ROOT
 from .test_recompute import LOG
+
+
+@contextlib.contextmanager
+def served(site: Path) -> Iterator[str]:
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -44,20 +63,10 @@ def site_url() -> Iterator[str]:
     index = search_index_file(dataset)
     (out / "site" / index.path).write_bytes(index.content)
     (out / "site" / "static" / "kvcalc-catalog.json").write_bytes(catalog_json(dataset))
-
-    class Handler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(out / "site")))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        with served(out / "site") as url:
+            yield url
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
         shutil.rmtree(out, ignore_errors=True)
 
 
@@ -174,3 +183,43 @@ def test_a_llamacpp_log_with_its_buffers_shows_the_context_that_fits(page, site_
     page.wait_for_selector("#diagnosis:not([hidden])", timeout=20000)
     text = page.inner_text("#diagnosis")
     assert "-c 34304" in text and "128.00 MiB per 1024 tokens" in text and "From your log:" in text
+
+
+# --------------------------------------------------------------------------- full-text search, both bundles
+
+
+@pytest.fixture(scope="module")
+def indexed_url() -> Iterator[str]:
+    """The fixture site as `kvtriage build` publishes it, Pagefind's two bundles included."""
+    if pagefind_executable() is None:
+        pytest.skip("Pagefind is not installed (pip install 'pagefind[bin]')")
+    out = Path(tempfile.mkdtemp(prefix="kvtriage-indexed-"))
+    try:
+        build_and_write(copy_site(out / "root"), out / "site", search=True, today=FIXED_TODAY)
+        with served(out / "site") as url:
+            yield url
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_full_text_search_ranks_whole_pages_and_pair_pages_from_both_bundles_together(browser_context, indexed_url) -> None:  # noqa: F811
+    page = browser_context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    try:
+        # No signature matches a GPU's name: the page runs the full-text search, in /pagefind/ (the GPU's
+        # page) and /pagefind-pairs/ (its pair pages, by their title up to the verdict) at once.
+        _search(page, indexed_url, "RTX 4090")
+        page.wait_for_selector(".pagefind-ui__result-link", timeout=15000)
+        more = page.locator(".pagefind-ui__button")  # "Load more results", while there are more
+        while more.count() and more.first.is_visible():
+            more.first.click()
+            page.wait_for_timeout(300)
+        found = [urlsplit(href).path for href in page.eval_on_selector_all(".pagefind-ui__result-link", "as => as.map((a) => a.href)")]
+        assert "/gpus/rtx-4090/" in found
+        assert "/oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/" in found
+    finally:
+        page.close()
+    assert not errors, f"the page logged errors: {errors}"
+

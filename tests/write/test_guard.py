@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from generator.cli import main
-from generator.write.guard import MARKER_NAME
+from generator.write.guard import MARKER_NAME, SEARCH_FOLDERS, build_owned
 
 
 def fingerprint(folder: Path) -> str:
@@ -120,3 +120,11 @@ def test_files_on_disk_tells_files_from_links_without_following_them(tmp_path: P
     assert files == {"a/b/index.html", "top.txt", "elsewhere/hidden.html", "a/pipe"}
     assert links == {"a/linked-folder", "a/linked-file", "a/b/broken"}
     assert files_on_disk(tmp_path / "missing") == (set(), set())
+
+
+def test_the_marker_and_the_search_bundles_are_the_builds_own_without_a_manifest_entry() -> None:
+    assert build_owned(MARKER_NAME) and build_owned("pagefind/pagefind.js")
+    assert build_owned("pagefind-pairs/fragment/en_1a2b3c.pf_fragment")
+    assert SEARCH_FOLDERS == ("pagefind", "pagefind-pairs")  # the primary bundle first: the search page loads it
+    for foreign in ("pagefind", "pagefind-pairs", "pagefind-old/pagefind.js", "gpus/pagefind/x.js", "holiday.jpg"):
+        assert not build_owned(foreign), foreign

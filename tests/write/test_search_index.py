@@ -1,0 +1,79 @@
+"""write/search_index.py with a stand-in for Pagefind: the bundles are made side by side, each from
+its own sources, and one that fails fails the build, naming its folder."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from generator.errors import RenderError
+from generator.write.search_index import Bundle, index_search, kept_names
+
+# Stands in for Pagefind: notes its start, waits (up to 20 s) until every other bundle's process has
+# started too, then writes the bundle (one file per page it read) or fails where FAIL names its folder.
+FAKE = """#!/bin/sh
+site="$2"; output="$4"; name=$(basename "$output")
+touch "$LOG/started-$name"
+for i in $(seq 200); do
+  [ "$(ls "$LOG" | grep -c '^started-')" -ge "$EXPECT" ] && break
+  sleep 0.1
+done
+[ "$(ls "$LOG" | grep -c '^started-')" -ge "$EXPECT" ] || { echo "ran alone" >&2; exit 2; }
+[ "$name" = "$FAIL" ] && { echo "no index for $name" >&2; exit 3; }
+mkdir -p "$output" && find "$site" -name '*.html' | sort > "$output/read.txt"
+"""
+
+
+@pytest.fixture
+def pagefind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    script = tmp_path / "pagefind"
+    script.write_text(FAKE)
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    (tmp_path / "log").mkdir()
+    monkeypatch.setenv("LOG", str(tmp_path / "log"))
+    monkeypatch.setenv("EXPECT", "2")
+    monkeypatch.setenv("FAIL", "")
+    return script
+
+
+def _site(tmp_path: Path) -> Path:
+    site = tmp_path / "stage" / "tree"
+    for path in ("gpus/a/index.html", "oom/e/a/m/index.html", "oom/e/b/m/index.html"):
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(f"<html><body><main data-pagefind-body>{path}</main></body></html>")
+    return site
+
+
+def _bundles(tmp_path: Path) -> list[Bundle]:
+    stub = b"<html><body><main data-pagefind-body><h1>stub</h1></main></body></html>"
+    return [Bundle("pagefind", (("gpus/a/index.html", None),), tmp_path / "state" / kept_names("pagefind")[1]),
+            Bundle("pagefind-pairs", (("oom/e/a/m/index.html", stub), ("oom/e/b/m/index.html", stub)), None)]
+
+
+def test_the_bundles_are_made_side_by_side_each_from_its_own_sources(tmp_path: Path, pagefind: Path) -> None:
+    site = _site(tmp_path)
+    index_search(site, str(pagefind), _bundles(tmp_path))
+    whole = (site / "pagefind/read.txt").read_text().split()
+    pairs = (site / "pagefind-pairs/read.txt").read_text().split()
+    assert [Path(p).relative_to(tmp_path / "state/search-sources").as_posix() for p in whole] == ["gpus/a/index.html"]
+    assert len(pairs) == 2 and all(p.endswith("/m/index.html") for p in pairs)
+    assert sorted(p.name for p in (tmp_path / "log").iterdir()) == ["started-pagefind", "started-pagefind-pairs"]
+    # the kept folder stays for the next build; a bundle without one reads a folder removed after
+    assert (tmp_path / "state/search-sources/gpus/a/index.html").is_file()
+    assert not list((tmp_path / "stage").glob("stage-index-*"))
+
+
+def test_a_bundle_that_fails_fails_the_build_by_its_folder(tmp_path: Path, pagefind: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAIL", "pagefind-pairs")
+    site = _site(tmp_path)
+    with pytest.raises(RenderError) as failed:
+        index_search(site, str(pagefind), _bundles(tmp_path))
+    assert [issue.message for issue in failed.value.issues] == ["pagefind (pagefind-pairs/) exited with 3: no index for pagefind-pairs"]
+    assert not list((tmp_path / "stage").glob("stage-index-*"))
+
+
+def test_the_state_names_of_each_bundle() -> None:
+    assert kept_names("pagefind") == ("search-index.sha", "search-sources")
+    assert kept_names("pagefind-pairs") == ("search-index-pairs.sha", "search-sources-pairs")
