@@ -284,12 +284,13 @@ def graph_estimate_subtracted(inputs: VllmInputs, version: tuple[int, int, int],
     the V2 model runner of 0.22-0.28, which estimates 0."""
     if not subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs):
         return False
-    hf = inputs.hf_config
-    return not v2_runner_skips_estimate(version, str(hf.get("model_type") or ""), facts.moe[0] > 0,
-                                        facts.geometry.has_state, isinstance(hf.get("quantization_config"), Mapping))
+    return not v2_runner_skips_estimate(version, *facts_for(inputs, facts).v2_runner_traits)
 
 
-def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
+def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int,
+                 assumptions: BudgetAssumptions) -> tuple[int, int, int, int]:
+    """(weights, non-torch, activation peak, CUDA graphs) of one stage: the Breakdown but the requested
+    bytes, which alone depend on the utilization."""
     geometry, shape, version = resolved.geometry, facts.weight_shape, resolved.version
     tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
     first, last = stage == 0, stage == pp - 1
@@ -318,13 +319,7 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
         if cudagraph is None:
             sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
             cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
-    return Breakdown(
-        requested_bytes=requested_bytes(inputs.gpu_total_bytes, resolved.utilization),
-        weights_bytes=weights,
-        non_torch_bytes=non_torch,
-        activation_peak_bytes=activation,
-        cudagraph_bytes=cudagraph,
-    )
+    return weights, non_torch, activation, cudagraph
 
 
 def cudagraph_info_line(gpu_memory_utilization: float, cudagraph_bytes: int, gpu_total_bytes: int) -> str:
@@ -381,9 +376,11 @@ def _stage_kv_bytes_per_token(geometry: Geometry, stages: list[StagePlan], stage
     return sum(kind_bytes[kind] for kind in kinds if kind in kind_bytes)
 
 
-def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
-                 assumptions: BudgetAssumptions) -> list[StagePlan]:
-    stages: list[StagePlan] = []
+def _stage_shapes(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
+                  assumptions: BudgetAssumptions) -> tuple[tuple[int, int, int | None, tuple[int, int, int, int] | None], ...]:
+    """Each stage's (layers, bytes per block, fixed KV bytes or None, costs or None): what its plan
+    needs besides the utilization. The costs are _stage_costs' when the budget model sizes the cache."""
+    shapes = []
     start = 0
     for stage, layers in enumerate(pp_layer_split(resolved.geometry.num_layers, inputs.pipeline_parallel_size)):
         # A group's layers are ascending (kv_cache_groups and the V0 group list them in order), so
@@ -391,13 +388,23 @@ def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, gr
         end = start + layers
         bytes_per_block = max(bisect_left(g.layers, end) - bisect_left(g.layers, start) for g in groups) * page
         start += layers
-        breakdown = None
         if inputs.available_kv_cache_bytes is not None:
-            available = inputs.available_kv_cache_bytes
+            shapes.append((layers, bytes_per_block, inputs.available_kv_cache_bytes, None))
         elif inputs.kv_cache_memory_bytes is not None:
-            available = inputs.kv_cache_memory_bytes
+            shapes.append((layers, bytes_per_block, inputs.kv_cache_memory_bytes, None))
         else:
-            breakdown = _stage_budget(inputs, resolved, facts, stage, layers, assumptions)
+            shapes.append((layers, bytes_per_block, None, _stage_costs(inputs, resolved, facts, stage, layers, assumptions)))
+    return tuple(shapes)
+
+
+def _stage_plans(inputs: VllmInputs, utilization: float, shapes: tuple) -> list[StagePlan]:
+    stages: list[StagePlan] = []
+    for stage, (layers, bytes_per_block, fixed, costs) in enumerate(shapes):
+        breakdown = None
+        if costs is None:
+            available = fixed
+        else:
+            breakdown = Breakdown(requested_bytes(inputs.gpu_total_bytes, utilization), *costs)
             available = breakdown.available_bytes
         num_blocks = max(available, 0) // bytes_per_block
         stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
@@ -429,10 +436,18 @@ def _start_error(version: tuple[int, int, int], stages: list[StagePlan], checks:
     return None, None
 
 
-def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
+class _Prefix:
+    """What a sizing works out before the utilization comes in: the settings resolved (their
+    utilization aside), the groups, pages and each stage's costs. Sizings that differ only in the
+    utilization (the grid's rows, the utilization levers) share one."""
+
+    __slots__ = ("resolved", "per_layer", "groups", "in_flight", "shapes", "stage_shapes")
+
+
+def _size_prefix(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Prefix:
     resolved = resolve_inputs(inputs, facts)
-    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
-    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
+    geometry, version = resolved.geometry, resolved.version
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
     groups = _sizing_groups(inputs, geometry, version, facts)
     if pp > 1 and geometry.model_type in GEMMA4_TYPES and NO_CACHE in geometry.layer_kinds:
@@ -441,16 +456,28 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     if geometry.has_global_shape:
         # Two page sizes (Gemma 4): the smaller page's layers hold more tokens per block, so every page is the largest.
         groups, per_layer = unify_page_sizes(groups, _kind_bytes(geometry, inputs.kv_cache_dtype, tp))
-    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
-    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
+    page = resolved.block_size * per_layer  # for a hybrid, the block size is already the aligned block: the state page is padded to this
+    prefix = _Prefix()
+    prefix.resolved, prefix.per_layer, prefix.groups = resolved, per_layer, groups
+    prefix.in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
     _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+    prefix.stage_shapes = _stage_shapes(inputs, resolved, facts, groups, page, assumptions)
+    prefix.shapes = group_shapes(groups)
+    return prefix
 
-    stages = _stage_plans(inputs, resolved, facts, groups, page, assumptions)
+
+def _size(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> _Sizing:
+    """The sizing of inputs, from their prefix and their (valid) utilization."""
+    base = prefix.resolved
+    resolved = _Resolved(base.geometry, base.derived, base.version, utilization, base.block_size, base.max_num_seqs,
+                         base.max_num_batched_tokens)
+    derived, version, bs = resolved.derived, resolved.version, resolved.block_size
+    groups, in_flight, shapes = prefix.groups, prefix.in_flight, prefix.shapes
+    stages = _stage_plans(inputs, utilization, prefix.stage_shapes)
 
     null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
     checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
     upper = derived.default_max_model_len if inputs.max_model_len in (None, -1) else max(inputs.max_model_len, derived.default_max_model_len)
-    shapes = group_shapes(groups)
     estimates = [fitting_len(c, s.bytes_per_block, shapes, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
     largest_fit = min(estimates)
 
@@ -473,7 +500,7 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
 
     num_blocks = stages[binding].num_blocks if error else min(s.num_blocks for s in stages)
     sizing = _Sizing()
-    sizing.resolved, sizing.per_layer, sizing.groups, sizing.in_flight = resolved, per_layer, groups, in_flight
+    sizing.resolved, sizing.per_layer, sizing.groups, sizing.in_flight = resolved, prefix.per_layer, groups, in_flight
     sizing.stages, sizing.checks, sizing.estimates, sizing.largest_fit = stages, checks, estimates, largest_fit
     sizing.full_len, sizing.max_len, sizing.per_request = full_len, max_len, per_request
     sizing.binding, sizing.needed, sizing.error, sizing.num_blocks = binding, needed, error, num_blocks
@@ -503,22 +530,45 @@ def _memo_key(inputs: VllmInputs, assumptions: BudgetAssumptions) -> tuple:
 _FIELD_NAMES = tuple(VllmInputs.__dataclass_fields__)
 assert _FIELD_NAMES[0] == "hf_config"
 _UTILIZATION_FIELD = _FIELD_NAMES.index("gpu_memory_utilization")
+_MAX_LEN_FIELD = _FIELD_NAMES.index("max_model_len")
 
 
 def size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> _Sizing:
-    """_size(inputs, assumptions, facts), taken from memo when these inputs were sized before. Only
-    sizings are kept: inputs vLLM rejects raise each time. A sizing is read, never changed, by its callers."""
+    """The sizing of inputs, taken from memo when these inputs were sized before, and built on the
+    prefix of inputs that differed only in the utilization when those were. Only sizings and
+    prefixes are kept: inputs vLLM rejects raise each time. Both are read, never changed, by their callers."""
     if memo is None:
-        return _size(inputs, assumptions, facts)
+        prefix = _size_prefix(inputs, assumptions, facts)
+        return _size(inputs, prefix, prefix.resolved.utilization)
     key = _memo_key(inputs, assumptions)
     found = memo.get(key)
     if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
         return found[2]
-    sizing = _size(inputs, assumptions, facts)
+    values = list(key[1])
+    utilization = values[_UTILIZATION_FIELD]  # vLLM's default written out
+    values[_UTILIZATION_FIELD] = None
+    if values[_MAX_LEN_FIELD] is None:
+        values[_MAX_LEN_FIELD] = -1  # both size the batch for the default length; only _size reads which it was
+    prefix_key = ("prefix", key[0], tuple(values), tuple(map(type, values)))
+    found = memo.get(prefix_key)
+    if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
+        prefix = found[2]
+        if isinstance(utilization, bool) or not isinstance(utilization, (int, float)) or not 0 < utilization <= 1:
+            resolve_inputs(inputs, facts)  # raises vLLM's error for it, as the prefix's other settings passed
+        utilization = float(utilization)
+    else:
+        prefix = _size_prefix(inputs, assumptions, facts)
+        utilization = prefix.resolved.utilization
+        _remember(memo, prefix_key, (inputs.hf_config, assumptions, prefix))
+    sizing = _size(inputs, prefix, utilization)
+    _remember(memo, key, (inputs.hf_config, assumptions, sizing))
+    return sizing
+
+
+def _remember(memo: SizeMemo, key: tuple, entry: tuple) -> None:
     if len(memo) >= _SIZE_MEMO_MAX:
         memo.clear()
-    memo[key] = (inputs.hf_config, assumptions, sizing)
-    return sizing
+    memo[key] = entry
 
 
 def _kv_layers_on_stage(geometry: Geometry, stages: list[StagePlan], stage: int) -> int:
