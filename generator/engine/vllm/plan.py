@@ -441,7 +441,7 @@ class _Prefix:
     utilization aside), the groups, pages and each stage's costs. Sizings that differ only in the
     utilization (the grid's rows, the utilization levers) share one."""
 
-    __slots__ = ("resolved", "per_layer", "groups", "in_flight", "shapes", "stage_shapes")
+    __slots__ = ("resolved", "per_layer", "groups", "in_flight", "shapes", "stage_shapes", "full_only")
 
 
 def _size_prefix(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Prefix:
@@ -463,6 +463,7 @@ def _size_prefix(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: Conf
     _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
     prefix.stage_shapes = _stage_shapes(inputs, resolved, facts, groups, page, assumptions)
     prefix.shapes = group_shapes(groups)
+    prefix.full_only = all(g.kind == FULL for g in groups)
     return prefix
 
 
@@ -544,6 +545,14 @@ def size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigF
     found = memo.get(key)
     if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
         return found[2]
+    sizing = _size(inputs, *_prefix_memo(inputs, assumptions, facts, memo, key))
+    _remember(memo, key, (inputs.hf_config, assumptions, sizing))
+    return sizing
+
+
+def _prefix_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo,
+                 key: tuple) -> tuple[_Prefix, float]:
+    """(the prefix of inputs, their utilization) with the prefix from memo when one was kept; key is _memo_key's."""
     values = list(key[1])
     utilization = values[_UTILIZATION_FIELD]  # vLLM's default written out
     values[_UTILIZATION_FIELD] = None
@@ -552,17 +561,12 @@ def size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigF
     prefix_key = ("prefix", key[0], tuple(values), tuple(map(type, values)))
     found = memo.get(prefix_key)
     if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
-        prefix = found[2]
         if isinstance(utilization, bool) or not isinstance(utilization, (int, float)) or not 0 < utilization <= 1:
             resolve_inputs(inputs, facts)  # raises vLLM's error for it, as the prefix's other settings passed
-        utilization = float(utilization)
-    else:
-        prefix = _size_prefix(inputs, assumptions, facts)
-        utilization = prefix.resolved.utilization
-        _remember(memo, prefix_key, (inputs.hf_config, assumptions, prefix))
-    sizing = _size(inputs, prefix, utilization)
-    _remember(memo, key, (inputs.hf_config, assumptions, sizing))
-    return sizing
+        return found[2], float(utilization)
+    prefix = _size_prefix(inputs, assumptions, facts)
+    _remember(memo, prefix_key, (inputs.hf_config, assumptions, prefix))
+    return prefix, prefix.resolved.utilization
 
 
 def _remember(memo: SizeMemo, key: tuple, entry: tuple) -> None:
@@ -651,5 +655,54 @@ def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = A
     """plan_vllm(inputs).estimated_max_model_len when that plan starts, else 0; with max_model_len -1,
     the context auto-fit starts with. The same arithmetic without the log lines and result record,
     which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
-    sizing = size_memo(inputs, assumptions, facts_for(inputs, facts), memo)
+    facts = facts_for(inputs, facts)
+    if inputs.max_model_len == -1:
+        if memo is None:
+            prefix = _size_prefix(inputs, assumptions, facts)
+            fit = _auto_fit(inputs, prefix, prefix.resolved.utilization)
+        else:
+            key = _memo_key(inputs, assumptions)
+            found = memo.get(key)
+            fit = None
+            if found is None or found[0] is not inputs.hf_config or found[1] is not assumptions:
+                fit = _auto_fit(inputs, *_prefix_memo(inputs, assumptions, facts, memo, key))
+        if fit is not None:
+            return fit
+    sizing = size_memo(inputs, assumptions, facts, memo)
     return sizing.largest_fit if sizing.error is None else 0
+
+
+def _auto_fit(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> int | None:
+    """What _size(inputs, prefix, utilization) gives fitting_max_model_len for auto-fit inputs
+    (max_model_len -1), from the stages' checks alone; None where that shortcut does not hold.
+
+    Auto-fit checks the length it found, which is at most every stage's estimate. On the V1 engine a
+    stage fails the start only when its check is not positive (then its estimate, and so the length,
+    is 0: auto-fit's own error) or when a request of that length needs more than the check; blocks
+    per request never fall as the length grows (positive block sizes), so a length at most a stage's
+    estimate fits that stage whenever its blocks have a positive size. So the plan starts exactly
+    when the length is positive. V0's start check counts blocks instead, and a block of no bytes
+    fails to divide; those go through _size."""
+    resolved = prefix.resolved
+    version, bs = resolved.version, resolved.block_size
+    if uses_v0_engine(version) or bs <= 0 or any(g.scale <= 0 for g in prefix.groups):
+        return None
+    null_block = reserves_null_block_in_check(version)
+    upper = resolved.derived.default_max_model_len
+    largest_fit = None
+    for _layers, bytes_per_block, fixed, costs in prefix.stage_shapes:
+        if bytes_per_block <= 0:
+            return None
+        if costs is None:
+            available = fixed
+        else:
+            available = Breakdown(requested_bytes(inputs.gpu_total_bytes, utilization), *costs).available_bytes
+        check = available - (bytes_per_block if null_block else 0)
+        estimate = fitting_len(check, bytes_per_block, prefix.shapes, upper, bs, prefix.in_flight) if check > 0 else 0
+        largest_fit = estimate if largest_fit is None else min(largest_fit, estimate)
+    assert largest_fit is not None  # a plan has at least one stage
+    if largest_fit <= 0:
+        return 0
+    if not prefix.full_only and blocks_per_request(prefix.groups, largest_fit, bs, prefix.in_flight) == 0:
+        return None  # _size divides by the blocks a request holds (none here: odd windows), and raises
+    return largest_fit
