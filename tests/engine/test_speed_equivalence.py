@@ -456,9 +456,11 @@ def _outcome(call, *args, **kwargs):
         return type(exc), str(exc)
 
 
-def _planned_fit(inputs: vllm.VllmInputs) -> int:
+def _planned_fit(inputs: vllm.VllmInputs) -> tuple[int, int, int]:
     auto = vllm.plan_vllm(inputs)
-    return auto.estimated_max_model_len if auto.error is None else 0
+    if auto.error is None:
+        assert auto.max_model_len == auto.estimated_max_model_len > 0  # what a lever's fits_requested reads
+    return auto.estimated_max_model_len if auto.error is None else 0, auto.num_blocks, auto.available_kv_cache_bytes
 
 
 def test_auto_fit_shortcut_equals_the_plan(catalog) -> None:
@@ -470,9 +472,12 @@ def test_auto_fit_shortcut_equals_the_plan(catalog) -> None:
             cell = replace(inputs, gpu_memory_utilization=util, max_model_len=-1)
 
             expected = _outcome(_planned_fit, cell)
-            assert _outcome(vllm.fitting_max_model_len, cell, facts=facts) == expected, cell
-            assert _outcome(vllm.fitting_max_model_len, cell, facts=facts, memo=memo) == expected, cell
-            checked["refused" if isinstance(expected, tuple) else "fits" if expected else "zero"] += 1
+            for kept in (None, memo, memo):  # the second time from the memo
+                assert _outcome(vllm.auto_fit, cell, vllm.ASSUMPTIONS, facts, kept) == expected, cell
+            length = expected[0] if isinstance(expected[0], int) else expected
+            assert _outcome(vllm.fitting_max_model_len, cell, facts=facts) == length, cell
+            assert _outcome(vllm.fitting_max_model_len, cell, facts=facts, memo=memo) == length, cell
+            checked["refused" if not isinstance(expected[0], int) else "fits" if expected[0] else "zero"] += 1
     assert min(checked.values()) > 20, checked
 
 

@@ -657,32 +657,46 @@ def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = A
     which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
     facts = facts_for(inputs, facts)
     if inputs.max_model_len == -1:
-        if memo is None:
-            prefix = _size_prefix(inputs, assumptions, facts)
-            fit = _auto_fit(inputs, prefix, prefix.resolved.utilization)
-        else:
-            key = _memo_key(inputs, assumptions)
-            found = memo.get(key)
-            fit = None
-            if found is None or found[0] is not inputs.hf_config or found[1] is not assumptions:
-                fit = _auto_fit(inputs, *_prefix_memo(inputs, assumptions, facts, memo, key))
-        if fit is not None:
-            return fit
+        return auto_fit(inputs, assumptions, facts, memo)[0]
     sizing = size_memo(inputs, assumptions, facts, memo)
     return sizing.largest_fit if sizing.error is None else 0
 
 
-def _auto_fit(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> int | None:
-    """What _size(inputs, prefix, utilization) gives fitting_max_model_len for auto-fit inputs
-    (max_model_len -1), from the stages' checks alone; None where that shortcut does not hold.
+def auto_fit(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> tuple[int, int, int]:
+    """For auto-fit inputs (max_model_len -1): (the length the plan starts with, 0 when it does not
+    start; its number of blocks; the binding stage's available KV bytes), as plan_vllm(inputs) reports
+    them; memo as plan_vllm's. What a lever or a grid cell reads, mostly without a whole sizing (_auto_fit)."""
+    if memo is None:
+        prefix = _size_prefix(inputs, assumptions, facts)
+        fit = _auto_fit(inputs, prefix, prefix.resolved.utilization)
+    else:
+        key = _memo_key(inputs, assumptions)
+        found = memo.get(("auto", key))
+        if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
+            return found[2]
+        fit = _auto_fit(inputs, *_prefix_memo(inputs, assumptions, facts, memo, key))
+    if fit is None:
+        sizing = size_memo(inputs, assumptions, facts, memo)
+        fit = (sizing.largest_fit if sizing.error is None else 0, sizing.num_blocks,
+               sizing.stages[sizing.binding].available_kv_cache_bytes)
+    if memo is not None:
+        _remember(memo, ("auto", key), (inputs.hf_config, assumptions, fit))
+    return fit
+
+
+def _auto_fit(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> tuple[int, int, int] | None:
+    """auto_fit's numbers from _size(inputs, prefix, utilization)'s stages alone, for auto-fit inputs;
+    None where that shortcut does not hold.
 
     Auto-fit checks the length it found, which is at most every stage's estimate. On the V1 engine a
     stage fails the start only when its check is not positive (then its estimate, and so the length,
-    is 0: auto-fit's own error) or when a request of that length needs more than the check; blocks
-    per request never fall as the length grows (positive block sizes), so a length at most a stage's
-    estimate fits that stage whenever its blocks have a positive size. So the plan starts exactly
-    when the length is positive. V0's start check counts blocks instead, and a block of no bytes
-    fails to divide; those go through _size."""
+    is 0: auto-fit's own error, raised before the start check) or when a request of that length needs
+    more than the check; blocks per request never fall as the length grows (positive block sizes), so
+    a length at most a stage's estimate fits that stage when its blocks have a positive size. So the
+    plan starts exactly when the length is positive, and either way its binding stage is the one with
+    the fewest blocks (then the larger blocks, then the first). V0's start check counts blocks
+    instead, and a block of no bytes fails to divide; those go through _size, as do requests of no
+    blocks (odd windows), over which _size divides."""
     resolved = prefix.resolved
     version, bs = resolved.version, resolved.block_size
     if uses_v0_engine(version) or bs <= 0 or any(g.scale <= 0 for g in prefix.groups):
@@ -690,7 +704,8 @@ def _auto_fit(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> int | 
     null_block = reserves_null_block_in_check(version)
     upper = resolved.derived.default_max_model_len
     largest_fit = None
-    for _layers, bytes_per_block, fixed, costs in prefix.stage_shapes:
+    binding = None
+    for i, (_layers, bytes_per_block, fixed, costs) in enumerate(prefix.stage_shapes):
         if bytes_per_block <= 0:
             return None
         if costs is None:
@@ -700,9 +715,10 @@ def _auto_fit(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> int | 
         check = available - (bytes_per_block if null_block else 0)
         estimate = fitting_len(check, bytes_per_block, prefix.shapes, upper, bs, prefix.in_flight) if check > 0 else 0
         largest_fit = estimate if largest_fit is None else min(largest_fit, estimate)
-    assert largest_fit is not None  # a plan has at least one stage
-    if largest_fit <= 0:
-        return 0
-    if not prefix.full_only and blocks_per_request(prefix.groups, largest_fit, bs, prefix.in_flight) == 0:
-        return None  # _size divides by the blocks a request holds (none here: odd windows), and raises
-    return largest_fit
+        stage = (max(available, 0) // bytes_per_block, -bytes_per_block, i, available)
+        binding = stage if binding is None or stage[:3] < binding[:3] else binding
+    assert largest_fit is not None and binding is not None  # a plan has at least one stage
+    length = largest_fit if largest_fit > 0 else upper  # the length _size checks
+    if (largest_fit <= 0 or not prefix.full_only) and blocks_per_request(prefix.groups, length, bs, prefix.in_flight) == 0:
+        return None
+    return max(largest_fit, 0), binding[0], binding[3]
