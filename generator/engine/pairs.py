@@ -10,7 +10,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Sequence
+from operator import attrgetter
+from typing import Any, Callable, Sequence
 
 from generator.engine import llamacpp as llama
 from generator.engine import ollama, sglang, vllm
@@ -740,17 +741,56 @@ def shared(value: object, pool: dict) -> object:
     if kind is str or kind is int or kind is float:
         return pool.setdefault((kind, value), value)
     if kind is tuple:
-        parts = tuple(shared(part, pool) for part in value)  # type: ignore[union-attr]
+        parts = _shared_parts(value, pool)  # type: ignore[arg-type]
+        if all(part is original for part, original in zip(parts, value)):  # type: ignore[call-overload]
+            parts = value  # type: ignore[assignment]  # already made of pool objects: the tuple itself can be the pool's
         return pool.setdefault((tuple, tuple(map(id, parts))), parts)
-    fields = getattr(kind, "__dataclass_fields__", None)
-    if fields is None or not kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+    fields = _frozen_fields(kind)
+    if fields is None:
         return value
-    parts = {name: shared(getattr(value, name), pool) for name in fields}
-    key = (kind, tuple(map(id, parts.values())))
+    names, getter = fields
+    values = getter(value)
+    parts = _shared_parts(values, pool)
+    key = (kind, tuple(map(id, parts)))
     found = pool.get(key)
     if found is None:
-        same = all(getattr(value, name) is part for name, part in parts.items())
-        found = pool[key] = value if same else kind(**parts)
+        same = all(part is original for part, original in zip(parts, values))
+        found = pool[key] = value if same else kind(**dict(zip(names, parts)))
+    return found
+
+
+def _shared_parts(values: tuple, pool: dict) -> tuple:
+    """shared() of each value; strings and numbers are looked up here rather than in a call of their own."""
+    parts = []
+    for part in values:
+        kind = type(part)
+        if kind is str or kind is int or kind is float:
+            parts.append(pool.setdefault((kind, part), part))
+        elif kind is tuple or _frozen_fields(kind) is not None:
+            parts.append(shared(part, pool))
+        else:
+            parts.append(part)  # what shared() returns unchanged: None, bools, mutable values
+    return tuple(parts)
+
+
+# For each type that is a frozen dataclass, its field names and a getter of their values as a tuple;
+# None for other types: what shared() asks of every part.
+_FROZEN_FIELDS: dict[type, tuple[tuple[str, ...], Callable[[Any], tuple]] | None] = {}
+
+
+def _frozen_fields(kind: type) -> tuple[tuple[str, ...], Callable[[Any], tuple]] | None:
+    try:
+        return _FROZEN_FIELDS[kind]
+    except KeyError:
+        pass
+    fields = getattr(kind, "__dataclass_fields__", None)
+    found = None
+    if fields is not None and kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        names = tuple(fields)
+        getter = attrgetter(*names) if len(names) > 1 else (lambda value: tuple(getattr(value, name) for name in names))
+        found = names, getter
+    if len(_FROZEN_FIELDS) < 1024:  # types are few; a stream of made-up classes does not grow it
+        _FROZEN_FIELDS[kind] = found
     return found
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Mapping
 
 from generator.engine.geometry import (
@@ -455,6 +456,8 @@ def _tier(gpu_mem_mib: float, tp: int) -> tuple[int, int]:
     return 16384, 512
 
 
+# A catalog asks both of these for a few memory sizes, once per pair and option; the answers depend on the arguments alone.
+@lru_cache(maxsize=256, typed=True)
 def prefill_graph_sizes(max_bs: int) -> tuple[int, ...]:
     """arg_groups/cuda_graph_hook.py generate_prefill_cuda_graph_batch_sizes."""
     sizes = (
@@ -468,6 +471,7 @@ def prefill_graph_sizes(max_bs: int) -> tuple[int, ...]:
     return tuple(s for s in sizes if s <= max_bs)
 
 
+@lru_cache(maxsize=1024, typed=True)
 def default_mem_fraction_static(
     gpu_mem_mib: float,
     *,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from generator.units import GIB
 
@@ -87,6 +88,10 @@ NATIVE_RUNS_TRITON_SOURCES = (
 )
 
 
+# The release rules below are read by every plan (a catalog plans ~100k times over a few GPU names and
+# releases); each answer depends only on its arguments (the tables are constants), so a bounded memo
+# keyed by value and type answers the repeats.
+@lru_cache(maxsize=1024, typed=True)
 def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, v0: bool = False) -> int:
     if v0 or version < (0, 8, 0):
         return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
@@ -109,6 +114,7 @@ V0_FALLBACK_SOURCES = (
 _PRE_AMPERE = re.compile(r"\b(t4|v100s?|p100|p40|p4|titan rtx|quadro rtx \d{4}|rtx 20[5-8]0( ti| super)?|gtx \d{3,4}( ti)?)\b")
 
 
+@lru_cache(maxsize=1024, typed=True)
 def is_pre_ampere_gpu(gpu_name: str) -> bool:
     return bool(_PRE_AMPERE.search(gpu_name.lower()))
 
@@ -118,6 +124,7 @@ def v0_on_pre_ampere(version: tuple[int, int, int]) -> bool:
     return (0, 8, 0) <= version < (0, 10, 2)
 
 
+@lru_cache(maxsize=1024, typed=True)
 def runs_v0_engine(version: tuple[int, int, int], gpu_name: str = "") -> bool:
     """Whether `vllm serve` starts the V0 engine: every release before 0.8, and 0.8.0-0.10.1 on a GPU
     below compute capability 8.0."""
@@ -188,6 +195,7 @@ def batch_tiers(version: tuple[int, int, int]) -> tuple[Tier, ...]:
     return ()
 
 
+@lru_cache(maxsize=1024, typed=True)
 def batch_defaults_for(version: tuple[int, int, int], gpu_total_bytes: int, gpu_name: str = "",
                        max_model_len: int = 2048) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) `vllm serve` picks on this GPU in that release."""
@@ -248,11 +256,13 @@ CUDAGRAPH_ESTIMATE: tuple[CudagraphRow, ...] = (
 _ROCM_NAMES = ("mi2", "mi3", "mi4", "radeon", "instinct", "amd")
 
 
+@lru_cache(maxsize=1024, typed=True)
 def is_rocm_gpu(gpu_name: str) -> bool:
     name = gpu_name.lower()
     return any(key in name for key in _ROCM_NAMES)
 
 
+@lru_cache(maxsize=1024, typed=True)
 def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eager: bool, gpu_name: str = "",
                                      estimate_env: bool | None = None) -> bool:
     """Whether the profiled CUDA-graph estimate leaves the KV budget. `estimate_env` is
@@ -311,6 +321,7 @@ def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
     return None
 
 
+@lru_cache(maxsize=1024, typed=True)
 def v2_runner_skips_estimate(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool,
                              quantized: bool) -> bool:
     """True when the release runs this model on the V2 model runner, whose estimate is 0 up to 0.28."""
@@ -338,6 +349,7 @@ _BLACKWELL_NAMES = ("b100", "b200", "b300", "gb200", "gb300")
 _HOPPER_NAMES = ("h100", "h200", "h800", "h20", "gh200")
 
 
+@lru_cache(maxsize=1024, typed=True)
 def default_mla_block_size(version: tuple[int, int, int], gpu_name: str = "") -> int | None:
     """The block size vLLM forces for an MLA model on CUDA when --block-size is not given; None = the default."""
     name = gpu_name.lower()

@@ -424,3 +424,69 @@ def test_sglang_plan_with_the_variant_geometry_equals_its_own(catalog) -> None:
         except (sglang.SglangInputError, GeometryError):
             continue
         assert sglang.plan(config, gpu_total_bytes=80 * GIB, weights_gb=10.0, mem_fraction_static=0.85, geometry=geometry) == own
+
+
+# --------------------------------------------------------------------------- vLLM: the prefix before the utilization, and auto-fit
+
+
+def _varied_inputs(catalog):
+    """Catalog configs under settings the catalog's pairs never use: old releases (V0, the pre-Ampere fallback),
+    pipeline parallelism, a fixed KV budget, GPUs of every kind the release tables tell apart."""
+    rng = random.Random(20261207)
+    gpus = [("NVIDIA H100 80GB HBM3", 80 * GIB), ("Tesla T4", 15 * GIB), ("AMD Instinct MI300X", 192 * GIB),
+            ("NVIDIA GeForce RTX 4090", 24 * GIB), ("NVIDIA B200", 180 * GIB), ("NVIDIA Jetson AGX Thor", 128 * GIB)]
+    configs = [pairs.variant_config(m, v) for m in catalog.models.values() for v in m.variants if "vllm" in v.engines]
+    for config in configs[::3]:
+        for _ in range(3):
+            name, total = rng.choice(gpus)
+            yield vllm.VllmInputs(
+                hf_config=config, gpu_total_bytes=total, gpu_name=name, gpu_count=4,
+                tensor_parallel_size=rng.choice([1, 1, 2]), pipeline_parallel_size=rng.choice([1, 1, 2]),
+                kv_cache_dtype=rng.choice(["auto", "fp8"]), vllm_version=rng.choice(["0.6.6", "0.9.2", "0.11.0", "0.20.0", "0.33.0"]),
+                weights_bytes=rng.choice([None, rng.randint(1, 200) * GIB // 2]),
+                kv_cache_memory_bytes=rng.choice([None, None, None, rng.randint(-2, 40) * GIB // 4]),
+                enforce_eager=rng.choice([False, True]), max_num_seqs=rng.choice([None, 64]),
+            )
+
+
+def _outcome(call, *args, **kwargs):
+    try:
+        return call(*args, **kwargs)
+    except (vllm.VllmInputError, ZeroDivisionError, ValueError) as exc:
+        return type(exc), str(exc)
+
+
+def _planned_fit(inputs: vllm.VllmInputs) -> tuple[int, int, int]:
+    auto = vllm.plan_vllm(inputs)
+    if auto.error is None:
+        assert auto.max_model_len == auto.estimated_max_model_len > 0  # what a lever's fits_requested reads
+    return auto.estimated_max_model_len if auto.error is None else 0, auto.num_blocks, auto.available_kv_cache_bytes
+
+
+def test_auto_fit_shortcut_equals_the_plan(catalog) -> None:
+    checked = {"fits": 0, "zero": 0, "refused": 0}
+    for inputs in _varied_inputs(catalog):
+        facts = vllm.ConfigFacts(inputs.hf_config)
+        memo: vllm.SizeMemo = {}
+        for util in (None, 0.5, 0.85, 0.92, 0.95, 1, 0, 1.5, True):
+            cell = replace(inputs, gpu_memory_utilization=util, max_model_len=-1)
+
+            expected = _outcome(_planned_fit, cell)
+            for kept in (None, memo, memo):  # the second time from the memo
+                assert _outcome(vllm.auto_fit, cell, vllm.ASSUMPTIONS, facts, kept) == expected, cell
+            length = expected[0] if isinstance(expected[0], int) else expected
+            assert _outcome(vllm.fitting_max_model_len, cell, facts=facts) == length, cell
+            assert _outcome(vllm.fitting_max_model_len, cell, facts=facts, memo=memo) == length, cell
+            checked["refused" if not isinstance(expected[0], int) else "fits" if expected[0] else "zero"] += 1
+    assert min(checked.values()) > 20, checked
+
+
+def test_sizings_sharing_a_prefix_equal_fresh_ones(catalog) -> None:
+    for inputs in _varied_inputs(catalog):
+        facts = vllm.ConfigFacts(inputs.hf_config)
+        memo: vllm.SizeMemo = {}
+        # Utilizations first, lengths after: each sizing after the first finds the prefix of another.
+        for util in (None, 0.85, 0.95, 0, 1.5, True, "0.9"):
+            for length in (None, -1, 4096):
+                cell = replace(inputs, gpu_memory_utilization=util, max_model_len=length)
+                assert _outcome(vllm.plan_vllm, cell, facts=facts, memo=memo) == _outcome(vllm.plan_vllm, cell)

@@ -44,7 +44,19 @@ from generator.engine.vllm.kv_dtype import (
     kv_bytes_per_token_per_layer,
 )
 from generator.engine.vllm.model_len import DEFAULT_MAX_LEN, MAX_LEN_KEYS, ROPE_KEYS, ROPE_TYPES_ALREADY_SCALED, DerivedMaxLen, derive_max_model_len, max_model_len_too_long_text
-from generator.engine.vllm.plan import SizeMemo, StagePlan, VllmInputs, VllmResult, cudagraph_info_line, fitting_max_model_len, kv_cache_tokens_logged, plan_vllm, replace_inputs, resolve_settings
+from generator.engine.vllm.plan import (
+    SizeMemo,
+    StagePlan,
+    VllmInputs,
+    VllmResult,
+    auto_fit,
+    cudagraph_info_line,
+    fitting_max_model_len,
+    kv_cache_tokens_logged,
+    plan_vllm,
+    replace_inputs,
+    resolve_settings,
+)
 from generator.engine.vllm.remediation import Lever, make_lever, serve_command, vllm_remediation
 from generator.engine.vllm.versions import (
     DEFAULT_BLOCK_SIZE,
@@ -102,6 +114,7 @@ __all__ = [
     "make_lever",
     "text_config_of",
     "activation_peak_bytes",
+    "auto_fit",
     "batch_defaults",
     "blocks_per_request",
     "cdiv",

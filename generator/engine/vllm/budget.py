@@ -109,7 +109,13 @@ ASSUMPTIONS = BudgetAssumptions()
 
 def unified_memory_gpu(gpu_name: str, assumptions: BudgetAssumptions = ASSUMPTIONS) -> bool:
     """Whether the GPU shares the host's RAM (vLLM's list: compute capability 8.7, 11.0, 12.1), by the name CUDA reports."""
-    return bool(re.search(assumptions.unified_memory_gpus, gpu_name.lower()))
+    return _matches(assumptions.unified_memory_gpus, gpu_name)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _matches(pattern: str, gpu_name: str) -> bool:
+    # Every plan asks this of one of a few GPU names; the answer depends on the two strings alone.
+    return bool(re.search(pattern, gpu_name.lower()))
 
 
 @dataclass(frozen=True)

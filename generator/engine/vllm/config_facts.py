@@ -50,3 +50,10 @@ class ConfigFacts:
     @cached_property
     def moe(self) -> tuple[int, int, int, int]:
         return moe_shape(text_config_of(self.hf_config))
+
+    @cached_property
+    def v2_runner_traits(self) -> tuple[str, bool, bool, bool]:
+        """(model_type, MoE?, hybrid?, quantized?): what decides whether a release runs the model on the V2 runner."""
+        hf = self.hf_config
+        return (str(hf.get("model_type") or ""), self.moe[0] > 0, self.geometry.has_state,
+                isinstance(hf.get("quantization_config"), Mapping))

@@ -289,12 +289,13 @@ def graph_estimate_subtracted(inputs: VllmInputs, version: tuple[int, int, int],
     the V2 model runner of 0.22-0.28, which estimates 0."""
     if not subtracts_cudagraph_estimate(version, inputs.enforce_eager, inputs.gpu_name, inputs.estimate_cudagraphs):
         return False
-    hf = inputs.hf_config
-    return not v2_runner_skips_estimate(version, str(hf.get("model_type") or ""), facts.moe[0] > 0,
-                                        facts.geometry.has_state, isinstance(hf.get("quantization_config"), Mapping))
+    return not v2_runner_skips_estimate(version, *facts_for(inputs, facts).v2_runner_traits)
 
 
-def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int, assumptions: BudgetAssumptions) -> Breakdown:
+def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, stage: int, layers: int,
+                 assumptions: BudgetAssumptions) -> tuple[int, int, int, int]:
+    """(weights, non-torch, activation peak, CUDA graphs) of one stage: the Breakdown but the requested
+    bytes, which alone depend on the utilization."""
     geometry, shape, version = resolved.geometry, facts.weight_shape, resolved.version
     tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
     first, last = stage == 0, stage == pp - 1
@@ -327,13 +328,7 @@ def _stage_budget(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, s
         if cudagraph is None:
             sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
             cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
-    return Breakdown(
-        requested_bytes=requested_bytes(inputs.gpu_total_bytes, resolved.utilization),
-        weights_bytes=weights,
-        non_torch_bytes=non_torch,
-        activation_peak_bytes=activation,
-        cudagraph_bytes=cudagraph,
-    )
+    return weights, non_torch, activation, cudagraph
 
 
 def cudagraph_info_line(gpu_memory_utilization: float, cudagraph_bytes: int, gpu_total_bytes: int) -> str:
@@ -390,9 +385,11 @@ def _stage_kv_bytes_per_token(geometry: Geometry, stages: list[StagePlan], stage
     return sum(kind_bytes[kind] for kind in kinds if kind in kind_bytes)
 
 
-def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
-                 assumptions: BudgetAssumptions) -> list[StagePlan]:
-    stages: list[StagePlan] = []
+def _stage_shapes(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, groups: tuple[KvGroup, ...], page: int,
+                  assumptions: BudgetAssumptions) -> tuple[tuple[int, int, int | None, tuple[int, int, int, int] | None], ...]:
+    """Each stage's (layers, bytes per block, fixed KV bytes or None, costs or None): what its plan
+    needs besides the utilization. The costs are _stage_costs' when the budget model sizes the cache."""
+    shapes = []
     start = 0
     for stage, layers in enumerate(pp_layer_split(resolved.geometry.num_layers, inputs.pipeline_parallel_size)):
         # A group's layers are ascending (kv_cache_groups and the V0 group list them in order), so
@@ -400,13 +397,23 @@ def _stage_plans(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, gr
         end = start + layers
         bytes_per_block = max(bisect_left(g.layers, end) - bisect_left(g.layers, start) for g in groups) * page
         start += layers
-        breakdown = None
         if inputs.available_kv_cache_bytes is not None:
-            available = inputs.available_kv_cache_bytes
+            shapes.append((layers, bytes_per_block, inputs.available_kv_cache_bytes, None))
         elif inputs.kv_cache_memory_bytes is not None:
-            available = inputs.kv_cache_memory_bytes
+            shapes.append((layers, bytes_per_block, inputs.kv_cache_memory_bytes, None))
         else:
-            breakdown = _stage_budget(inputs, resolved, facts, stage, layers, assumptions)
+            shapes.append((layers, bytes_per_block, None, _stage_costs(inputs, resolved, facts, stage, layers, assumptions)))
+    return tuple(shapes)
+
+
+def _stage_plans(inputs: VllmInputs, utilization: float, shapes: tuple) -> list[StagePlan]:
+    stages: list[StagePlan] = []
+    for stage, (layers, bytes_per_block, fixed, costs) in enumerate(shapes):
+        breakdown = None
+        if costs is None:
+            available = fixed
+        else:
+            breakdown = Breakdown(requested_bytes(inputs.gpu_total_bytes, utilization), *costs)
             available = breakdown.available_bytes
         num_blocks = max(available, 0) // bytes_per_block
         stages.append(StagePlan(stage, layers, bytes_per_block, available, num_blocks, breakdown))
@@ -438,10 +445,18 @@ def _start_error(version: tuple[int, int, int], stages: list[StagePlan], checks:
     return None, None
 
 
-def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Sizing:
+class _Prefix:
+    """What a sizing works out before the utilization comes in: the settings resolved (their
+    utilization aside), the groups, pages and each stage's costs. Sizings that differ only in the
+    utilization (the grid's rows, the utilization levers) share one."""
+
+    __slots__ = ("resolved", "per_layer", "groups", "in_flight", "shapes", "stage_shapes", "full_only")
+
+
+def _size_prefix(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts) -> _Prefix:
     resolved = resolve_inputs(inputs, facts)
-    geometry, derived, version = resolved.geometry, resolved.derived, resolved.version
-    tp, pp, bs = inputs.tensor_parallel_size, inputs.pipeline_parallel_size, resolved.block_size
+    geometry, version = resolved.geometry, resolved.version
+    tp, pp = inputs.tensor_parallel_size, inputs.pipeline_parallel_size
     per_layer = kv_bytes_per_token_per_layer(geometry, inputs.kv_cache_dtype, tp)
     groups = _sizing_groups(inputs, geometry, version, facts)
     if pp > 1 and geometry.model_type in GEMMA4_TYPES and NO_CACHE in geometry.layer_kinds:
@@ -450,16 +465,29 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
     if geometry.has_global_shape:
         # Two page sizes (Gemma 4): the smaller page's layers hold more tokens per block, so every page is the largest.
         groups, per_layer = unify_page_sizes(groups, _kind_bytes(geometry, inputs.kv_cache_dtype, tp))
-    page = bs * per_layer  # for a hybrid, bs is already the aligned block: the state page is padded to this
-    in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
+    page = resolved.block_size * per_layer  # for a hybrid, the block size is already the aligned block: the state page is padded to this
+    prefix = _Prefix()
+    prefix.resolved, prefix.per_layer, prefix.groups = resolved, per_layer, groups
+    prefix.in_flight = in_flight_tokens(pp, resolved.max_num_batched_tokens)
     _ = facts.weight_shape  # derived here whether or not a budget needs it, as a plan always has
+    prefix.stage_shapes = _stage_shapes(inputs, resolved, facts, groups, page, assumptions)
+    prefix.shapes = group_shapes(groups)
+    prefix.full_only = all(g.kind == FULL for g in groups)
+    return prefix
 
-    stages = _stage_plans(inputs, resolved, facts, groups, page, assumptions)
+
+def _size(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> _Sizing:
+    """The sizing of inputs, from their prefix and their (valid) utilization."""
+    base = prefix.resolved
+    resolved = _Resolved(base.geometry, base.derived, base.version, utilization, base.block_size, base.max_num_seqs,
+                         base.max_num_batched_tokens)
+    derived, version, bs = resolved.derived, resolved.version, resolved.block_size
+    groups, in_flight, shapes = prefix.groups, prefix.in_flight, prefix.shapes
+    stages = _stage_plans(inputs, utilization, prefix.stage_shapes)
 
     null_block = reserves_null_block_in_check(version) and not uses_v0_engine(version)
     checks = [s.available_kv_cache_bytes - (s.bytes_per_block if null_block else 0) for s in stages]
     upper = derived.default_max_model_len if inputs.max_model_len in (None, -1) else max(inputs.max_model_len, derived.default_max_model_len)
-    shapes = group_shapes(groups)
     estimates = [fitting_len(c, s.bytes_per_block, shapes, upper, bs, in_flight) if c > 0 else 0 for s, c in zip(stages, checks)]
     largest_fit = min(estimates)
 
@@ -482,7 +510,7 @@ def _size(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts
 
     num_blocks = stages[binding].num_blocks if error else min(s.num_blocks for s in stages)
     sizing = _Sizing()
-    sizing.resolved, sizing.per_layer, sizing.groups, sizing.in_flight = resolved, per_layer, groups, in_flight
+    sizing.resolved, sizing.per_layer, sizing.groups, sizing.in_flight = resolved, prefix.per_layer, groups, in_flight
     sizing.stages, sizing.checks, sizing.estimates, sizing.largest_fit = stages, checks, estimates, largest_fit
     sizing.full_len, sizing.max_len, sizing.per_request = full_len, max_len, per_request
     sizing.binding, sizing.needed, sizing.error, sizing.num_blocks = binding, needed, error, num_blocks
@@ -512,22 +540,48 @@ def _memo_key(inputs: VllmInputs, assumptions: BudgetAssumptions) -> tuple:
 _FIELD_NAMES = tuple(VllmInputs.__dataclass_fields__)
 assert _FIELD_NAMES[0] == "hf_config"
 _UTILIZATION_FIELD = _FIELD_NAMES.index("gpu_memory_utilization")
+_MAX_LEN_FIELD = _FIELD_NAMES.index("max_model_len")
 
 
 def size_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> _Sizing:
-    """_size(inputs, assumptions, facts), taken from memo when these inputs were sized before. Only
-    sizings are kept: inputs vLLM rejects raise each time. A sizing is read, never changed, by its callers."""
+    """The sizing of inputs, taken from memo when these inputs were sized before, and built on the
+    prefix of inputs that differed only in the utilization when those were. Only sizings and
+    prefixes are kept: inputs vLLM rejects raise each time. Both are read, never changed, by their callers."""
     if memo is None:
-        return _size(inputs, assumptions, facts)
+        prefix = _size_prefix(inputs, assumptions, facts)
+        return _size(inputs, prefix, prefix.resolved.utilization)
     key = _memo_key(inputs, assumptions)
     found = memo.get(key)
     if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
         return found[2]
-    sizing = _size(inputs, assumptions, facts)
+    sizing = _size(inputs, *_prefix_memo(inputs, assumptions, facts, memo, key))
+    _remember(memo, key, (inputs.hf_config, assumptions, sizing))
+    return sizing
+
+
+def _prefix_memo(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo,
+                 key: tuple) -> tuple[_Prefix, float]:
+    """(the prefix of inputs, their utilization) with the prefix from memo when one was kept; key is _memo_key's."""
+    values = list(key[1])
+    utilization = values[_UTILIZATION_FIELD]  # vLLM's default written out
+    values[_UTILIZATION_FIELD] = None
+    if values[_MAX_LEN_FIELD] is None:
+        values[_MAX_LEN_FIELD] = -1  # both size the batch for the default length; only _size reads which it was
+    prefix_key = ("prefix", key[0], tuple(values), tuple(map(type, values)))
+    found = memo.get(prefix_key)
+    if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
+        if isinstance(utilization, bool) or not isinstance(utilization, (int, float)) or not 0 < utilization <= 1:
+            resolve_inputs(inputs, facts)  # raises vLLM's error for it, as the prefix's other settings passed
+        return found[2], float(utilization)
+    prefix = _size_prefix(inputs, assumptions, facts)
+    _remember(memo, prefix_key, (inputs.hf_config, assumptions, prefix))
+    return prefix, prefix.resolved.utilization
+
+
+def _remember(memo: SizeMemo, key: tuple, entry: tuple) -> None:
     if len(memo) >= _SIZE_MEMO_MAX:
         memo.clear()
-    memo[key] = (inputs.hf_config, assumptions, sizing)
-    return sizing
+    memo[key] = entry
 
 
 def _kv_layers_on_stage(geometry: Geometry, stages: list[StagePlan], stage: int) -> int:
@@ -610,5 +664,70 @@ def fitting_max_model_len(inputs: VllmInputs, assumptions: BudgetAssumptions = A
     """plan_vllm(inputs).estimated_max_model_len when that plan starts, else 0; with max_model_len -1,
     the context auto-fit starts with. The same arithmetic without the log lines and result record,
     which the catalog's utilization x KV-dtype grid (eight plans a pair) never reads."""
-    sizing = size_memo(inputs, assumptions, facts_for(inputs, facts), memo)
+    facts = facts_for(inputs, facts)
+    if inputs.max_model_len == -1:
+        return auto_fit(inputs, assumptions, facts, memo)[0]
+    sizing = size_memo(inputs, assumptions, facts, memo)
     return sizing.largest_fit if sizing.error is None else 0
+
+
+def auto_fit(inputs: VllmInputs, assumptions: BudgetAssumptions, facts: ConfigFacts, memo: SizeMemo | None) -> tuple[int, int, int]:
+    """For auto-fit inputs (max_model_len -1): (the length the plan starts with, 0 when it does not
+    start; its number of blocks; the binding stage's available KV bytes), as plan_vllm(inputs) reports
+    them; memo as plan_vllm's. What a lever or a grid cell reads, mostly without a whole sizing (_auto_fit)."""
+    if memo is None:
+        prefix = _size_prefix(inputs, assumptions, facts)
+        fit = _auto_fit(inputs, prefix, prefix.resolved.utilization)
+    else:
+        key = _memo_key(inputs, assumptions)
+        found = memo.get(("auto", key))
+        if found is not None and found[0] is inputs.hf_config and found[1] is assumptions:
+            return found[2]
+        fit = _auto_fit(inputs, *_prefix_memo(inputs, assumptions, facts, memo, key))
+    if fit is None:
+        sizing = size_memo(inputs, assumptions, facts, memo)
+        fit = (sizing.largest_fit if sizing.error is None else 0, sizing.num_blocks,
+               sizing.stages[sizing.binding].available_kv_cache_bytes)
+    if memo is not None:
+        _remember(memo, ("auto", key), (inputs.hf_config, assumptions, fit))
+    return fit
+
+
+def _auto_fit(inputs: VllmInputs, prefix: _Prefix, utilization: float) -> tuple[int, int, int] | None:
+    """auto_fit's numbers from _size(inputs, prefix, utilization)'s stages alone, for auto-fit inputs;
+    None where that shortcut does not hold.
+
+    Auto-fit checks the length it found, which is at most every stage's estimate. On the V1 engine a
+    stage fails the start only when its check is not positive (then its estimate, and so the length,
+    is 0: auto-fit's own error, raised before the start check) or when a request of that length needs
+    more than the check; blocks per request never fall as the length grows (positive block sizes), so
+    a length at most a stage's estimate fits that stage when its blocks have a positive size. So the
+    plan starts exactly when the length is positive, and either way its binding stage is the one with
+    the fewest blocks (then the larger blocks, then the first). V0's start check counts blocks
+    instead, and a block of no bytes fails to divide; those go through _size, as do requests of no
+    blocks (odd windows), over which _size divides."""
+    resolved = prefix.resolved
+    version, bs = resolved.version, resolved.block_size
+    if uses_v0_engine(version) or bs <= 0 or any(g.scale <= 0 for g in prefix.groups):
+        return None
+    null_block = reserves_null_block_in_check(version)
+    upper = resolved.derived.default_max_model_len
+    largest_fit = None
+    binding = None
+    for i, (_layers, bytes_per_block, fixed, costs) in enumerate(prefix.stage_shapes):
+        if bytes_per_block <= 0:
+            return None
+        if costs is None:
+            available = fixed
+        else:
+            available = Breakdown(requested_bytes(inputs.gpu_total_bytes, utilization), *costs).available_bytes
+        check = available - (bytes_per_block if null_block else 0)
+        estimate = fitting_len(check, bytes_per_block, prefix.shapes, upper, bs, prefix.in_flight) if check > 0 else 0
+        largest_fit = estimate if largest_fit is None else min(largest_fit, estimate)
+        stage = (max(available, 0) // bytes_per_block, -bytes_per_block, i, available)
+        binding = stage if binding is None or stage[:3] < binding[:3] else binding
+    assert largest_fit is not None and binding is not None  # a plan has at least one stage
+    length = largest_fit if largest_fit > 0 else upper  # the length _size checks
+    if (largest_fit <= 0 or not prefix.full_only) and blocks_per_request(prefix.groups, length, bs, prefix.in_flight) == 0:
+        return None
+    return max(largest_fit, 0), binding[0], binding[3]

@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 from generator.engine.vllm.budget import ASSUMPTIONS
 from generator.engine.vllm.config_facts import ConfigFacts
-from generator.engine.vllm.plan import SizeMemo, VllmInputs, facts_for, graph_estimate_subtracted, replace_inputs, resolve_inputs, size_memo
+from generator.engine.vllm.plan import SizeMemo, VllmInputs, auto_fit, facts_for, graph_estimate_subtracted, replace_inputs, resolve_inputs
 from generator.engine.vllm.versions import VllmInputError
 
 
@@ -44,12 +44,11 @@ def make_lever(kind: str, label: str, flags: tuple[tuple[str, str], ...], inputs
     changed = replace_inputs(inputs, max_model_len=-1, **changes)
     try:
         # What plan_vllm(changed) would report, without its log lines and result record.
-        auto = size_memo(changed, ASSUMPTIONS, facts_for(changed, facts), memo)
+        length, num_blocks, available = auto_fit(changed, ASSUMPTIONS, facts_for(changed, facts), memo)
     except VllmInputError:
         return None
-    fits = auto.error is None and auto.max_len >= requested_len
-    return Lever(kind, label, flags, fits, auto.largest_fit if auto.error is None else 0,
-                 auto.num_blocks, auto.stages[auto.binding].available_kv_cache_bytes, note)
+    # A plan that starts checks the length it fitted (plan_vllm's max_model_len).
+    return Lever(kind, label, flags, length > 0 and length >= requested_len, length, num_blocks, available, note)
 
 
 def _next_power_of_two(value: int) -> int:
