@@ -226,7 +226,8 @@ def test_the_sixth_holdout_of_unseen_log_ids_is_measured_blind() -> None:
     recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
     assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (29, 44)
     index = hf_id_index(load_dataset(REPO).models)
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 29
+    # 30 after ids7's records (measured once, blind to the misses); that floor is held too.
+    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 30
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
