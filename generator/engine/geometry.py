@@ -266,9 +266,12 @@ def _state_shape(cfg: Mapping[str, Any], model_type: str, hidden_size: int) -> S
     heads = cfg.get("mamba_n_heads", cfg.get("mamba_num_heads"))
     if heads is not None:
         # Mamba-2: Granite-4.0-H / Bamba (mamba_*), Nemotron-H (mamba_num_heads, ssm_state_size, n_groups, conv_kernel).
+        # vLLM sizes Granite's and Bamba's mixer as mamba_expand x hidden, Nemotron-H's as heads x head_dim: the
+        # `expand` its config.json also carries is never read, and 2 x hidden is wrong for the 4B and 30B
+        # (nemotron_h.py get_mamba_state_shape_from_config, granitemoehybrid.py, bamba.py).
         n_heads = num("mamba_n_heads", "mamba_num_heads")
         head_dim = num("mamba_d_head", "mamba_head_dim")
-        expand = cfg.get("mamba_expand", cfg.get("expand"))
+        expand = cfg.get("mamba_expand")
         intermediate = n_heads * head_dim if not isinstance(expand, int) else expand * hidden_size
         return StateShape("mamba2", num("mamba_d_conv", "conv_kernel"), intermediate_size=intermediate,
                           state_size=num("mamba_d_state", "ssm_state_size"), num_heads=n_heads, head_dim=head_dim,

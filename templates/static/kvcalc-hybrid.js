@@ -55,7 +55,7 @@ function shape(cfg, modelType, hidden, H) {
   if (heads !== null && heads !== undefined) {
     // Mamba-2: Granite-4.0-H / Bamba (mamba_*), Nemotron-H (mamba_num_heads, ssm_state_size, n_groups, conv_kernel).
     const n = num(["mamba_n_heads", "mamba_num_heads"]), dim = num(["mamba_d_head", "mamba_head_dim"]);
-    const expand = has(cfg, "mamba_expand") ? cfg.mamba_expand : cfg.expand;
+    const expand = cfg.mamba_expand;  // Nemotron-H's `expand` is never read: vLLM sizes it as heads x head_dim
     const inter = isInt(expand) ? expand * hidden : n * dim;
     return { family: "mamba2", conv: num(["mamba_d_conv", "conv_kernel"]), inter, size: num(["mamba_d_state", "ssm_state_size"]), heads: n, dim,
       groups: num(["mamba_n_groups", "n_groups"], 1), ssm };

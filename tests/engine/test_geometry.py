@@ -95,3 +95,18 @@ def test_bytes_per_token_standard_and_mla():
 
 def test_float32_config_loads_in_half_precision():
     assert geometry_from_hf_config({**BASE, "model_type": "llama", "torch_dtype": "float32"}).dtype_bytes == 2
+
+
+def test_nemotron_h_sizes_its_mixer_from_heads_not_the_expand_it_also_carries():
+    # NVIDIA-Nemotron-3-Nano-30B-A3B: 64 heads of 64 (4,096 wide), where expand x hidden would be 5,376.
+    nano = {**BASE, "model_type": "nemotron_h", "hidden_size": 2688, "hybrid_override_pattern": "M*",
+            "mamba_num_heads": 64, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4,
+            "expand": 2, "num_hidden_layers": 2}
+    assert geometry_from_hf_config(nano).state.intermediate_size == 4096
+
+
+def test_granite_hybrid_sizes_its_mixer_as_mamba_expand_times_hidden():
+    granite = {**BASE, "model_type": "granitemoehybrid", "layer_types": ["mamba", "attention"], "num_hidden_layers": 2,
+               "mamba_n_heads": 8, "mamba_d_head": 32, "mamba_d_state": 16, "mamba_n_groups": 1, "mamba_d_conv": 4,
+               "mamba_expand": 2}
+    assert geometry_from_hf_config(granite).state.intermediate_size == 1024
