@@ -379,9 +379,17 @@ _FOLDED_BYTES = tuple(letter.encode() for letter in _FOLDED_LETTERS + "\u212a")
 _PHRASES_BYTES = tuple(phrase.encode() for phrase in _PHRASES_LOWER)
 
 
+_ASCII = bytes(range(128))
+
+
 def _may_hold_text_problem(content: bytes) -> bool:
-    """False only when text_problems finds nothing in content, decoded."""
-    if b"--kv-cache-memory" in content or any(letter in content for letter in _FOLDED_BYTES):
+    """False only when text_problems finds nothing in content, decoded. The folded letters are looked
+    for among the page's non-ASCII bytes alone (a few hundred): each letter's bytes stay together
+    there, and a search for a two-byte string through a whole page is slow."""
+    if b"--kv-cache-memory" in content:
+        return True
+    wide = content.translate(None, _ASCII)
+    if wide and any(letter in wide for letter in _FOLDED_BYTES):
         return True
     lowered = content.lower()
     return any(phrase in lowered for phrase in _PHRASES_BYTES)
