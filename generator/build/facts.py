@@ -29,21 +29,13 @@ def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, 
     the cache can hold them between builds) at 100k pages. The facts are stored by the HTML's
     hash, which covers the head: the templates print it.
 
-    The blob holds plain tuples (_unpack makes the facts of them again): pickling a dataclass per
-    link took longer than recording the links."""
+    The blob holds plain tuples (_unpack makes the facts of them again): pickling a class per link
+    took longer than recording the links."""
     facts = slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules)
     meta = meta or NO_META
     summary = (meta.title, meta.description, meta.noindex, meta.refresh)
-    links = [(link.href, link.line, link.rel, link.sections, link.tag) for link in facts.links]
-    fields = (facts.ids, facts.duplicate_ids, links, *summary, meta.canonical, list(meta.json_ld), facts.sections)
-    return summary, _compress(value_pickle.dumps(fields))
-
-
-def _compress(data: bytes) -> bytes:
-    """zlib at level 1 with a small window and hash table: the blobs are a few kilobytes, and
-    setting up zlib's default tables cost more than compressing one. zlib.decompress reads it."""
-    packer = zlib.compressobj(1, zlib.DEFLATED, 12, 2)
-    return packer.compress(data) + packer.flush()
+    fields = (facts.ids, facts.duplicate_ids, list(map(tuple, facts.links)), *summary, meta.canonical, list(meta.json_ld), facts.sections)
+    return summary, zlib.compress(value_pickle.dumps(fields), 1)
 
 
 # check_pages reads a page's facts while it checks that page, then the few pages its fragment links
@@ -140,7 +132,7 @@ class FactsStore:
 
 def _unpack(blob: bytes) -> LinkFacts:
     ids, duplicate_ids, links, title, description, noindex, refresh, canonical, json_ld, sections = value_pickle.loads(zlib.decompress(blob))
-    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=[Link(*link) for link in links], title=title, description=description,
+    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=list(map(Link._make, links)), title=title, description=description,
                      noindex=noindex, canonical=canonical, refresh=refresh, json_ld=json_ld, sections=sections)
 
 

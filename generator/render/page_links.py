@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html import unescape
+from typing import NamedTuple
 
 from generator.errors import Issue, RenderError
 
 
-@dataclass
-class Link:
+class Link(NamedTuple):  # a tuple: a page's links are packed (build/facts.py) as plain tuples
     href: str
     line: int
     rel: frozenset[str] = frozenset()
