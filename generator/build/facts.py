@@ -11,10 +11,11 @@ from typing import Mapping
 
 import generator.parallel as parallel
 import generator.value_pickle as value_pickle
-from generator.check.plan_meta import PageMeta, with_meta
+from generator.check.plan_meta import NO_META, PageMeta
 from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_facts
 from generator.errors import Issue, RenderError
-from generator.render.page_links import page_links
+from generator.render.page_links import Link, page_links
+from generator.render.page_links import PageFacts as LinkFacts
 from generator.write.manifest import Entry
 from generator.write.state import load_cache, save_cache
 
@@ -26,10 +27,15 @@ def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, 
     sections from the HTML): the few fields every check of the whole site reads, and the rest
     slimmed and compressed (about a kilobyte a page), so a build can keep every page's facts (and
     the cache can hold them between builds) at 100k pages. The facts are stored by the HTML's
-    hash, which covers the head: the templates print it."""
-    facts = with_meta(slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules), meta)
-    summary = tuple(getattr(facts, name) for name in _SUMMARY)
-    return summary, zlib.compress(value_pickle.dumps(facts), 1)
+    hash, which covers the head: the templates print it.
+
+    The blob holds plain tuples (_unpack makes the facts of them again): pickling a class per link
+    took longer than recording the links."""
+    facts = slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules)
+    meta = meta or NO_META
+    summary = (meta.title, meta.description, meta.noindex, meta.refresh)
+    fields = (facts.ids, facts.duplicate_ids, list(map(tuple, facts.links)), *summary, meta.canonical, list(meta.json_ld), facts.sections)
+    return summary, zlib.compress(value_pickle.dumps(fields), 1)
 
 
 # check_pages reads a page's facts while it checks that page, then the few pages its fragment links
@@ -124,8 +130,10 @@ class FactsStore:
             self.handle.close()
 
 
-def _unpack(blob: bytes) -> object:
-    return value_pickle.loads(zlib.decompress(blob))
+def _unpack(blob: bytes) -> LinkFacts:
+    ids, duplicate_ids, links, title, description, noindex, refresh, canonical, json_ld, sections = value_pickle.loads(zlib.decompress(blob))
+    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=list(map(Link._make, links)), title=title, description=description,
+                     noindex=noindex, canonical=canonical, refresh=refresh, json_ld=json_ld, sections=sections)
 
 
 def _keep_unpacked(unpacked: dict[str, object], digest: str, facts: object) -> None:

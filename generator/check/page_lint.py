@@ -377,14 +377,32 @@ def text_problems(path: str, text: str) -> list[Issue]:
 # an ASCII byte decodes to itself, so only the letters that fold to ASCII ones (in UTF-8) need the text.
 _FOLDED_BYTES = tuple(letter.encode() for letter in _FOLDED_LETTERS + "\u212a")
 _PHRASES_BYTES = tuple(phrase.encode() for phrase in _PHRASES_LOWER)
+_ASCII = bytes(range(128))
+
+
+def _phrase_groups(phrases: tuple[bytes, ...], words: tuple[bytes, ...]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
+    """The phrases under a word several of them hold (a page without it holds none of them), each
+    other phrase under itself: one search of a page per group, and one per phrase only where its
+    group's word is."""
+    groups = [(word, tuple(p for p in phrases if word in p)) for word in words]
+    grouped = {p for _, members in groups for p in members}
+    return (*groups, *((p, (p,)) for p in phrases if p not in grouped))
+
+
+_PHRASE_GROUPS = _phrase_groups(_PHRASES_BYTES, (b"shared", b"tests/", b" search"))
 
 
 def _may_hold_text_problem(content: bytes) -> bool:
-    """False only when text_problems finds nothing in content, decoded."""
-    if b"--kv-cache-memory" in content or any(letter in content for letter in _FOLDED_BYTES):
+    """False only when text_problems finds nothing in content, decoded. The folded letters are looked
+    for among the page's non-ASCII bytes alone (a few hundred): each letter's bytes stay together
+    there, and a search for a two-byte string through a whole page is slow."""
+    if b"--kv-cache-memory" in content:
+        return True
+    wide = content.translate(None, _ASCII)
+    if wide and any(letter in wide for letter in _FOLDED_BYTES):
         return True
     lowered = content.lower()
-    return any(phrase in lowered for phrase in _PHRASES_BYTES)
+    return any(word in lowered and any(phrase in lowered for phrase in phrases) for word, phrases in _PHRASE_GROUPS)
 
 
 def rendered_problems(files) -> list[Issue]:

@@ -6,6 +6,7 @@ which tests/plan/test_budget_bar.py holds it to. The figures are also given as t
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from generator.engine.pairs import LlamaNumbers, PairNumbers, VllmNumbers
@@ -87,6 +88,11 @@ def _rules(version: tuple[int, int, int]) -> tuple[Any, ...]:
 def vllm_release_span(version_text: str) -> dict[str, str]:
     """The earliest minor release whose budget rules are the engine's release's own, and the last
     V0 release: the figures hold from the first to the engine's release; V0 logs differ."""
+    return dict(_release_span(version_text))  # every vLLM pair page asks, for one of a few releases
+
+
+@lru_cache(maxsize=64)
+def _release_span(version_text: str) -> dict[str, str]:
     version = parse_version(version_text)
     own = _rules(version)
     first = version[:2]

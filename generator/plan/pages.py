@@ -39,19 +39,20 @@ class LazyView(Mapping[str, Any]):
     def __init__(self, build, inputs: tuple):
         self._build, self.inputs, self._data = build, inputs, None
 
-    def _view(self) -> dict[str, Any]:
+    def built(self) -> dict[str, Any]:
+        """The view itself, built now if it was not yet."""
         if self._data is None:
             self._data = self._build(self.inputs)
         return self._data
 
     def __getitem__(self, key: str) -> Any:
-        return self._view()[key]
+        return self.built()[key]
 
     def __iter__(self):
-        return iter(self._view())
+        return iter(self.built())
 
     def __len__(self) -> int:
-        return len(self._view())
+        return len(self.built())
 
     def release(self) -> None:
         self._data = None

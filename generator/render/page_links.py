@@ -15,12 +15,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from html import unescape
+from typing import NamedTuple
 
 from generator.errors import Issue, RenderError
 
 
-@dataclass
-class Link:
+class Link(NamedTuple):  # a tuple: a page's links are packed (build/facts.py) as plain tuples
     href: str
     line: int
     rel: frozenset[str] = frozenset()
@@ -51,11 +51,11 @@ _FACT_TAGS = (*LINK_ATTRS, "section", "style")
 
 _ATTR = r' [a-zA-Z_:][-a-zA-Z0-9_:.]*+(?:="[^"]*+")?'  # SVG's are camel case (viewBox)
 # Markup no fact depends on: an end tag other than </section>, a start tag of another name without
-# an id, a comment, the doctype.
+# an id, a comment, the doctype. (Their "<" is shared: the pattern tries the rest only after one.)
 _DULL = (
-    r"</(?!section>)[a-z][a-z0-9-]*+>"
-    rf"|<(?!(?:{'|'.join(_FACT_TAGS)})[ />])[a-z][a-z0-9-]*+(?:(?! id=){_ATTR})*+ ?/?>"
-    r"|<!--(?s:.*?)-->|<!doctype html>"
+    r"<(?:/(?!section>)[a-z][a-z0-9-]*+>"
+    rf"|(?!(?:{'|'.join(_FACT_TAGS)})[ />])[a-z][a-z0-9-]*+(?:(?! id=){_ATTR})*+ ?/?>"
+    r"|!--(?s:.*?)-->|!doctype html>)"
 )
 _STEP = re.compile(
     rf"(?:[^<]++|{_DULL})*+"
@@ -85,19 +85,20 @@ def page_links(html: str, url: str = "", texts_with: frozenset[str] | None = Non
     regions: list[list[int]] = []  # per section: [start, end) of its content; end -1 while open
     open_sections: list[int] = []
     line, line_pos, pos = 1, 0, 0
+    step = _STEP.match
     while True:
-        m = _STEP.match(html, pos)
+        m = step(html, pos)
         pos = m.end()
-        if m.group("eof") is not None:
+        _, tag, attr_text, close, end, eof, bad = m.groups()
+        if eof is not None:
             break
-        if m.group("bad") is not None:
+        if bad is not None:
             raise _refused(url, html, pos - 1)
-        if m.group("end") is not None:
+        if end is not None:
             if open_sections:
                 regions[open_sections.pop()][1] = m.start("end")
             continue
-        tag = m.group("tag")
-        attrs = {name: unescape(value) if "&" in value else value for name, value in _ATTRS.findall(m.group("attrs"))}
+        attrs = {name: unescape(value) if "&" in value else value for name, value in _ATTRS.findall(attr_text)} if attr_text else {}
         if "id" in attrs:
             (duplicate_ids.append if attrs["id"] in ids else ids.add)(attrs["id"])
         if tag == "a" and "name" in attrs:
@@ -109,12 +110,12 @@ def page_links(html: str, url: str = "", texts_with: frozenset[str] | None = Non
             rel = frozenset(attrs["rel"].lower().split()) if "rel" in attrs else frozenset()
             links.append(Link(target, line, rel, tuple(open_sections), tag))
         if tag == "section":
-            if m.group("close"):
+            if close:
                 regions.append([pos, pos])
             else:
                 open_sections.append(len(regions))
                 regions.append([pos, -1])
-        elif tag in _RAW_TAGS and not m.group("close"):
+        elif tag in _RAW_TAGS and not close:
             closing = _RAW_END[tag].search(html, pos)
             if closing is None:
                 raise _refused(url, html, m.start("start"))

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import jinja2
 from markdown_it.common.utils import escapeHtml
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from generator.errors import Issue, RenderError
 from generator.markdown import markdown_inline_html, markdown_to_html
@@ -34,11 +34,20 @@ def percent(value: float) -> str:
     return f"{figure(value, 'a fraction') * 100:g}%"
 
 
+# The value json_script turned into text last, and the text: a page's JSON-LD is printed by
+# base.html and then read for the checks (check/plan_meta.py page_meta), the same object twice.
+# Held, the value cannot be freed and another take its id.
+_LAST_JSON: list[Any] = [None, None]
+
+
 def json_script(value: Any) -> Markup:
     """JSON safe inside <script>: '<', '>' and '&' cannot end the element or start a comment."""
+    if value is _LAST_JSON[0] and value is not None:
+        return _LAST_JSON[1]
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return Markup(text)
+    _LAST_JSON[:] = [value, Markup(text)]
+    return _LAST_JSON[1]
 
 
 # Prose repeats across pages (an error's fixes, FAQ answers and notes without numbers in them
@@ -167,6 +176,26 @@ class _Environment(jinja2.Environment):
         except (TypeError, LookupError, AttributeError):
             return self.undefined(obj=obj, name=attribute)
 
+    def _generate(self, source: Any, name: str | None, filename: str | None, defer_init: bool = False) -> str:
+        """Jinja's hook for the generated module: its output goes through escape_output (printed
+        {{ }} is the only use of the module's `escape`). The line goes last, so template line
+        numbers in errors stay the same."""
+        code = super()._generate(source, name, filename, defer_init=defer_init)
+        return code + "\nfrom generator.render.templates import escape_output as escape\n"
+
+
+_HTML_SPECIAL = re.compile("[&<>'\"]")
+
+
+def escape_output(value: Any) -> Any:
+    """What Jinja's escape() prints for a value, without making a Markup of the text that needs no
+    escaping: most of what a page prints is names and figures. Only for output, which is joined as
+    plain text (a macro's, a block's or a set block's is made Markup again by Jinja itself)."""
+    kind = type(value)
+    if (kind is str and not _HTML_SPECIAL.search(value)) or kind is int:
+        return str(value)
+    return escape(value)
+
 
 @lru_cache(maxsize=8)
 def template_environment(templates_dir: str) -> jinja2.Environment:
@@ -202,10 +231,13 @@ def _template_issue(exc: Exception, page: Page, template_name: str) -> Issue:
 def render_page(env: jinja2.Environment, page: Page, site: Mapping[str, Any]) -> list[RenderedFile]:
     """Render a page to its index.html and its index.md twin."""
     out = []
+    view = page.view
+    if type(view) is LazyView:  # the templates read the view's dict itself: a lookup instead of three calls
+        view = view.built()
     for suffix in ("html", "md"):
         template_name = f"{page.template}.{suffix}"
         try:
-            text = env.get_template(template_name).render(page=page, view=page.view, site=site)
+            text = env.get_template(template_name).render(page=page, view=view, site=site)
         except jinja2.TemplateError as exc:
             raise RenderError([_template_issue(exc, page, template_name)]) from None
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
