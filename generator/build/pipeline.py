@@ -18,7 +18,7 @@ from markupsafe import Markup
 from generator.build.facts import HeldFacts
 from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, render_pages, render_site_files, safe_relative
 from generator.check.affiliates import affiliate_rules
-from generator.check.page_lint import record_problems
+from generator.check.page_lint import record_problems, sizing_problems
 from generator.dates import record_dates
 from generator.engine.pairs import Results, compute_results
 from generator.errors import RenderError
@@ -168,6 +168,9 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     memo: pair pages an earlier plan in this process made (a resident builder's)."""
     root = Path(root)
     dataset = load_dataset(root, parse_cache)
+    unsizable = sizing_problems(dataset)
+    if unsizable:
+        raise RenderError(unsizable)
     results = compute(dataset)
     dates = record_dates(dataset, today or today_for_build())
     plan = plan_pages(dataset, results, dates, memo)

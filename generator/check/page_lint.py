@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from generator.engine.pairs import unsizable_variants
 from generator.errors import Issue
 from generator.launch.commands import LLAMACPP_COMMAND_LEVERS, llamacpp_blocks
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
@@ -108,6 +109,14 @@ def release_range_problems(error) -> list[tuple[int, str]]:
             if not any((low is None or cited >= low) and cited[: len(high)] <= high for low, high, _ in ranges):
                 found.append((i, f"{error.id}: the source cites {tag}, outside the text's releases ({text.versions})"))
     return found
+
+
+def sizing_problems(dataset) -> list[Issue]:
+    """The model builds no engine that runs them can size (engine.pairs.unsizable_variants)."""
+    return [Issue(dataset.origins.get(f"model:{model_id}", "data/models.yaml"), 1, 0, f"models.{model_id}.variants[{i}]",
+                  f"{model_id} {dataset.models[model_id].variants[i].id}: {why}",
+                  "Drop the build, or give it a format whose engine models this architecture")
+            for model_id, i, why in unsizable_variants(dataset)]
 
 
 def record_problems(dataset, results, root: Path | None = None) -> list[Issue]:

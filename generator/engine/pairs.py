@@ -828,6 +828,22 @@ def pair_tasks(dataset: Dataset) -> list[PairTask]:
     return tasks
 
 
+def unsizable_variants(dataset: Dataset) -> list[tuple[str, int, str]]:
+    """(model id, variant index, why) for each build the engines that run it cannot size: compute
+    would stop on it, so the build reports it at the record first."""
+    found = []
+    for model in dataset.models.values():
+        for i, variant in enumerate(model.variants):
+            try:
+                if "llamacpp" in variant.engines:
+                    llama.kv_layout_from_geometry(geometry_from_hf_config(model.config.as_config_json()))
+                else:
+                    geometry_from_hf_config(variant_config(model, variant))
+            except GeometryError as error:
+                found.append((model.id, i, str(error)))
+    return found
+
+
 def compute_results(dataset: Dataset) -> dict[tuple[str, str, str], PairNumbers]:
     return {task.key: task.run() for task in pair_tasks(dataset)}
 
