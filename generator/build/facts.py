@@ -33,7 +33,7 @@ def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, 
     took longer than recording the links."""
     facts = slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules)
     meta = meta or NO_META
-    summary = (meta.title, meta.description, meta.noindex, meta.refresh)
+    summary = tuple(getattr(meta, name) for name in _SUMMARY)
     fields = (facts.ids, facts.duplicate_ids, list(map(tuple, facts.links)), *summary, meta.canonical, list(meta.json_ld), facts.sections)
     return summary, zlib.compress(value_pickle.dumps(fields), 1)
 

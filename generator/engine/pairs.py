@@ -834,11 +834,9 @@ def unsizable_variants(dataset: Dataset) -> list[tuple[str, int, str]]:
     found = []
     for model in dataset.models.values():
         for i, variant in enumerate(model.variants):
-            try:
-                if "llamacpp" in variant.engines:
-                    llama.kv_layout_from_geometry(geometry_from_hf_config(model.config.as_config_json()))
-                else:
-                    geometry_from_hf_config(variant_config(model, variant))
+            try:  # the variant's work, which compute_pair then takes from _WORK (forked workers inherit it)
+                work = _work(model, variant)
+                _ = work.layout if "llamacpp" in variant.engines else work.facts.geometry
             except GeometryError as error:
                 found.append((model.id, i, str(error)))
     return found

@@ -357,7 +357,7 @@ def default_mla_block_size(version: tuple[int, int, int], gpu_name: str = "") ->
         return None
     if version >= (0, 10, 0) and any(key in name for key in _BLACKWELL_NAMES):
         return 128
-    if any(key in name for key in _HOPPER_NAMES):
+    if is_hopper_gpu(gpu_name):
         return 64
     return None
 

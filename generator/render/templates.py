@@ -34,20 +34,11 @@ def percent(value: float) -> str:
     return f"{figure(value, 'a fraction') * 100:g}%"
 
 
-# The value json_script turned into text last, and the text: a page's JSON-LD is printed by
-# base.html and then read for the checks (check/plan_meta.py page_meta), the same object twice.
-# Held, the value cannot be freed and another take its id.
-_LAST_JSON: list[Any] = [None, None]
-
-
 def json_script(value: Any) -> Markup:
     """JSON safe inside <script>: '<', '>' and '&' cannot end the element or start a comment."""
-    if value is _LAST_JSON[0] and value is not None:
-        return _LAST_JSON[1]
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    _LAST_JSON[:] = [value, Markup(text)]
-    return _LAST_JSON[1]
+    return Markup(text)
 
 
 # Prose repeats across pages (an error's fixes, FAQ answers and notes without numbers in them

@@ -288,8 +288,6 @@ def _gemma4_extras(cfg: Mapping[str, Any], geometry: Geometry, hidden: int, inte
     return first, per_layers // layers
 
 
-
-
 def _gemma4_vision_params(vision: Mapping[str, Any], text_hidden: int) -> int:
     """Gemma4VisionModel + embed_vision: per layer q (heads x head_dim), k and v (kv heads x head_dim), o, and a gated
     MLP; the patch embedder (3 x patch^2 -> hidden and a 2 x position_embedding_size x hidden table); the

@@ -306,20 +306,21 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
         weights = shape.stage_bytes(layers, first, last) // tp
         if first:
             weights += gemma4_multimodal_bytes(inputs.hf_config, geometry, resolved.max_num_batched_tokens, inputs.mm_modalities_off)
+    v0 = runs_v0_engine(version, inputs.gpu_name)
     if inputs.non_torch_bytes is not None:
         non_torch = inputs.non_torch_bytes
     else:
-        non_torch = assumptions.non_torch_bytes_v0 if runs_v0_engine(version, inputs.gpu_name) else assumptions.non_torch_bytes
+        non_torch = assumptions.non_torch_bytes_v0 if v0 else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
-            if counts_distributed_init(version, runs_v0_engine(version, inputs.gpu_name)) and is_hopper_gpu(inputs.gpu_name):
+            if counts_distributed_init(version, v0) and is_hopper_gpu(inputs.gpu_name):
                 non_torch += (tp - 1) * assumptions.nccl_init_bytes_per_peer_hopper
         if unified_memory_gpu(inputs.gpu_name, assumptions):
             non_torch += assumptions.unified_memory_bytes
     activation = inputs.activation_peak_bytes
     if activation is None:
         activation = estimate_activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
-                                      sampler_bytes_per_logit(version, inputs.sampler_backend, runs_v0_engine(version, inputs.gpu_name)))
+                                      sampler_bytes_per_logit(version, inputs.sampler_backend, v0))
     if inputs.encoder_cache_tokens and first:
         activation += encoder_cache_bytes(inputs.hf_config, geometry, inputs.encoder_cache_tokens)
     cudagraph = 0
@@ -397,12 +398,9 @@ def _stage_shapes(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, g
         end = start + layers
         bytes_per_block = max(bisect_left(g.layers, end) - bisect_left(g.layers, start) for g in groups) * page
         start += layers
-        if inputs.available_kv_cache_bytes is not None:
-            shapes.append((layers, bytes_per_block, inputs.available_kv_cache_bytes, None))
-        elif inputs.kv_cache_memory_bytes is not None:
-            shapes.append((layers, bytes_per_block, inputs.kv_cache_memory_bytes, None))
-        else:
-            shapes.append((layers, bytes_per_block, None, _stage_costs(inputs, resolved, facts, stage, layers, assumptions)))
+        fixed = inputs.available_kv_cache_bytes if inputs.available_kv_cache_bytes is not None else inputs.kv_cache_memory_bytes
+        costs = None if fixed is not None else _stage_costs(inputs, resolved, facts, stage, layers, assumptions)
+        shapes.append((layers, bytes_per_block, fixed, costs))
     return tuple(shapes)
 
 
