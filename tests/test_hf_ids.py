@@ -15,6 +15,28 @@ from tests.hf_named import named_model_ids
 REPO = Path(__file__).resolve().parent.parent
 
 
+def _id_holdout(number: int, count: int) -> tuple[str, list[dict]]:
+    """The text and entries of tests/data/model_ids_holdout<number>.yaml, held to the shape every holdout of
+    log ids keeps: count entries of id, form, engine and a GitHub URL, no id (in any case) or URL twice."""
+    text = (REPO / f"tests/data/model_ids_holdout{number}.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    entries = data["ids"]
+    assert data["split"] == f"holdout{number}" and len(entries) == count
+    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
+    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
+    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
+    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
+    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == count
+    return text, entries
+
+
+def _ids_before(number: int) -> set[str]:
+    """The ids (lower case) of the holdouts gathered before holdout<number>."""
+    names = ("model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, number)))
+    return {entry["id"].lower() for name in names
+            for entry in yaml.safe_load((REPO / "tests/data" / name).read_text(encoding="utf-8"))["ids"]}
+
+
 @pytest.fixture(scope="module")
 def index() -> HfIdIndex:
     return hf_id_index(load_dataset(REPO).models)
@@ -165,15 +187,7 @@ def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     # on the merged resolver, and no rule is tuned on it.
     # Issue 20's catalog records were chosen after reading its misses (not blind): they resolve seven of its
     # entries (37 of 60, noted in the header); the measured line stays the blind figure.
-    text = (REPO / "tests/data/model_ids_holdout4.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    entries = data["ids"]
-    assert data["split"] == "holdout4" and len(entries) == 60
-    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
-    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
-    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
-    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
-    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == 60
+    text, entries = _id_holdout(4, 60)
     assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
     # A later gain from rules written after reading its misses is recorded as such, and held.
     after = re.search(r"^# after ids6's rules \(informed by these misses\): (\d+) of 60", text, re.MULTILINE)
@@ -185,22 +199,8 @@ def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
 def test_the_fifth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     # tests/data/model_ids_holdout5.yaml: 40 ids from 2025-2026 issues, gathered blind in search order and
     # not yet measured. Only the file's shape is held here, and that no name repeats an earlier holdout's.
-    text = (REPO / "tests/data/model_ids_holdout5.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    entries = data["ids"]
-    assert data["split"] == "holdout5" and len(entries) == 40
-    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
-    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
-    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
-    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
-    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == 40
-    earlier = {
-        entry["id"].lower()
-        for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml",
-                     "model_ids_holdout4.yaml")
-        for entry in yaml.safe_load((REPO / "tests/data" / name).read_text(encoding="utf-8"))["ids"]
-    }
-    assert not earlier & {entry["id"].lower() for entry in entries}
+    text, entries = _id_holdout(5, 40)
+    assert not _ids_before(5) & {entry["id"].lower() for entry in entries}
     assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
 
 
@@ -208,21 +208,8 @@ def test_the_sixth_holdout_of_unseen_log_ids_is_measured_blind() -> None:
     # tests/data/model_ids_holdout6.yaml: 44 ids from 2025-2026 issues, gathered in search order and measured
     # once, blind, before any change (29 of 44). The header's figure is pinned: no later change may lose
     # an entry it counted. No rule or record may be written from its misses.
-    text = (REPO / "tests/data/model_ids_holdout6.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
-    entries = data["ids"]
-    assert data["split"] == "holdout6" and len(entries) == 44
-    assert all(set(entry) == {"id", "form", "engine", "url"} for entry in entries)
-    assert all(entry["form"] in {"hf", "path", "cache", "gguf", "ollama", "bare"} for entry in entries)
-    assert all(entry["engine"] in {"vllm", "sglang", "llamacpp", "ollama", "other"} for entry in entries)
-    assert all(entry["url"].startswith("https://github.com/") for entry in entries)
-    assert len({entry["id"].lower() for entry in entries}) == len({entry["url"] for entry in entries}) == 44
-    earlier = {
-        entry["id"].lower()
-        for name in ("model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6)))
-        for entry in yaml.safe_load((REPO / "tests/data" / name).read_text(encoding="utf-8"))["ids"]
-    }
-    assert not earlier & {entry["id"].lower() for entry in entries}
+    text, entries = _id_holdout(6, 44)
+    assert not _ids_before(6) & {entry["id"].lower() for entry in entries}
     recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
     assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (29, 44)
     index = hf_id_index(load_dataset(REPO).models)

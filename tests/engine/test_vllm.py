@@ -982,6 +982,14 @@ def test_unified_memory_term_follows_vllms_capability_list():
     assert spark.breakdown.non_torch_bytes - other.breakdown.non_torch_bytes == ASSUMPTIONS.unified_memory_bytes
 
 
+def _new_and_pinned(split: str, rows: list) -> None:
+    """A holdout's logs: on GitHub, none cited by another split, and a file in a repository at a full commit."""
+    others = {e["url"] for e in LOGS["budget"] if e.get("split") != split}
+    for entry in rows:
+        assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
+        assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
+
+
 def test_tenth_holdout_is_measured(capsys):
     """holdout10 logs (committed run logs and articles, GitHub threads) were gathered blind after holdout9 and
     measured once on the merged engine: 10 of 12 within the bar, worst 5.81 GiB (the MI300X Gemma 4 E2B start,
@@ -991,10 +999,8 @@ def test_tenth_holdout_is_measured(capsys):
     assert len(errors) >= 12 and sum(within) >= 10
     for error in errors.values():
         assert error == error and abs(error) < 6.0  # a number, and no worse than measured
-    others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout10"}
+    _new_and_pinned("holdout10", HOLDOUT10)
     for entry in HOLDOUT10:
-        assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
-        assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
         assert LOGS["models"][entry["model"]]["config"] and entry["gpu_total_gib"] > 0 and entry["vllm_version"]
 
 
@@ -1011,10 +1017,7 @@ def test_eleventh_holdout_is_measured(capsys):
     assert len(errors) >= 11 and sum(within) >= 10
     for error in errors.values():
         assert error == error and abs(error) < 3.0  # a number, and no worse than measured
-    others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout11"}
-    for entry in HOLDOUT11:
-        assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
-        assert "/blob/" not in entry["url"] or len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
+    _new_and_pinned("holdout11", HOLDOUT11)
 
 
 def test_nccl_buffers_count_in_non_torch_before_0_11_on_hopper():
