@@ -217,6 +217,18 @@ def test_the_sixth_holdout_of_unseen_log_ids_is_measured_blind() -> None:
     assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 30
 
 
+def test_the_seventh_holdout_of_unseen_log_ids_is_measured_blind() -> None:
+    # tests/data/model_ids_holdout7.yaml: 55 ids from 2025-2026 issues, gathered in search order and measured
+    # once, blind, before any change (33 of 55). The header's figure is pinned: no later change may lose
+    # an entry it counted. No rule or record may be written from its misses.
+    text, entries = _id_holdout(7, 55)
+    assert not _ids_before(7) & {entry["id"].lower() for entry in entries}
+    recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
+    assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (33, 55)
+    index = hf_id_index(load_dataset(REPO).models)
+    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 33
+
+
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
 def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(name: str) -> None:
     # Records and the owner-written-onto-the-name rule were chosen from these files' misses (so their gain is
