@@ -121,6 +121,7 @@ BLIND = {
     "holdout13": "60.9% right first, 4.3% wrong page, 8 with none (23 counted)",
     "holdout14": "64.7% right first, 5.9% wrong page, 5 with none (17 counted)",
     "holdout15": "84.8% right first, 3.0% wrong page, 4 with none (33 counted)",
+    "holdout16": "74.3% right first, 11.4% wrong page, 5 with none (35 counted)",
 }
 
 
