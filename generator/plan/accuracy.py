@@ -67,6 +67,7 @@ _SPLIT_NOTES = {
     "holdout9": "quoted in benchmark notes, deployment lessons and run logs, gathered after holdout8; measured blind",
     "holdout10": "quoted in committed run logs and articles and in GitHub threads, gathered after holdout9; measured blind",
     "holdout11": "quoted in a committed run log and in GitHub pull-request threads, gathered after holdout10; measured blind",
+    "holdout12": "in run logs committed to public repositories and a two-part blog post, gathered after holdout11; measured blind",
 }
 
 

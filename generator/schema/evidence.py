@@ -85,7 +85,8 @@ class VllmLog(_Strict):
     known_gap: str | None = None
     sampler_peak: str | None = None  # why the printed activation peak is the sampler warm-up's, not the forward's
     weights_quantization: dict[str, Any] | None = None
-    split: Literal["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11"] | None = None  # holdout2-11: later collections
+    split: Literal["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9",
+                   "holdout10", "holdout11", "holdout12"] | None = None  # holdout2-12: later collections
     version_evidence: str | None = None
     status: Literal["unmodelled", "incomplete"] | None = None
     reason: str | None = None
