@@ -18,7 +18,7 @@ What an error's own wording is (its `pattern`, `triage_patterns`, `triage_weight
 from __future__ import annotations
 
 from generator.triage.extract_rules import EXTRACT
-from generator.triage.step_rules import STEP_MARKERS, STEP_PAGES, STEPS_NEXT, STEPS_NEXT_FRAMED
+from generator.triage.step_rules import STEP_MARKERS, STEP_PAGES, STEP_PAGES_WHEN, STEPS_NEXT, STEPS_NEXT_FRAMED
 
 # Scores: a record's own pattern on a line scores HIT; the adjustments below are added to it.
 SCORES = {
@@ -296,7 +296,9 @@ ENGINE_MARKERS = {
     "vllm": [
         # POST /wake_up: the sleep-mode endpoint of vLLM's API server (vllm/entrypoints/openai/api_server.py).
         [3, r"/wake_up\b"],
-        [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
+        # vllm_ascend: the package of vLLM's Ascend plugin (vllm_ascend/worker/model_runner_v1.py at
+        # vllm-project/vllm-ascend 000f832c7932e73a50a9800a15f4314e8448d5f9), whose frames name no other marker.
+        [3, r"\bvllm(_ascend)?\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
         # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
         [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
     ],
@@ -404,6 +406,7 @@ RULES = {
     "memory_statement": MEMORY_STATEMENT,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
+    "step_pages_when": STEP_PAGES_WHEN,
     "steps_next": STEPS_NEXT,
     "steps_next_framed": STEPS_NEXT_FRAMED,
     "engine_markers": ENGINE_MARKERS,

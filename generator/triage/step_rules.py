@@ -2,8 +2,8 @@
 generator/triage/rules.py: where a generic out-of-memory line happened decides its page.
 
 Same regex subset as the rules (what Python and JavaScript share); templates/static/triage.js reads
-them from the rules table (its "step_markers", "steps_next", "steps_next_framed" and "step_pages"
-keys).
+them from the rules table (its "step_markers", "steps_next", "steps_next_framed", "step_pages" and
+"step_pages_when" keys).
 """
 
 from __future__ import annotations
@@ -35,6 +35,15 @@ STEP_MARKERS = {
         # V0's Worker.initialize_cache runs raise_if_cache_size_invalid; V1's check calls
         # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py).
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b"],
+        # After the check the KV cache is allocated: V0's Worker.initialize_cache calls _init_cache_engine,
+        # whose CacheEngine.__init__ calls _allocate_kv_cache (vllm/worker/worker.py, vllm/worker/cache_engine.py);
+        # V1's Worker.initialize_from_config calls the model runner's initialize_kv_cache (vllm/v1/worker/
+        # gpu_worker.py, gpu_model_runner.py; all at vllm-project/vllm a8f5aec20ad685851f972847c0567db270d9845f),
+        # which vllm-ascend splits into initialize_kv_cache_tensors and _allocate_kv_cache_tensors
+        # (vllm_ascend/worker/model_runner_v1.py at vllm-project/vllm-ascend 000f832c7932e73a50a9800a15f4314e8448d5f9).
+        # Not V1's EngineCore._initialize_kv_caches, which also profiles and checks.
+        # No page covers this step as such; see STEP_PAGES_WHEN.
+        ["kv_cache_alloc", 3.5, r"\b_init_cache_engine\b|\b_allocate_kv_cache(_tensors)?\b|\binitialize_kv_cache(_tensors)?\b"],
         # Capture's frames and progress lines, not the word alone: V1's config line at the start of
         # every log names its settings ("use_cudagraph", "cudagraph_capture_sizes", "cudagraph_mode":
         # CUDAGraphMode...; the compilation_config of "Initializing a V1 LLM engine ... with config"),
@@ -162,5 +171,25 @@ STEP_PAGES = {
         "running": "sglang-cuda-oom",
         "token_slots": "sglang-kv-pool-full",
         "default": "sglang-cuda-oom",
+    },
+}
+
+# The page of a step that depends on what the out-of-memory line says, tried before `STEP_PAGES`: the
+# first [regex, page] whose regex matches the generic out-of-memory line names the page.
+# vLLM sizes its KV cache as utilization × total memory less what it measured itself using (V0's
+# Worker.determine_num_available_blocks, vllm/worker/worker.py at vllm-project/vllm
+# a8f5aec20ad685851f972847c0567db270d9845f): memory other processes held is not taken off, so the
+# allocation of that cache runs out when they hold more than the rest. torch's message lists each process
+# NVML reports on the device, the running one as "Including non-PyTorch memory, this process has" and every
+# other as "Process <pid> has" (reportProcessMemoryInfo and DeviceCachingAllocator::malloc in
+# c10/cuda/CUDACachingAllocator.cpp at pytorch/pytorch 001074d25084fdb87a799823e395a50f5ec044d3). Two
+# entries in that list mean another process held memory (in a container no pid is the running one's, so
+# one "Process" entry alone may be itself). That is what vLLM's later startup check refuses up front.
+STEP_PAGES_WHEN = {
+    "vllm": {
+        "kv_cache_alloc": [
+            [r"(Process \d+|this process) has [\d.]+ (bytes|[KMG]iB) memory in use\. +(Process \d+|Including non-PyTorch memory, this process) has ",
+             "vllm-startup-free-memory"],
+        ],
     },
 }
