@@ -310,10 +310,14 @@ ENGINE_MARKERS = {
         [2, r"\bggml[\\/]src[\\/]ggml-\w+[\\/.]"],
     ],
     "ollama": [
+        # Not the JSON log line of llama.cpp's server ({"level":"ERR", ...}): Ollama's runner printed it only
+        # while it built llama.cpp's server code (LOG_ERROR in llm/ext_server/utils.hpp at ollama/ollama v0.1.30,
+        # 756c2575535641f1b96d94b4214941b90f4c30c7; "ERROR" from v0.1.35), and llamafile, whose server is
+        # llama.cpp's, prints it too (https://github.com/mozilla-ai/llamafile/issues/501).
         # A model tag as `ollama run` names it: "llama3.1:8b", "deepseek-r1:671b" (not ":latest",
         # which docker images share).
         [5, r"\b[a-z][a-z0-9._-]*:\d+(\.\d+)?[bm]\b"],
-        [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|\"level\":\"ERR\"|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
+        [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
         # Ollama's own words for the llama-server it runs (llm/llama_server.go from v0.30), and the
         # source tree its bundled llama.cpp was built in, which asserts print.
         [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
