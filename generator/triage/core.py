@@ -285,6 +285,15 @@ def _engine_adjustment(record_engine: str, engine: str | None, rules: Mapping[st
     return scores["engine_mismatch"], f"{engine} log, {record_engine} error"
 
 
+def _step_page(rules: Mapping[str, Any], engine: str, step: str, line: str) -> str | None:
+    """The page of a step: the first of its conditional pages whose regex matches the out-of-memory
+    line, else the step's own page."""
+    for pattern, page in rules["step_pages_when"].get(engine, {}).get(step, ()):
+        if _search(pattern, line):
+            return page
+    return rules["step_pages"].get(engine, {}).get(step)
+
+
 def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str, Any]], engine: str | None,
                    rules: Mapping[str, Any], by_id: Mapping[str, TriageRecord],
                    offer: Callable[[Candidate], None]) -> str | None:
@@ -319,7 +328,7 @@ def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str,
         routed = []
         if step:
             base = scores["step_routed"] if generic_lines else scores["step_traceback"]
-            routed.append((pages.get(step), base, f"step {step}" + ("" if generic_lines else " (traceback cut before its error)")))
+            routed.append((_step_page(rules, engine, step, lines[index]), base, f"step {step}" + ("" if generic_lines else " (traceback cut before its error)")))
         if generic_lines:
             routed.append((pages.get("default"), scores["step_default"], "out of memory at an unknown step"))
         for page, base, note in routed:

@@ -9,7 +9,8 @@ What is here, and why it is not in the error records:
   the same for every error;
 - generic out-of-memory lines and the steps they are routed by: a bare "CUDA out of memory" names
   no page by itself; the step it happened in does, and `step_pages` names the page of each step
-  (a page that does not exist yet is skipped, so writing the record is all it takes);
+  (a page that does not exist yet is skipped, so writing the record is all it takes); those step
+  tables are in step_rules.py;
 - extraction regexes: the numbers a reader expects, whatever the error.
 What an error's own wording is (its `pattern`, `triage_patterns`, `triage_weight`) stays in its record.
 """
@@ -17,6 +18,7 @@ What an error's own wording is (its `pattern`, `triage_patterns`, `triage_weight
 from __future__ import annotations
 
 from generator.triage.extract_rules import EXTRACT
+from generator.triage.step_rules import STEP_MARKERS, STEP_PAGES, STEP_PAGES_WHEN, STEPS_NEXT, STEPS_NEXT_FRAMED
 
 # Scores: a record's own pattern on a line scores HIT; the adjustments below are added to it.
 SCORES = {
@@ -288,170 +290,15 @@ GENERIC_OOM = [
     r"\b(UR_RESULT|ZE_RESULT|PI)_ERROR_OUT_OF_(DEVICE|HOST)_MEMORY\b",
 ]
 
-# Markers of the step a run had reached, with the step's place in the engine's order of startup.
-# The furthest step the paste shows (log lines before the error, frames of its traceback) is
-# where memory ran out: a traceback through capture_model -> _dummy_run is graph capture, not
-# the profile run, because capture comes later.
-STEP_MARKERS = {
-    "vllm": [
-        # Building the model's layers (make_layers, a model class's __init__) creates its weights.
-        # The checkpoint loader's progress lines print only while the weights load.
-        ["load_weights", 1, r"\bload_model\b|\bload_weights\b|create_weights|Starting to load model|Loading weights|model_loader|initialize_model|Failed to create unquantized linear weights|\bmake_layers\b|model_executor/models/\w+\.py\", line \d+, in __init__|Loading (safetensors|pt) checkpoint shards|Using model weights format"],
-        # The model loader builds the model inside `with target_device:` (load_model in
-        # vllm/model_executor/model_loader/base_loader.py at 01f62d3ec2d08e2e2c818871f69099831dd02f44),
-        # so each tensor a layer creates passes through torch's DeviceContext.__torch_function__
-        # (torch/utils/_device.py): that frame is the model's weights being created.
-        ["load_weights", 1, r"torch[\\/]utils[\\/]_device\.py\", line \d+, in __torch_function__"],
-        # vLLM re-raises an out-of-memory as a new error ("The above exception was the direct
-        # cause") only in the sampler warm-up; weakest marker, so any other step wins over it.
-        ["sampler_warmup", 0, r"The above exception was the direct cause"],
-        # torch's out-of-memory message counts memory "allocated in private pools (e.g., CUDA Graphs)"
-        # only once graphs hold some: capture had begun. As weak: a marker of any step says more,
-        # and the sampler warm-up, which follows capture, keeps its own weak marker above.
-        ["graph_capture", 0, r"allocated in private pools \(e\.g\., CUDA Graphs\)"],
-        # The vision encoder runs at startup only on the profile run's dummy multi-modal batch; at
-        # serving time the request markers (a later step) win.
-        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
-        # V0's Worker.initialize_cache runs raise_if_cache_size_invalid; V1's check calls
-        # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py).
-        ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b"],
-        # Capture's frames and progress lines, not the word alone: V1's config line at the start of
-        # every log names its settings ("use_cudagraph", "cudagraph_capture_sizes", "cudagraph_mode":
-        # CUDAGraphMode...; the compilation_config of "Initializing a V1 LLM engine ... with config"),
-        # whatever step memory later ran out in.
-        ["graph_capture", 4, r"capture_model|Capturing CUDA graph|Capturing cudagraph|Capturing the model for CUDA graphs|_capture_cudagraphs|cuda_graph_memory|torch\.cuda\.graph\(|cuda_graph\.capture|\.capture_(begin|end)\(|CUDAGraph(Runner|Wrapper)\b|ESTIMATE_CUDAGRAPHS|graph capture"],
-        # The sampler runs at startup (the warm-up) and for every request; with no request marker
-        # beside them, its frames (V1's top-k/top-p sampler, which calls FlashInfer's sampling
-        # kernels: vllm/v1/sample/ops/topk_topp_sampler.py) are the warm-up's.
-        ["sampler_warmup", 5, r"_dummy_sampler_run|warming up sampler|sampler warm-?up|_dummy_pooler_run|topk_topp_sampler|flashinfer[/\\]sampling\.py|\btop_k_top_p_sampling"],
-        # V0's AsyncLLMEngine: step_async runs a request's step, and _log_task_completion is the
-        # callback of the run_engine_loop task only (vllm/engine/async_llm_engine.py).
-        # LLM.generate and LLM.chat run requests (offline inference); vllm/entrypoints/llm.py. A
-        # worker's execute_model runs a scheduled batch: startup calls the model runner's dummy runs
-        # and sampler warm-up directly (compile_or_warm_up_model, determine_available_memory in
-        # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's.
-        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
-        # EngineCore.execute_model dumps the scheduled batch when its model execution raises
-        # (dump_engine_exception, vllm/v1/engine/core.py at v0.9.0.1): serving, whatever was raised.
-        ["request", 6, r"Dumping input data for V1 LLM engine"],
-        ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
-        # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
-        ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
-        # Sleep mode: LLM.wake_up or POST /wake_up maps the released memory back (vllm/entrypoints/llm.py,
-        # vllm/device_allocator/cumem.py); it follows startup and serving. Its frames, a call, or the
-        # endpoint, but not the access log of a wake-up that succeeded ("POST /wake_up HTTP/1.1" 200).
-        ["sleep_wake", 8, r"\bin wake_up\b|\.wake_up\(|/wake_up\b(?! HTTP/[\d.]+\" 2\d\d)"],
-    ],
-    "llamacpp": [
-        ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
-        ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
-        ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
-        # The vision (or audio) projector that llama-server and the mtmd tools load after the model's
-        # context: clip_init loads the mmproj, then warm-up reserves its compute buffers for a dummy
-        # picture (warmup, alloc_compute_meta in tools/mtmd/clip.cpp at ggml-org/llama.cpp
-        # 3679b65db16ebaabba95a893c62eb6c4840e832c). No page covers the projector's own buffers: the
-        # step has none, so an allocation failing in it lands nowhere rather than on the context page.
-        ["vision", 4, r"warmup with (image|audio) size = |\balloc_compute_meta: |\bclip_init: "],
-        # The CUDA pool grows for compute scratch while a batch runs (ggml_cuda_pool_malloc_vmm).
-        # ggml_cuda_pool_vmm::alloc maps more memory into the pool with cuMemCreate, cuMemMap and
-        # cuMemSetAccess, and CUDA_CHECK prints the failing call (ggml/src/ggml-cuda/ggml-cuda.cu in
-        # ggml-org/llama.cpp at f6d77a1ba0ac794e950bd3abb630b904bdcd8fb8).
-        ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past|ggml_cuda_pool_malloc|\bcuMem(Create|Map|SetAccess)\("],
-    ],
-    "ollama": [
-        # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
-        # done while loading; out of memory while running comes from the CUDA pool as "CUDA error".
-        # A reader's own words for the step, in a title ("CUDA out of memory error on Windows for ollama
-        # run starts up"): the runner was starting, i.e. loading the model.
-        ["load", 1, r"\b([Ss]tarts? up|[Ss]tart-?up|[Ww](hile|hen) loading)\b"],
-        ["load", 1, r"load_tensors|llm_load_tensors|loading model|llama_new_context_with_model|llama_init_from_model|llama_kv_cache_init|waiting for llama runner|starting llama server|(cuda|hip)Malloc failed|_alloc_buffer|(failed|unable) to allocate \w+ buffer"],
-        # llama.cpp's decode of a batch; not Ollama's "vision: decode", the image decoding its
-        # EncodeMultimodal logs (model/models/<arch>/model.go), which the runner also does while it
-        # reserves the graphs at load, as ollama/ollama#15284 shows. Nor Ollama's msg="compute graph",
-        # which its ggml backend logs when it is created and when it reserves the graphs, both at load
-        # (ml/backend/ggml/ggml.go); llama.cpp's "failed to allocate compute graph for K-shift" (or
-        # defrag) is a KV-cache update while running.
-        ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|(^|[^:] )decode\b|update_slots|ggml_backend_sched_graph_compute|allocate compute graph for"],
-    ],
-    "sglang": [
-        ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader"],
-        ["kv_pool", 2, r"init_memory_pool|Memory pool|KV Cache is allocated|profile_max_num_token"],
-        ["attention", 3, r"init_attention_backend"],
-        ["graph_capture", 4, r"init_cuda_graphs|CudaGraphRunner|Capture cuda graph|capture_one_batch|Capture CUDA graph"],
-        # A batch taking KV slots from the token pool: alloc_token_slots and its paged variants raise
-        # "Out of memory. Try to lower your batch size." when the pool has none left
-        # (python/sglang/srt/mem_cache/allocation.py, mem_cache/common.py in 0.5.x), prefill, decode
-        # or a speculative verify alike: the pool is full, not the GPU.
-        ["token_slots", 7, r"\balloc_(paged_)?token_slots\w*|\balloc_for_(extend|decode)\b"],
-        # Releases of 2024 ran the batch loop in a controller and a TP server.
-        ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /|loop_for_forward|exposed_step|\bforward_step\b|forward_decode_batch|forward_fill_batch"],
-    ],
-}
-
-# Log lines that end a step, for a traceback cut at its first line (no frames, no error): the
-# failure came in the step that follows. Not for an out-of-memory line: after V1's worker logs
-# "Available KV cache memory" (the profile run's result, vllm/v1/worker/gpu_worker.py) the check
-# of one request's KV cache comes next, and it raises a ValueError, not an out-of-memory; an OOM
-# after that line came in a later step (the cache's allocation, graph capture, the sampler).
-STEPS_NEXT = {
-    "vllm": [
-        ["kv_cache_check", 3, r"Available KV cache memory:"],
-    ],
-}
-# Log lines after which one step alone can come before the step's own log lines, so that a cut
-# traceback whose frames name no step failed in it (frames or not). V0's model runner logs "Loading
-# model weights took %.4f GB" when the weights are in (GPUModelRunnerBase.load_model,
-# vllm/worker/model_runner.py at vllm-project/vllm 587909ce7f4fe9cb48be48fb50936bcb18b2f73c;
-# vllm-ascend's runners print the same); the profile run follows, and logs its result ("# GPU blocks",
-# "Memory profiling", "Available KV cache memory") before any later step runs.
-STEPS_NEXT_FRAMED = {
-    "vllm": [
-        ["profile_run", 2, r"Loading model weights took"],
-    ],
-}
-
-# The page of each step; a generic out-of-memory line of no known step goes to `default`.
-# A page that is not among the records is skipped.
-STEP_PAGES = {
-    "vllm": {
-        "load_weights": "vllm-weights-oom",
-        "profile_run": "vllm-profile-run-oom",
-        "kv_cache_check": "vllm-max-model-len-error",
-        "graph_capture": "vllm-cudagraph-capture-oom",
-        "sampler_warmup": "vllm-sampler-warmup-oom",
-        "request": "vllm-request-cuda-oom",
-        "request_preprocess": "vllm-request-too-long",
-        "sleep_wake": "vllm-sleep-wake-oom",
-    },
-    "llamacpp": {
-        "weights": "llamacpp-model-load-failed",
-        "kv_cache": "llamacpp-kv-cache-alloc-failed",
-        "context": "llamacpp-context-create-failed",
-        "running": "llamacpp-compute-buffer-failed",
-    },
-    "ollama": {
-        "load": "ollama-llama-server-terminated",
-        "running": "ollama-cuda-oom",
-        "default": "ollama-cuda-oom",
-    },
-    "sglang": {
-        "load_weights": "sglang-cuda-oom",
-        "kv_pool": "sglang-cuda-oom",
-        "attention": "sglang-cuda-oom",
-        "graph_capture": "sglang-cuda-oom",
-        "running": "sglang-cuda-oom",
-        "token_slots": "sglang-kv-pool-full",
-        "default": "sglang-cuda-oom",
-    },
-}
-
 # Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
 # inside, so its own markers weigh more than the llama.cpp lines its logs carry.
 ENGINE_MARKERS = {
     "vllm": [
         # POST /wake_up: the sleep-mode endpoint of vLLM's API server (vllm/entrypoints/openai/api_server.py).
         [3, r"/wake_up\b"],
-        [3, r"\bvllm\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
+        # vllm_ascend: the package of vLLM's Ascend plugin (vllm_ascend/worker/model_runner_v1.py at
+        # vllm-project/vllm-ascend 000f832c7932e73a50a9800a15f4314e8448d5f9), whose frames name no other marker.
+        [3, r"\bvllm(_ascend)?\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
         # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
         [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
     ],
@@ -463,10 +310,14 @@ ENGINE_MARKERS = {
         [2, r"\bggml[\\/]src[\\/]ggml-\w+[\\/.]"],
     ],
     "ollama": [
+        # Not the JSON log line of llama.cpp's server ({"level":"ERR", ...}): Ollama's runner printed it only
+        # while it built llama.cpp's server code (LOG_ERROR in llm/ext_server/utils.hpp at ollama/ollama v0.1.30,
+        # 756c2575535641f1b96d94b4214941b90f4c30c7; "ERROR" from v0.1.35), and llamafile, whose server is
+        # llama.cpp's, prints it too (https://github.com/mozilla-ai/llamafile/issues/501).
         # A model tag as `ollama run` names it: "llama3.1:8b", "deepseek-r1:671b" (not ":latest",
         # which docker images share).
         [5, r"\b[a-z][a-z0-9._-]*:\d+(\.\d+)?[bm]\b"],
-        [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|\"level\":\"ERR\"|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
+        [5, r"\.ollama[/\\]|blobs[/\\]sha256-|ollama\[\d+\]|^\s*ollama\S*\s+\||\bollama (run|serve|pull|ps)\b|ollama\._types|ollama version|Ollama\.|/api/(chat|generate)|llama runner|level=(INFO|WARN|ERROR|DEBUG) source=|num_gpu|OLLAMA_|memory layout cannot be allocated|model requires more system memory|model runner has unexpectedly stopped"],
         # Ollama's own words for the llama-server it runs (llm/llama_server.go from v0.30), and the
         # source tree its bundled llama.cpp was built in, which asserts print.
         [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
@@ -559,6 +410,7 @@ RULES = {
     "memory_statement": MEMORY_STATEMENT,
     "step_markers": STEP_MARKERS,
     "step_pages": STEP_PAGES,
+    "step_pages_when": STEP_PAGES_WHEN,
     "steps_next": STEPS_NEXT,
     "steps_next_framed": STEPS_NEXT_FRAMED,
     "engine_markers": ENGINE_MARKERS,

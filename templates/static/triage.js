@@ -149,6 +149,13 @@
     return bestStep;
   }
 
+  // The page of a step: the first of its conditional pages whose regex matches the out-of-memory line.
+  function stepPage(rules, engine, step, line) {
+    var when = (rules.step_pages_when[engine] || {})[step] || [];
+    for (var i = 0; i < when.length; i++) if (search(when[i][0], line)) return when[i][1];
+    return (rules.step_pages[engine] || {})[step];
+  }
+
   // ------------------------------------------------------------------------- ranking
 
   function wording(record, line) {
@@ -364,7 +371,7 @@
       var routed = [];
       if (step) {
         var base = genericLines.length ? scores.step_routed : scores.step_traceback;
-        routed.push([pages[step], base, "step " + step + (genericLines.length ? "" : " (traceback cut before its error)")]);
+        routed.push([stepPage(rules, engine, step, lines[index]), base, "step " + step + (genericLines.length ? "" : " (traceback cut before its error)")]);
       }
       if (genericLines.length) routed.push([pages["default"], scores.step_default, "out of memory at an unknown step"]);
       for (var r = 0; r < routed.length; r++) {

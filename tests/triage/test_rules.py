@@ -339,3 +339,10 @@ def test_a_partial_offload_in_llamacpps_lines_alone_lists_ollamas_page_without_g
     assert (result.engine, result.best.id, result.confident) == ("llamacpp", "ollama-partial-offload", False)
     failed = offload + "\nllama_model_load: error loading model: unable to allocate CUDA0 buffer"
     assert triage(failed, records).best.id == "llamacpp-model-load-failed"
+
+
+def test_llamacpp_servers_json_log_names_no_ollama() -> None:
+    # {"level":"ERR", ...}: the log line of llama.cpp's server, which Ollama's runner also printed up to v0.1.34.
+    line = '{"function":"load_model","level":"ERR","line":450,"model":"/m.gguf","msg":"unable to load model","tid":"1","timestamp":1}'
+    assert detect_engine("llama_new_context_with_model: failed to allocate compute buffers\n" + line) == "llamacpp"
+    assert detect_engine("Jun 30 10:00:00 host ollama[123]: " + line) == "ollama"
