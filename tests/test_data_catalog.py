@@ -185,8 +185,9 @@ def test_consumer_cards_have_a_buy_query(dataset: Dataset) -> None:
 
 def test_gguf_variants_name_their_quantization(dataset: Dataset) -> None:
     # Microsoft's file is "-q4.gguf"; its Q4_K_M type is stated by the sources cited on the variant.
-    # Google's gemma-7b.gguf names no type: its card states the weights are float32.
-    unnamed = {("phi-3-mini-4k-instruct", "q4-k-m"), ("gemma-7b", "f32")}
+    # Google's gemma-7b.gguf names no type: its card states the weights are float32; gemma-2b.gguf, the
+    # 2B's export in the same form, is listed at 9.3 GB, four bytes a parameter.
+    unnamed = {("phi-3-mini-4k-instruct", "q4-k-m"), ("gemma-7b", "f32"), ("gemma-2b", "f32")}
     for model, variant in _variants(dataset):
         if variant.format != "gguf":
             continue

@@ -226,7 +226,9 @@ def test_the_seventh_holdout_of_unseen_log_ids_is_measured_blind() -> None:
     recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
     assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (33, 55)
     index = hf_id_index(load_dataset(REPO).models)
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 33
+    # 34 after ids9's records of pre-2025-07 models (size ladders and widely served families, chosen from
+    # download and library popularity, not from this file; measured blind): that floor is held too.
+    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 34
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
