@@ -1,0 +1,37 @@
+"""Look-alikes and steps drawn from the spent holdout16 split, each on the real texts of
+tests/data/pasted_errors.yaml: runner crashes that are no memory failure, Ray's out-of-memory killer,
+LM Studio's keep-tokens check, SGLang's prefill out of memory.
+"""
+
+from __future__ import annotations
+
+from generator.triage import triage
+
+from .test_corpus import PASTES, _records
+
+BY_ID = {paste["id"]: paste for paste in PASTES}
+
+
+def _triage(paste_id: str, text: str | None = None):
+    return triage(BY_ID[paste_id]["text"] if text is None else text, _records())
+
+
+def _best(paste_id: str, text: str | None = None) -> str | None:
+    best = _triage(paste_id, text).best
+    return best.id if best else None
+
+
+def test_an_ollama_runner_killed_by_a_crash_signal_gets_no_memory_page() -> None:
+    # ollama-0235: the runner's exit logged alone ("signal: illegal instruction"), then the bare wrapper.
+    # ollama-0236: "terminated: signal: segmentation fault (core dumped)".
+    for paste_id in ("ollama-0235", "ollama-0236"):
+        result = _triage(paste_id)
+        assert result.candidates == () and result.lookalike, paste_id
+    # Windows spells the same crashes as NTSTATUS codes.
+    for status in ("0xc0000005", "0xc000001d"):
+        result = _triage("ollama-0236", f"Error: llama runner process has terminated: exit status {status}")
+        assert result.candidates == () and result.lookalike, status
+    # A segmentation fault beside CUDA running out of memory is no look-alike (ollama-0234).
+    assert _triage("ollama-0234").lookalike is None
+    # Killed by the kernel (the OOM killer's SIGKILL) is no crash of the runner's own.
+    assert _best("ollama-0056") == "ollama-llama-server-terminated"
