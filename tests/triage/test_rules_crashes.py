@@ -35,3 +35,11 @@ def test_an_ollama_runner_killed_by_a_crash_signal_gets_no_memory_page() -> None
     assert _triage("ollama-0234").lookalike is None
     # Killed by the kernel (the OOM killer's SIGKILL) is no crash of the runner's own.
     assert _best("ollama-0056") == "ollama-llama-server-terminated"
+
+
+def test_lm_studios_keep_tokens_reply_with_its_counts_is_the_overflow_page() -> None:
+    # llamacpp-0258: LM Studio 0.4's HTTP 400 reply, as Continue shows it.
+    assert _best("llamacpp-0258") == "llamacpp-lmstudio-context-overflow"
+    # The number-free wording reads the same whether the run stopped (llamacpp-0125) or LM Studio
+    # logged it and generated anyway (llamacpp-0259): the text cannot tell, so both get the page.
+    assert _best("llamacpp-0125") == _best("llamacpp-0259") == "llamacpp-lmstudio-context-overflow"
