@@ -43,3 +43,10 @@ def test_lm_studios_keep_tokens_reply_with_its_counts_is_the_overflow_page() -> 
     # The number-free wording reads the same whether the run stopped (llamacpp-0125) or LM Studio
     # logged it and generated anyway (llamacpp-0259): the text cannot tell, so both get the page.
     assert _best("llamacpp-0125") == _best("llamacpp-0259") == "llamacpp-lmstudio-context-overflow"
+
+
+def test_rays_memory_monitor_killing_a_worker_is_host_memory() -> None:
+    # vllm-0312: the Top 10 table and Ray's advice line; vllm-0317: the exception's message alone.
+    assert _best("vllm-0312") == _best("vllm-0317") == "vllm-host-memory"
+    # Ray wrapping a torch out-of-memory of its task is not its memory monitor (sglang-0053).
+    assert _best("sglang-0053") != "vllm-host-memory"
