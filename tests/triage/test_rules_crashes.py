@@ -50,3 +50,12 @@ def test_rays_memory_monitor_killing_a_worker_is_host_memory() -> None:
     assert _best("vllm-0312") == _best("vllm-0317") == "vllm-host-memory"
     # Ray wrapping a torch out-of-memory of its task is not its memory monitor (sglang-0053).
     assert _best("sglang-0053") != "vllm-host-memory"
+
+
+def test_an_sglang_traceback_cut_in_the_scheduler_loop_names_no_step() -> None:
+    # sglang-0150: cut at the event loop's frame, before get_next_batch_to_run or run_batch; the
+    # failure could be taking KV slots for a prefill as well as the forward pass.
+    result = _triage("sglang-0150")
+    assert result.step is None and result.best is None
+    # Cut inside the forward pass (run_batch, forward_batch_generation): running (sglang-0146).
+    assert _best("sglang-0146") == "sglang-cuda-oom"
