@@ -244,8 +244,10 @@ LOOKALIKE_LINES = [
     # (SIGILL; 0xc000001d, STATUS_ILLEGAL_INSTRUCTION) is a build for CPU features the machine lacks, a
     # segmentation fault (SIGSEGV; 0xc0000005, STATUS_ACCESS_VIOLATION, -1073741819 in
     # https://docs.rs/windows-sys/0.48.0/windows_sys/Win32/Foundation/constant.STATUS_ACCESS_VIOLATION.html)
-    # a bad access; Go's own crash report starts "SIGILL: illegal instruction" or "SIGSEGV: segmentation
-    # violation". A crash, not memory running out: with a memory line elsewhere the pages stay.
+    # a bad access; Go's own crash report starts with the signal's entry in its sigtable, "SIGILL: illegal
+    # instruction" or "SIGSEGV: segmentation violation" (src/runtime/sigtab_linux_generic.go in golang/go at
+    # 662feb6fbd89129f7932da3d7aadf02a5df12904). A crash, not memory running out: with a memory line
+    # elsewhere the pages stay.
     r"\bsignal: (illegal instruction|segmentation fault)\b|\bexit status 0xc00000(1d|05)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation)",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
