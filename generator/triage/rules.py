@@ -236,6 +236,19 @@ LOOKALIKE_LINES = [
     # out; any other cause (submissions ignored after earlier GPU errors, as in
     # https://github.com/ggml-org/llama.cpp/issues/8886, a timeout, a page fault) is not.
     r"kIO(GPU|Accel)CommandBufferCallbackError(?!OutOfMemory)\w+",
+    # A runner process that crashed: Go's ProcessState.String() names how it ended, "signal: " and the
+    # signal's name on Unix, "exit status 0x..." with the NTSTATUS code on Windows (src/os/exec_posix.go
+    # in golang/go at e9d2fe8d9b5dad1e3bfbac3efdb06f116aada634), and Ollama passes it on after "llama
+    # runner process has terminated: " or logs it alone (log.Println of cmd.Wait()'s error in llm/llama.go
+    # at ollama/ollama v0.1.17). An illegal instruction
+    # (SIGILL; 0xc000001d, STATUS_ILLEGAL_INSTRUCTION) is a build for CPU features the machine lacks, a
+    # segmentation fault (SIGSEGV; 0xc0000005, STATUS_ACCESS_VIOLATION, -1073741819 in
+    # https://docs.rs/windows-sys/0.48.0/windows_sys/Win32/Foundation/constant.STATUS_ACCESS_VIOLATION.html)
+    # a bad access; Go's own crash report starts with the signal's entry in its sigtable, "SIGILL: illegal
+    # instruction" or "SIGSEGV: segmentation violation" (src/runtime/sigtab_linux_generic.go in golang/go at
+    # 662feb6fbd89129f7932da3d7aadf02a5df12904). A crash, not memory running out: with a memory line
+    # elsewhere the pages stay.
+    r"\bsignal: (illegal instruction|segmentation fault)\b|\bexit status 0xc00000(1d|05)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation)",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in

@@ -112,8 +112,12 @@ STEP_MARKERS = {
         # (python/sglang/srt/mem_cache/allocation.py, mem_cache/common.py in 0.5.x), prefill, decode
         # or a speculative verify alike: the pool is full, not the GPU.
         ["token_slots", 7, r"\balloc_(paged_)?token_slots\w*|\balloc_for_(extend|decode)\b"],
-        # Releases of 2024 ran the batch loop in a controller and a TP server.
-        ["running", 6, r"event_loop|run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /|loop_for_forward|exposed_step|\bforward_step\b|forward_decode_batch|forward_fill_batch"],
+        # Releases of 2024 ran the batch loop in a controller and a TP server. Not the scheduler's event
+        # loop itself: each turn it takes the next batch (get_next_batch_to_run, which admits prefills and
+        # takes their KV slots) before it runs it (run_batch), as event_loop_pp does in
+        # python/sglang/srt/managers/scheduler_pp_mixin.py at sgl-project/sglang
+        # 8da8de17c387043bf3912373e0805ee40b37bec1; a traceback cut at that frame has not said which.
+        ["running", 6, r"run_batch|forward_batch_generation|Decode batch|Prefill batch|POST /|loop_for_forward|exposed_step|\bforward_step\b|forward_decode_batch|forward_fill_batch"],
     ],
 }
 
