@@ -32,6 +32,9 @@ def index() -> HfIdIndex:
     ("amd/Llama-3.1-8B-Instruct-FP8-KV", "llama-3.1-8b-instruct", None, True),
     ("NVIDIA-Nemotron-3-Nano-30B-A3B", "nemotron-3-nano-30b-a3b", None, True),
     ("someone/NVIDIA-Nemotron-3-Nano-30B-A3B-AWQ", "nemotron-3-nano-30b-a3b", None, True),
+    # Qwen's GGUF files write Qwen3VL for Qwen3-VL (Qwen/Qwen3-VL-8B-Instruct-GGUF/Qwen3VL-8B-Instruct-Q4_K_M.gguf).
+    ("Qwen3VL-30B-A3B-Thinking-Q8_0.gguf", "qwen3-vl-30b-a3b-thinking", None, True),
+    ("/models/Qwen2.5VL-7B-Instruct-Q4_K_M.gguf", "qwen2.5-vl-7b-instruct", None, True),
 ])
 def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: str, variant: str | None, same_architecture_only: bool) -> None:
     assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
@@ -44,6 +47,8 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
     "someone--Qwen3-8B-abliterated",
     "/data/Qwen/Qwen3-33B/v1.0",
     "NVIDIA-Nemotron-3-Nano-30B",  # the active size is part of the name
+    "Qwen3VL-8B-Thinking-Q4_K_M.gguf",  # the catalog has no 8B Thinking record
+    "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf",
 ])
 def test_download_and_export_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None

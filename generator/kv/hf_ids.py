@@ -62,6 +62,8 @@ model's, so the KV bytes per token are the same; the weights are not):
   the repository), an Ollama tag saved as a file (`qwen3:8b.gguf`, read as the tag), an `owner--name` folder without
   the hub cache's `models--` prefix, and a catalog repository's `owner/name` folder with a release or checkpoint
   folder below it (`/models/Qwen/Qwen3-8B/v1.0`, the architecture alone);
+- Qwen's own GGUF file names, which write the family and VL as one word (`Qwen3VL-8B-Instruct-Q4_K_M.gguf` for
+  Qwen3-VL-8B-Instruct), read with the hyphen, as the architecture alone;
 - a catalog repository named with a packaging word (`nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16`) answers to its
   name without it (`NVIDIA-Nemotron-3-Nano-30B-A3B`) and re-packs of that name, as the architecture alone;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
@@ -124,6 +126,9 @@ _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.c
 _LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm)/|^openai/(?=[^/]+/[^/]+$)", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
 _FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
+# Qwen's own GGUF files write the family and VL as one word: Qwen3VL-8B-Instruct-Q4_K_M.gguf in Qwen/Qwen3-VL-8B-Instruct-GGUF
+# (https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct-GGUF/resolve/main/Qwen3VL-8B-Instruct-Q4_K_M.gguf).
+_GLUED_VL = re.compile(r"^(qwen\d+(?:\.\d+)?)(vl)(-.+)$", re.I)
 # Name words: a size (8b, 0.6b, 135m, 2.4t, 8x7b, Gemma's e2b), an MoE active size (a3b), a variant word.
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
@@ -266,7 +271,13 @@ class HfIdIndex:
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:
             return Resolved(found.model_id, None)
-        return self._repackaged(stem, True) if stem else None
+        found = self._repackaged(stem, True) if stem else None
+        if found is None and stem and (glued := _GLUED_VL.match(stem)) is not None:
+            # Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
+            respelled = "-".join(glued.groups()[:2]) + glued.group(3)
+            if (found := self.names.get(_key(respelled)) or self._repackaged(respelled, True)) is not None:
+                return Resolved(found.model_id, None, True)
+        return found
 
     def _repository(self, parts: list[str]) -> Resolved | None:
         text = "/".join(parts)

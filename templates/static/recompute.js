@@ -35,6 +35,8 @@ const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
 const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
 const FAMILY_NUMERAL = /^([a-z]+)(\d+(?:\.\d+)?)(-.+)$/i;
+// Qwen's own GGUF files write the family and VL as one word (Qwen3VL-8B-Instruct-Q4_K_M.gguf); hf_ids.py gives the source.
+const GLUED_VL = /^(qwen\d+(?:\.\d+)?)(vl)(-.+)$/i;
 const CACHE_DIR = /^(?:models--)?([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 // llama.cpp's -hf cache file: owner_repo_file, every `/` as `_` (hf_ids.py gives the source).
 const LLAMACPP_CACHE_FILE = /^([A-Za-z0-9.-]+)_([A-Za-z0-9._-]+?-GGUF)_(.+\.gguf)$/i;
@@ -212,7 +214,13 @@ function ggufFile(index, leaf) {
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
-  return stem ? repackaged(index, stem, true) : null;
+  const repack = stem ? repackaged(index, stem, true) : null;
+  const glued = repack || !stem ? null : GLUED_VL.exec(stem);
+  if (!glued) return repack;
+  // Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
+  const respelled = `${glued[1]}-${glued[2]}${glued[3]}`;
+  const hit = index.names.get(key(respelled)) || repackaged(index, respelled, true);
+  return hit ? target(hit.model_id, null, true) : null;
 }
 
 function repository(index, parts) {

@@ -80,6 +80,8 @@ CASES = [
     "amd/Llama-3.1-8B-Instruct-FP8-KV", "NVIDIA-Nemotron-3-Nano-30B-A3B", "someone/NVIDIA-Nemotron-3-Nano-30B-A3B-AWQ",
     "/models/Qwen/Qwen3-8B-finetune/checkpoint-100", "someone_Qwen3-8B-abliterated-GGUF_Qwen3-8B-abliterated-Q4_K_M.gguf",
     "qwen3:31b.gguf", "someone--Qwen3-8B-abliterated", "/data/Qwen/Qwen3-33B/v1.0", "NVIDIA-Nemotron-3-Nano-30B",
+    "Qwen3VL-30B-A3B-Thinking-Q8_0.gguf", "/models/Qwen2.5VL-7B-Instruct-Q4_K_M.gguf", "Qwen3VL-8B-Thinking-Q4_K_M.gguf",
+    "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf", "Qwen3VL-8B-Instruct-Q4_K_M.gguf",
 ]
 
 
