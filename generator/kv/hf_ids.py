@@ -58,6 +58,14 @@ model's, so the KV bytes per token are the same; the weights are not):
   path `\\Qwen\\Qwen3-14B-AWQ` reads once a shell has taken its backslashes for escapes: read as owner/name by the
   rules above, only when the name as written matches nothing and exactly one record answers; a spelling, so the
   architecture alone;
+- downloads and exports named after what they hold: llama.cpp's cache file `owner_repo_file.gguf` (the file, else
+  the repository), an Ollama tag saved as a file (`qwen3:8b.gguf`, read as the tag), an `owner--name` folder without
+  the hub cache's `models--` prefix, and a catalog repository's `owner/name` folder with a release or checkpoint
+  folder below it (`/models/Qwen/Qwen3-8B/v1.0`, the architecture alone);
+- Qwen's own GGUF file names, which write the family and VL as one word (`Qwen3VL-8B-Instruct-Q4_K_M.gguf` for
+  Qwen3-VL-8B-Instruct), read with the hyphen, as the architecture alone;
+- a catalog repository named with a packaging word (`nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16`) answers to its
+  name without it (`NVIDIA-Nemotron-3-Nano-30B-A3B`) and re-packs of that name, as the architecture alone;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -92,7 +100,7 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F3
 # Stripped from the end one at a time.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
 # upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
@@ -101,8 +109,16 @@ _PACKAGING_WORD = re.compile(
 # marks Google's quantization-aware-trained weights of the same model, "Quantization Aware Trained (QAT) Gemma 3
 # checkpoints" that keep the model and change how its weights were trained for 4-bit
 # (https://huggingface.co/collections/google/gemma-3-qat): the base record's config.json, other weights.
+# -KV (amd/Llama-3.1-405B-Instruct-FP8-KV in https://github.com/vllm-project/recipes/blob/be7e1c5db0cdd126fbde248b04058d1ffc33d309/Llama/Llama3.1-405B-ROCm.md)
+# marks an FP8 checkpoint that also ships scales for an FP8 KV cache: the base model's config.json, other weights.
 # ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 _MODELSCOPE_DOT = "___"
+# llama.cpp's -hf download keeps `owner/repo` and the file as one cache file name, owner_repo_file, every `/` as `_`
+# (common_params_handle_model: https://github.com/ollama/ollama/blob/414a0973721d47505cdbe15741fdc2e924cc9cb6/llama/llama.cpp/common/arg.cpp#L789,
+# llama.cpp's common/arg.cpp as Ollama vendors it): ggml-org_gemma-3-4b-it-qat-GGUF_gemma-3-4b-it-qat-Q4_0.gguf.
+_LLAMACPP_CACHE_FILE = re.compile(r"^([A-Za-z0-9.-]+)_([A-Za-z0-9._-]+?-GGUF)_(.+\.gguf)$", re.I)
+# A hub cache folder (models--owner--name), or the same owner--name without the prefix, as desktop apps keep downloads.
+_CACHE_DIR = re.compile(r"(?:models--)?([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)")
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
 _OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$", re.I)
 _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.com)/library/", re.I)
@@ -110,6 +126,9 @@ _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.c
 _LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm)/|^openai/(?=[^/]+/[^/]+$)", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
 _FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
+# Qwen's own GGUF files write the family and VL as one word: Qwen3VL-8B-Instruct-Q4_K_M.gguf in Qwen/Qwen3-VL-8B-Instruct-GGUF
+# (https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct-GGUF/resolve/main/Qwen3VL-8B-Instruct-Q4_K_M.gguf).
+_GLUED_VL = re.compile(r"^(qwen\d+(?:\.\d+)?)(vl)(-.+)$", re.I)
 # Name words: a size (8b, 0.6b, 135m, 2.4t, 8x7b, Gemma's e2b), an MoE active size (a3b), a variant word.
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
@@ -171,8 +190,13 @@ class HfIdIndex:
                     self.files.setdefault(_key(variant.gguf_file), Resolved(model.id, variant.id))
                 if variant.ollama_tag:
                     self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
+        # A catalog repository named with a packaging word (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16) also answers
+        # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture.
+        stripped = [(_key(form), Resolved(model.id, None, True)) for model in models_seen
+                    for repo in (model.hf_repo, *model.hf_aliases) for form in _unpackaged(repo.split("/")[1])]
         self.names = _unique(names)
-        self.base_names = _unique(base_names)
+        self.stripped = _unique(stripped)
+        self.base_names = _unique(base_names + stripped)
         self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
         # A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
         self.library_sizes = _unique((_key(f"{name}:{word}"), Resolved(model.id, None, True)) for model in models_seen
@@ -203,13 +227,11 @@ class HfIdIndex:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
             return found  # an Ollama library name, e.g. gemma3 (its default size)
-        if (tag := _OLLAMA_TAG.match(text)) is not None:
-            name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
-            found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
-            return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())
+        if (tag := _OLLAMA_TAG.match(re.sub(r"\.gguf$", "", text, flags=re.I))) is not None:
+            return self._tag(tag)  # qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
         quant = None
-        if "/" in text and (tail := re.search(r":([A-Za-z0-9_.-]+)$", text)) is not None:
+        if "/" in text and (tail := re.search(r":([A-Za-z0-9_.-]+)$", text)) is not None and not _key(text).endswith(".gguf"):
             text, quant = text[: tail.start()], tail.group(1)  # hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)
         parts = [p for p in re.split(r"[/\\]", text) if p]
         if parts and parts[-1].lower().endswith(".gguf"):
@@ -231,15 +253,31 @@ class HfIdIndex:
             return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
         return found
 
+    def _tag(self, tag: re.Match[str]) -> Resolved | None:
+        name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
+        found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
+        return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())
+
     def _gguf(self, leaf: str) -> Resolved | None:
         found = self.files.get(_key(leaf)) or self.files.get(_key(_SHARD.sub("", leaf)))
         if found is not None:
             return found
+        if (cached := _LLAMACPP_CACHE_FILE.match(leaf)) is not None:
+            # owner_repo_file from llama.cpp's cache: the file, else the repository it came from.
+            return self._gguf(cached.group(3)) or self._repository([cached.group(1), cached.group(2)])
+        if (tag := _OLLAMA_TAG.match(leaf[: -len(".gguf")])) is not None:
+            return self._tag(tag)  # an Ollama tag saved as a file (llama3.2:3b.gguf): the tag
         # A file this catalog does not list: its name without the quantization may still be the model's.
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:
             return Resolved(found.model_id, None)
-        return self._repackaged(stem, True) if stem else None
+        found = self._repackaged(stem, True) if stem else None
+        if found is None and stem and (glued := _GLUED_VL.match(stem)) is not None:
+            # Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
+            respelled = "-".join(glued.groups()[:2]) + glued.group(3)
+            if (found := self.names.get(_key(respelled)) or self._repackaged(respelled, True)) is not None:
+                return Resolved(found.model_id, None, True)
+        return found
 
     def _repository(self, parts: list[str]) -> Resolved | None:
         text = "/".join(parts)
@@ -249,12 +287,17 @@ class HfIdIndex:
             return found  # a local copy kept under owner/name, e.g. ~/models/Qwen/Qwen3-8B
         # Hub cache folders are models--owner--name (then snapshots/<commit>).
         for part in reversed(parts):
-            cache = re.fullmatch(r"models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)", part)
+            cache = _CACHE_DIR.fullmatch(part)
             if cache:
                 found = self.repos.get(_key(f"{cache.group(1)}/{cache.group(2)}"))
                 return found or self._owned(cache.group(1), cache.group(2))
-        found = self._owned(parts[0] if len(parts) == 2 else None, parts[-1])
-        return found if found is not None else self._glued(parts[-1])
+        found = self._owned(parts[0] if len(parts) == 2 else None, parts[-1]) or self._glued(parts[-1])
+        if found is None:
+            # A catalog repository's owner/name folder with more below it (…/moonshotai/Kimi-K2.5/v1.0, a release or
+            # checkpoint folder): the architecture of the nearest one.
+            inner = (self.repos.get(_key(f"{a}/{b}")) for a, b in reversed(list(zip(parts, parts[1:-1]))))
+            found = next((Resolved(hit.model_id, None, True) for hit in inner if hit is not None), None)
+        return found
 
     def _glued(self, leaf: str) -> Resolved | None:
         """A catalog owner written onto the name, as a Windows path reads once a shell has taken its backslashes
@@ -280,7 +323,7 @@ class HfIdIndex:
         return found
 
     def _named(self, leaf: str, short: bool) -> Resolved | None:
-        found = self.names.get(_key(leaf)) or self._repackaged(leaf, short)
+        found = self.names.get(_key(leaf)) or self.stripped.get(_key(leaf)) or self._repackaged(leaf, short)
         if found is None and (numeral := _FAMILY_NUMERAL.match(leaf)) is not None:
             # gemma4-26b-a4b-it as gemma-4-26b-a4b-it: a spelling of the name, so the architecture alone.
             hyphened = "-".join(numeral.groups()[:2]) + numeral.group(3)
@@ -330,6 +373,15 @@ class HfIdIndex:
         hf_name = "-".join(words)
         found = self.base_names.get(_key(hf_name)) or self._shorthand(hf_name)
         return None if found is None or found.model_id in self.bases else found
+
+
+def _unpackaged(name: str) -> list[str]:
+    """A repository name without each packaging word at its end, one at a time (X-FP8-dynamic: X-FP8, X)."""
+    forms = []
+    while (word := _PACKAGING_WORD.search(name)) is not None and word.start() > 0:
+        name = name[: word.start()]
+        forms.append(name)
+    return forms
 
 
 def _words(name: str) -> list[str]:

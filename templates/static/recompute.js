@@ -23,7 +23,7 @@ const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
@@ -35,7 +35,11 @@ const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
 const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
 const FAMILY_NUMERAL = /^([a-z]+)(\d+(?:\.\d+)?)(-.+)$/i;
-const CACHE_DIR = /^models--([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
+// Qwen's own GGUF files write the family and VL as one word (Qwen3VL-8B-Instruct-Q4_K_M.gguf); hf_ids.py gives the source.
+const GLUED_VL = /^(qwen\d+(?:\.\d+)?)(vl)(-.+)$/i;
+const CACHE_DIR = /^(?:models--)?([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
+// llama.cpp's -hf cache file: owner_repo_file, every `/` as `_` (hf_ids.py gives the source).
+const LLAMACPP_CACHE_FILE = /^([A-Za-z0-9.-]+)_([A-Za-z0-9._-]+?-GGUF)_(.+\.gguf)$/i;
 
 const key = (text) => String(text).trim().toLowerCase();
 const target = (modelId, variantId, sameArchitectureOnly) =>
@@ -54,6 +58,16 @@ function unique(pairs) {
 }
 
 const wordsOf = (name) => key(name).split("-");
+/** _unpackaged: a repository name without each packaging word at its end, one at a time. */
+function unpackaged(name) {
+  const forms = [];
+  let word;
+  while ((word = PACKAGING_WORD.exec(name)) !== null && word.index > 0) {
+    name = name.slice(0, word.index);
+    forms.push(name);
+  }
+  return forms;
+}
 const ownNames = (m) => [m.repo, ...(m.aliases || [])];
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
 const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
@@ -121,9 +135,12 @@ function buildIndex(raw) {
   const librarySizes = unique(raw.models.flatMap((m) => (m.ollama_names || []).filter((n) => !n.includes(":"))
     .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
       .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
+  // A catalog repository named with a packaging word also answers to its name without it, as the architecture.
+  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => unpackaged(repo.split("/")[1]).map((f) => [key(f), target(m.id, null, true)])));
   const families = raw.models.flatMap((m) => ownNames(m).map((repo) => [wordsOf(repo.split("/")[1]), target(m.id, null, true), canonical(m.config)]));
   const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
-  return { repos, files, tags, library, librarySizes, names: unique(names), baseNames: unique(baseNames), families, owners,
+  return { repos, files, tags, library, librarySizes, names: unique(names), stripped: unique(stripped),
+           baseNames: unique([...baseNames, ...stripped]), families, owners,
            bases: baseCheckpoints(raw.models), ggufBuilds: ggufBuilds(raw.models) };
 }
 
@@ -159,7 +176,7 @@ function repackaged(index, leaf, short) {
 
 /** _named: the name, a re-pack or shorthand of it, or (gemma4-26b-a4b-it) the name with its family numeral hyphened. */
 function named(index, leaf, short) {
-  const found = index.names.get(key(leaf)) || repackaged(index, leaf, short);
+  const found = index.names.get(key(leaf)) || index.stripped.get(key(leaf)) || repackaged(index, leaf, short);
   const numeral = found ? null : FAMILY_NUMERAL.exec(leaf);
   if (!numeral) return found || null;
   const hyphened = `${numeral[1]}-${numeral[2]}${numeral[3]}`;
@@ -180,13 +197,30 @@ function ollamaName(index, name, size, rest) {
   return !found || index.bases.has(found.model_id) ? null : found;
 }
 
+/** HfIdIndex._tag: an Ollama name:size tag, listed or read as the Hugging Face name it abbreviates. */
+function ollamaTag(index, tag) {
+  const nameSize = key(`${tag[1]}:${tag[2]}`);
+  const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
+  return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
+}
+
 function ggufFile(index, leaf) {
   const found = index.files.get(key(leaf)) || index.files.get(key(leaf.replace(SHARD, "")));
   if (found) return found;
+  const cached = LLAMACPP_CACHE_FILE.exec(leaf);
+  if (cached) return ggufFile(index, cached[3]) || repository(index, [cached[1], cached[2]]);
+  const tag = OLLAMA_TAG.exec(leaf.slice(0, -".gguf".length));
+  if (tag) return ollamaTag(index, tag);
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
-  return stem ? repackaged(index, stem, true) : null;
+  const repack = stem ? repackaged(index, stem, true) : null;
+  const glued = repack || !stem ? null : GLUED_VL.exec(stem);
+  if (!glued) return repack;
+  // Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
+  const respelled = `${glued[1]}-${glued[2]}${glued[3]}`;
+  const hit = index.names.get(key(respelled)) || repackaged(index, respelled, true);
+  return hit ? target(hit.model_id, null, true) : null;
 }
 
 function repository(index, parts) {
@@ -197,7 +231,14 @@ function repository(index, parts) {
     const cache = CACHE_DIR.exec(part);
     if (cache) return index.repos.get(key(`${cache[1]}/${cache[2]}`)) || owned(index, cache[1], cache[2]);
   }
-  return owned(index, parts.length === 2 ? parts[0] : null, parts[parts.length - 1]) || glued(index, parts[parts.length - 1]);
+  const found = owned(index, parts.length === 2 ? parts[0] : null, parts[parts.length - 1]) || glued(index, parts[parts.length - 1]);
+  if (found) return found;
+  // A catalog repository's owner/name folder with more below it: the architecture of the nearest one.
+  for (let i = parts.length - 3; i >= 0; i--) {
+    const hit = index.repos.get(key(`${parts[i]}/${parts[i + 1]}`));
+    if (hit) return target(hit.model_id, null, true);
+  }
+  return null;
 }
 
 /** _glued: a catalog owner written onto the name (QwenQwen3-14B-AWQ, a Windows path without its backslashes), the architecture alone. */
@@ -228,15 +269,11 @@ export function resolveModel(modelText, raw) {
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);
-  const tag = OLLAMA_TAG.exec(text);
-  if (tag) {
-    const nameSize = key(`${tag[1]}:${tag[2]}`);
-    const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
-    return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
-  }
+  const tag = OLLAMA_TAG.exec(text.replace(/\.gguf$/i, ""));
+  if (tag) return ollamaTag(index, tag);  // qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
   text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");
   let quant = null;
-  const tail = text.includes("/") ? /:([A-Za-z0-9_.-]+)$/.exec(text) : null;
+  const tail = text.includes("/") && !key(text).endsWith(".gguf") ? /:([A-Za-z0-9_.-]+)$/.exec(text) : null;
   if (tail) [text, quant] = [text.slice(0, tail.index), tail[1]];  // hf.co/owner/repo:Q4_K_M (Ollama, llama.cpp -hf)
   const parts = text.split(/[/\\]/).filter((p) => p);
   if (parts.length && parts[parts.length - 1].toLowerCase().endsWith(".gguf")) {

@@ -73,12 +73,21 @@ CASES = [
     "QwenQwen3-33B", "C:modelsQwenQwen3-8B", "nvidiaLlama-3.1-8B-Instruct",
     # Records added for issue 20.
     "ollama/granite3.3", "granite3.3:2b", "command-a", "CohereForAI/c4ai-command-a-03-2025", "Qwen2.5-Omni-7B",
+    # Download and export forms: llama.cpp's cache file, a tag saved as a file, owner--name, folders below a repository, -KV.
+    "Qwen_Qwen3-8B-GGUF_Qwen3-8B-Q4_K_M.gguf", "/home/u/.cache/llama.cpp/unsloth_gemma-3-27b-it-GGUF_gemma-3-27b-it-Q5_K_M.gguf",
+    "qwen3:8b.gguf", "/home/u/models/qwen3:30b-a3b-q8_0.gguf", r"C:\\Users\\u\\models\\google--gemma-3-27b-it",
+    "lmstudio/Qwen--Qwen3-8B-GGUF/Qwen3-8B-Q8_0.gguf", "/models/meta-llama/Llama-3.1-8B-Instruct/checkpoint-500", "/srv/Qwen/Qwen3-8B/main",
+    "amd/Llama-3.1-8B-Instruct-FP8-KV", "NVIDIA-Nemotron-3-Nano-30B-A3B", "someone/NVIDIA-Nemotron-3-Nano-30B-A3B-AWQ",
+    "/models/Qwen/Qwen3-8B-finetune/checkpoint-100", "someone_Qwen3-8B-abliterated-GGUF_Qwen3-8B-abliterated-Q4_K_M.gguf",
+    "qwen3:31b.gguf", "someone--Qwen3-8B-abliterated", "/data/Qwen/Qwen3-33B/v1.0", "NVIDIA-Nemotron-3-Nano-30B",
+    "Qwen3VL-30B-A3B-Thinking-Q8_0.gguf", "/models/Qwen2.5VL-7B-Instruct-Q4_K_M.gguf", "Qwen3VL-8B-Thinking-Q4_K_M.gguf",
+    "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf", "Qwen3VL-8B-Instruct-Q4_K_M.gguf",
 ]
 
 
 def _ids() -> list[str]:
     holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml",
-                                                       "model_ids_holdout4.yaml")
+                                                       "model_ids_holdout4.yaml", "model_ids_holdout5.yaml", "model_ids_holdout6.yaml")
                for entry in yaml.safe_load((ROOT / "tests/data" / name).read_text(encoding="utf-8"))["ids"]]
     return list(dict.fromkeys([*named_model_ids(ROOT), *holdout, *CASES]))
 
