@@ -122,6 +122,7 @@ BLIND = {
     "holdout14": "64.7% right first, 5.9% wrong page, 5 with none (17 counted)",
     "holdout15": "84.8% right first, 3.0% wrong page, 4 with none (33 counted)",
     "holdout16": "74.3% right first, 11.4% wrong page, 5 with none (35 counted)",
+    "holdout17": "68.6% right first, 5.7% wrong page, 9 with none (35 counted)",
 }
 
 
@@ -160,7 +161,7 @@ def test_a_fixed_miss_class_keeps_its_page(paste_id: str) -> None:
     assert _first(paste) == paste["page"], CLASS_CASES[paste_id]
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15", "holdout16"])
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15", "holdout16", "holdout17"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
     blind = f"\n  blind: {BLIND[split]}" if split in BLIND else ""
