@@ -52,3 +52,26 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
 ])
 def test_download_and_export_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# A GGUF file's name without .gguf, as llama-server aliases and apps name a model (model=Qwen3.5-27B-Q4_K_M in the paste
+# corpus; llama-quantize's type names, MXFP4_MOE among them): read as that file.
+@pytest.mark.parametrize(("named", "model", "variant", "same_architecture_only"), [
+    ("Qwen3.5-27B-Q4_K_M", "qwen3.5-27b", None, False),
+    ("Qwen3-8B-UD-Q4_K_XL", "qwen3-8b", None, False),
+    ("Qwen3-8B-IQ3_XXS", "qwen3-8b", None, False),
+    ("gpt-oss-20b-MXFP4_MOE", "gpt-oss-20b", None, False),
+    ("Qwen3-Coder-30B-A3B-Instruct-BF16-00001-of-00002", "qwen3-coder-30b-a3b-instruct", None, False),
+    ("Qwen3-Coder-30B-A3B-Q4_K_M", "qwen3-coder-30b-a3b-instruct", None, True),
+])
+def test_a_gguf_name_without_its_extension_resolves(index: HfIdIndex, named: str, model: str, variant: str | None,
+                                                     same_architecture_only: bool) -> None:
+    assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
+
+
+@pytest.mark.parametrize("named", [
+    "Qwen3-8B-Base-Q4_K_M", "Qwen3-8B-abliterated-Q4_K_M", "gemma-3-27b-pt-Q4_K_M", "Qwen3-33B-Q4_K_M",
+    "Qwen3VL-8B-Thinking-Q4_K_M", "someone/Qwen3-8B-abliterated-IQ3_XXS", "gpt-oss-21b-MXFP4_MOE",
+])
+def test_a_gguf_name_without_its_extension_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

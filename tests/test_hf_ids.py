@@ -104,7 +104,9 @@ def test_most_model_ids_named_in_the_corpora_resolve(index: HfIdIndex) -> None:
     # corpus and prose ("vllm serve on ...") and Ollama blob paths no longer counted as names: 40 of 72;
     # 41 of 72 before, 49 after the records of Llama 3 70B (llama3:70b and its tags, the AWQ repository),
     # QwQ-32B (qwq), c4ai-command-r-v01 and Qwen3-30B-A3B-Instruct-2507 (chosen from these misses, not blind).
-    assert len(named) >= 40 and len(resolved) / len(named) >= 0.65
+    # 81 of 109 later; with model=, Model:, sized Ollama tags and more re-packers' owners read too, 101 of 135, and 102
+    # after a GGUF file's name without .gguf reads as that file (model=Qwen3.5-27B-Q4_K_M).
+    assert len(named) >= 130 and len(resolved) / len(named) >= 0.75
 
 
 @pytest.mark.parametrize(("named", "model"), [

@@ -92,8 +92,10 @@ from generator.schema import Model
 _URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)/(?:models/)?", re.I)
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
-# The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf).
-_QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$", re.I)
+_SHARD_BARE = re.compile(r"-\d{5}-of-\d{5}$")
+# The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf), llama-quantize's
+# type names (MXFP4_MOE among them: https://github.com/ggml-org/llama.cpp/blob/03161a4eb9a2ec66ef97789f347c5a28279f06ea/tools/quantize/quantize.cpp).
+_QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$", re.I)
 # One word re-packers append to the base repository's name, e.g. the parts of -GPTQ-Int4,
 # -FP8-dynamic, -W4A16-G128, -unsloth-bnb-4bit, -MLX-4bit, -GGUF, -AWQ-INT4, .quantized.w8a8,
 # -int4-AutoRound, -int4-mixed-AutoRound, -int4-AutoRound-awq-sym (Intel, OPEA), -int8-ov (OpenVINO).
@@ -244,6 +246,10 @@ class HfIdIndex:
             # The build of that quantization, or the architecture alone: never another quantization's build.
             return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
         found = self._repository(parts)
+        if found is None and quant is None and _QUANT_SUFFIX.search(_SHARD_BARE.sub("", parts[-1])):
+            # A GGUF file's name without .gguf (a llama-server alias or an app's model name, Qwen3.5-27B-Q4_K_M): read
+            # as that file, so only a catalog model's own name before the quantization counts.
+            found = self._gguf(parts[-1] + ".gguf")
         if quant is not None and found is not None:
             # Another owner's repository named like one GGUF repository the catalog lists (bartowski/Qwen3-32B-GGUF
             # for Qwen/Qwen3-32B-GGUF) reads as that one, as it does without a quantization; its build of that

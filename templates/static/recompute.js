@@ -20,7 +20,8 @@ const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b
 const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)\/(?:models\/)?/i;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
-const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4)$/i;
+const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$/i;
+const SHARD_BARE = /-\d{5}-of-\d{5}$/;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
   "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", "i");
@@ -284,7 +285,10 @@ export function resolveModel(modelText, raw) {
   const builds = quant !== null ? index.ggufBuilds.get(key(parts.slice(-2).join("/"))) : undefined;
   // The build of that quantization, or the architecture alone: never another quantization's build.
   if (builds) return builds[1].get(key(quant)) || target(builds[0], null, true);
-  const found = repository(index, parts);
+  let found = repository(index, parts);
+  // A GGUF file's name without .gguf (Qwen3.5-27B-Q4_K_M): read as that file.
+  const leaf = parts[parts.length - 1];
+  if (!found && quant === null && QUANT_SUFFIX.test(leaf.replace(SHARD_BARE, ""))) found = ggufFile(index, `${leaf}.gguf`);
   if (quant === null || !found) return found;
   // Another owner's repository named like one listed GGUF repository: its build of that quantization, or the architecture.
   const alike = [...index.ggufBuilds].filter(([repo]) => repo.split("/")[1] === key(parts[parts.length - 1])).map(([, b]) => b);

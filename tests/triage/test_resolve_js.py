@@ -82,6 +82,10 @@ CASES = [
     "qwen3:31b.gguf", "someone--Qwen3-8B-abliterated", "/data/Qwen/Qwen3-33B/v1.0", "NVIDIA-Nemotron-3-Nano-30B",
     "Qwen3VL-30B-A3B-Thinking-Q8_0.gguf", "/models/Qwen2.5VL-7B-Instruct-Q4_K_M.gguf", "Qwen3VL-8B-Thinking-Q4_K_M.gguf",
     "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf", "Qwen3VL-8B-Instruct-Q4_K_M.gguf",
+    # GGUF names without .gguf.
+    "Qwen3.5-27B-Q4_K_M", "Qwen3-8B-UD-Q4_K_XL", "Qwen3-8B-IQ3_XXS", "gpt-oss-20b-MXFP4_MOE", "Qwen3-Coder-30B-A3B-Q4_K_M",
+    "Qwen3-Coder-30B-A3B-Instruct-BF16-00001-of-00002", "Qwen3-8B-Base-Q4_K_M", "Qwen3-8B-abliterated-Q4_K_M", "gemma-3-27b-pt-Q4_K_M",
+    "Qwen3-33B-Q4_K_M", "Qwen3VL-8B-Thinking-Q4_K_M", "someone/Qwen3-8B-abliterated-IQ3_XXS", "gpt-oss-21b-MXFP4_MOE",
 ]
 
 
