@@ -247,8 +247,12 @@ LOOKALIKE_LINES = [
     # a bad access; Go's own crash report starts with the signal's entry in its sigtable, "SIGILL: illegal
     # instruction" or "SIGSEGV: segmentation violation" (src/runtime/sigtab_linux_generic.go in golang/go at
     # 662feb6fbd89129f7932da3d7aadf02a5df12904). A crash, not memory running out: with a memory line
-    # elsewhere the pages stay.
-    r"\bsignal: (illegal instruction|segmentation fault)\b|\bexit status 0xc00000(1d|05)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation)",
+    # elsewhere the pages stay. An integer division by zero is the same kind of crash: SIGFPE, which Go names
+    # "floating point exception" (the signal table of src/syscall/zerrors_linux_amd64.go in golang/go at
+    # 2bd616b1a7d2544e05d55141b6575f17a9b17263) and its crash report "SIGFPE: floating-point exception"
+    # (sigtab_linux_generic.go, as above); on Windows STATUS_INTEGER_DIVIDE_BY_ZERO, 0xc0000094 (-1073741676 in
+    # https://docs.rs/windows-sys/latest/windows_sys/Win32/Foundation/constant.EXCEPTION_INT_DIVIDE_BY_ZERO.html).
+    r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0xc00000(1d|05|94)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in

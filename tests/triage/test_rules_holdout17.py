@@ -1,0 +1,24 @@
+"""Classes drawn from the spent holdout17 split, each on the real texts of tests/data/pasted_errors.yaml:
+a runner killed by a division by zero, Ollama's retried allocation, Aphrodite's profile run.
+"""
+
+from __future__ import annotations
+
+from generator.triage import triage
+
+from .test_corpus import PASTES, _records
+
+BY_ID = {paste["id"]: paste for paste in PASTES}
+
+
+def _triage(paste_id: str, text: str | None = None):
+    return triage(BY_ID[paste_id]["text"] if text is None else text, _records())
+
+
+def test_a_runner_killed_by_a_division_by_zero_gets_no_memory_page() -> None:
+    # ollama-0247: Windows' STATUS_INTEGER_DIVIDE_BY_ZERO after Ollama's llama-server wrapper.
+    result = _triage("ollama-0247")
+    assert result.candidates == () and result.lookalike
+    # The same crash on Unix, as Go's exec names the signal.
+    result = _triage("ollama-0247", "Error: llama runner process has terminated: signal: floating point exception")
+    assert result.candidates == () and result.lookalike
