@@ -145,14 +145,22 @@ EXPECTED_LINES = [
     # the assert follows any CUDA error, and the line before it says which.
     r'GGML_ASSERT: \S+: !"CUDA error"',
 ]
-# Lines that say the engine retried a failed step another way: the failure lines right before such a
-# line were a first attempt, not the outcome. llama.cpp reserves the compute buffers with pipeline
-# parallelism first and, when that fails, logs "compute buffer allocation failed, retrying without
+# Lines that say the engine retried a failed step another way: the generic out-of-memory lines right
+# before such a line were a first attempt, not the outcome (a line in the engine's own words, such as a
+# back end's buffer size limit, still names its page). llama.cpp reserves the compute buffers with
+# pipeline parallelism first and, when that fails, logs "compute buffer allocation failed, retrying without
 # pipeline parallelism" and reserves again; only a failure of the retry throws ("failed to allocate
 # compute pp buffers"), after that line (sched_reserve in src/llama-context.cpp at ggml-org/llama.cpp
 # 4c7103b96d720ea6057eec6ac11a49727f9ecd43).
+# Ollama's new engine loads in steps (llm/server.go at ollama/ollama v0.13.5, 7325791599409de52534429897481918717a9e85):
+# it asks the runner to fit a layout (no memory allocated), then to allocate it; when the allocation
+# fails the runner answers Success:false, the server builds a layout with fewer GPU layers (or backs
+# off, logging "model layout did not fit, applying backoff") and asks again, and the runner logs each
+# ask as slog.Info("load", "request", req) (runner/ollamarunner/runner.go). A request to allocate after
+# failure lines is such a retry: only "memory layout cannot be allocated" ends the loop.
 RETRIED_LINES = [
     r"compute buffer allocation failed, retrying without pipeline parallelism",
+    r"\bload request=\"?\{Operation:alloc\b|model layout did not fit, applying backoff",
 ]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)

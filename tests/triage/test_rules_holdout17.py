@@ -22,3 +22,15 @@ def test_a_runner_killed_by_a_division_by_zero_gets_no_memory_page() -> None:
     # The same crash on Unix, as Go's exec names the signal.
     result = _triage("ollama-0247", "Error: llama runner process has terminated: signal: floating point exception")
     assert result.candidates == () and result.lookalike
+
+
+def test_an_allocation_ollama_retried_with_fewer_gpu_layers_did_not_end_the_runner() -> None:
+    # ollama-0248: cudaMalloc failed, then the runner logged the next "load" request (Operation:alloc,
+    # GPULayers:2): Ollama's fit loop went on with fewer layers, so it is not the page of a runner
+    # that terminated while loading.
+    assert _triage("ollama-0248").best is None
+    # A back end's own words before the retry still name their page (ollama-0098: Vulkan's size limit).
+    assert _triage("ollama-0098").best.id == "llamacpp-vulkan-oom"
+    # Without the retry line the same lines are a load that failed.
+    text = "\n".join(line for line in BY_ID["ollama-0248"]["text"].splitlines() if "Operation:alloc" not in line)
+    assert _triage("ollama-0248", text).best.id == "ollama-llama-server-terminated"
