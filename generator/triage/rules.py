@@ -326,6 +326,11 @@ ENGINE_MARKERS = {
         [3, r"\bvllm(_ascend)?\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
         # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
         [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
+        # Aphrodite, the vLLM fork filed under vLLM: its package, and the lines its V0 model runner logs
+        # when the weights are in and when the profile run starts (load_model, profile_run in
+        # aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine v0.6.3,
+        # 76c05c559193486abde8d4fc0d02c9e0227048e4), which name nothing else of vLLM's.
+        [3, r"\baphrodite\b|Total model weights memory usage: |Profiling peak memory usage\.\.\."],
     ],
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).

@@ -34,3 +34,12 @@ def test_an_allocation_ollama_retried_with_fewer_gpu_layers_did_not_end_the_runn
     # Without the retry line the same lines are a load that failed.
     text = "\n".join(line for line in BY_ID["ollama-0248"]["text"].splitlines() if "Operation:alloc" not in line)
     assert _triage("ollama-0248", text).best.id == "ollama-llama-server-terminated"
+
+
+def test_aphrodites_profile_run_is_vllms_profile_run() -> None:
+    # vllm-0327: Aphrodite's V0 runner logged the weights' memory, then the profile run, then torch's OOM.
+    result = _triage("vllm-0327")
+    assert (result.engine, result.step, result.best.id) == ("vllm", "profile_run", "vllm-profile-run-oom")
+    # The profile run's own line alone, before the out-of-memory line.
+    text = "INFO:     Profiling peak memory usage...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1024.00 MiB."
+    assert _triage("vllm-0327", text).best.id == "vllm-profile-run-oom"
