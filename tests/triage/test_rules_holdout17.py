@@ -43,3 +43,12 @@ def test_aphrodites_profile_run_is_vllms_profile_run() -> None:
     # The profile run's own line alone, before the out-of-memory line.
     text = "INFO:     Profiling peak memory usage...\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1024.00 MiB."
     assert _triage("vllm-0327", text).best.id == "vllm-profile-run-oom"
+
+
+def test_titles_in_sglangs_words_for_a_full_kv_pool_get_its_page() -> None:
+    # sglang-0153: the head of SGLang's "Prefill out of memory. Try to lower your batch size." in a title.
+    # sglang-0154: the retraction SGLang does when the pool fills, beside a failed allocation.
+    assert _triage("sglang-0153").best.id == _triage("sglang-0154").best.id == "sglang-kv-pool-full"
+    # The head must start the line, and a retraction alone is no failure.
+    assert _triage("sglang-0153", "vLLM: decode out of memory with long prompts").best is None
+    assert _triage("sglang-0154", "How does the scheduler retract requests?").best is None
