@@ -70,8 +70,11 @@ PREFIXES = [
     r"^>\s",
     # docker compose: "vllm-1  | ", "llama.cpp-gpu  | "
     r"^\s*[A-Za-z0-9][\w.-]*\s+\|\s?",
-    # journald: "Dec 01 12:00:00 host ollama[123]: "
-    r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(\[\d+\])?: ",
+    # journald: "Dec 01 12:00:00 host ollama[123]: ". journalctl's short format writes the time with
+    # strftime("%b %d %H:%M:%S") (output_timestamp_realtime in src/shared/logs-show.c at systemd/systemd
+    # 002951ce222cc8a7823f9d0db355933319f4256f), and %b is the locale's month: "12月 03" in Chinese and
+    # Japanese locales, "12월" in Korean.
+    r"^([A-Z][a-z]{2}|\d{1,2}[月월]) +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(\[\d+\])?: ",
     # ISO timestamps: "[2025-03-10T15:07:20Z] ", "2024-04-27 10:13:05 | ERROR | stderr | "
     r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z?\]\s?",
     r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z? \| \w+ \| \w+ \| ",

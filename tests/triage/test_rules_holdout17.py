@@ -52,3 +52,13 @@ def test_titles_in_sglangs_words_for_a_full_kv_pool_get_its_page() -> None:
     # The head must start the line, and a retraction alone is no failure.
     assert _triage("sglang-0153", "vLLM: decode out of memory with long prompts").best is None
     assert _triage("sglang-0154", "How does the scheduler retract requests?").best is None
+
+
+def test_journald_lines_of_a_chinese_or_japanese_locale_lose_their_prefix() -> None:
+    # ollama-0248 was printed by journalctl under a locale whose %b is "12月": the columns go, and the
+    # slog line inside is read like any other.
+    from generator.triage.core import normalise
+
+    lines = normalise(BY_ID["ollama-0248"]["text"])
+    assert lines[0] == "NvMapMemAllocInternalTagged: 1075072515 error 12"
+    assert lines[6].startswith('load request="{Operation:alloc ')
