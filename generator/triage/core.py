@@ -241,13 +241,14 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
 
 
 def _mark_retried(lines: Sequence[str], facts: list[dict[str, Any]], rules: Mapping[str, Any]) -> None:
-    """A line saying the engine retried a failed step another way makes that line, and the failure
-    lines right before it, expected: the retry decides, and a failure of the retry comes after it."""
+    """A line saying the engine retried a failed step another way makes that line, and the generic
+    out-of-memory lines right before it, expected: the retry decides, and a failure of the retry comes
+    after it. A line in the engine's own words (a back end's size limit) still says why it failed."""
     for index, line in enumerate(lines):
         if not any(_search(pattern, line) for pattern in rules["retried_lines"]):
             continue
         before = index
-        while before >= 0 and (before == index or facts[before]["failure"] or facts[before]["generic"]):
+        while before >= 0 and (before == index or facts[before]["generic"]):
             facts[before]["expected"] = True
             facts[before]["generic"] = []
             before -= 1

@@ -70,8 +70,11 @@ PREFIXES = [
     r"^>\s",
     # docker compose: "vllm-1  | ", "llama.cpp-gpu  | "
     r"^\s*[A-Za-z0-9][\w.-]*\s+\|\s?",
-    # journald: "Dec 01 12:00:00 host ollama[123]: "
-    r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(\[\d+\])?: ",
+    # journald: "Dec 01 12:00:00 host ollama[123]: ". journalctl's short format writes the time with
+    # strftime("%b %d %H:%M:%S") (output_timestamp_realtime in src/shared/logs-show.c at systemd/systemd
+    # 002951ce222cc8a7823f9d0db355933319f4256f), and %b is the locale's month: "12月 03" in Chinese and
+    # Japanese locales, "12월" in Korean.
+    r"^([A-Z][a-z]{2}|\d{1,2}[月월]) +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(\[\d+\])?: ",
     # ISO timestamps: "[2025-03-10T15:07:20Z] ", "2024-04-27 10:13:05 | ERROR | stderr | "
     r"^\[\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z?\]\s?",
     r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d[.,\d]*Z? \| \w+ \| \w+ \| ",
@@ -145,14 +148,22 @@ EXPECTED_LINES = [
     # the assert follows any CUDA error, and the line before it says which.
     r'GGML_ASSERT: \S+: !"CUDA error"',
 ]
-# Lines that say the engine retried a failed step another way: the failure lines right before such a
-# line were a first attempt, not the outcome. llama.cpp reserves the compute buffers with pipeline
-# parallelism first and, when that fails, logs "compute buffer allocation failed, retrying without
+# Lines that say the engine retried a failed step another way: the generic out-of-memory lines right
+# before such a line were a first attempt, not the outcome (a line in the engine's own words, such as a
+# back end's buffer size limit, still names its page). llama.cpp reserves the compute buffers with
+# pipeline parallelism first and, when that fails, logs "compute buffer allocation failed, retrying without
 # pipeline parallelism" and reserves again; only a failure of the retry throws ("failed to allocate
 # compute pp buffers"), after that line (sched_reserve in src/llama-context.cpp at ggml-org/llama.cpp
 # 4c7103b96d720ea6057eec6ac11a49727f9ecd43).
+# Ollama's new engine loads in steps (llm/server.go at ollama/ollama v0.13.5, 7325791599409de52534429897481918717a9e85):
+# it asks the runner to fit a layout (no memory allocated), then to allocate it; when the allocation
+# fails the runner answers Success:false, the server builds a layout with fewer GPU layers (or backs
+# off, logging "model layout did not fit, applying backoff") and asks again, and the runner logs each
+# ask as slog.Info("load", "request", req) (runner/ollamarunner/runner.go). A request to allocate after
+# failure lines is such a retry: only "memory layout cannot be allocated" ends the loop.
 RETRIED_LINES = [
     r"compute buffer allocation failed, retrying without pipeline parallelism",
+    r"\bload request=\"?\{Operation:alloc\b|model layout did not fit, applying backoff",
 ]
 # Lines that name no failure when their two numbers are equal: every layer offloaded is a full
 # offload, not a partial one. (A regex cannot compare numbers portably: no backreferences.)
@@ -247,8 +258,12 @@ LOOKALIKE_LINES = [
     # a bad access; Go's own crash report starts with the signal's entry in its sigtable, "SIGILL: illegal
     # instruction" or "SIGSEGV: segmentation violation" (src/runtime/sigtab_linux_generic.go in golang/go at
     # 662feb6fbd89129f7932da3d7aadf02a5df12904). A crash, not memory running out: with a memory line
-    # elsewhere the pages stay.
-    r"\bsignal: (illegal instruction|segmentation fault)\b|\bexit status 0xc00000(1d|05)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation)",
+    # elsewhere the pages stay. An integer division by zero is the same kind of crash: SIGFPE, which Go names
+    # "floating point exception" (the signal table of src/syscall/zerrors_linux_amd64.go in golang/go at
+    # 2bd616b1a7d2544e05d55141b6575f17a9b17263) and its crash report "SIGFPE: floating-point exception"
+    # (sigtab_linux_generic.go, as above); on Windows STATUS_INTEGER_DIVIDE_BY_ZERO, 0xc0000094 (-1073741676 in
+    # https://docs.rs/windows-sys/latest/windows_sys/Win32/Foundation/constant.EXCEPTION_INT_DIVIDE_BY_ZERO.html).
+    r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0xc00000(1d|05|94)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
@@ -314,6 +329,11 @@ ENGINE_MARKERS = {
         [3, r"\bvllm(_ascend)?\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
         # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
         [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
+        # Aphrodite, the vLLM fork filed under vLLM: its package, and the lines its V0 model runner logs
+        # when the weights are in and when the profile run starts (load_model, profile_run in
+        # aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine v0.6.3,
+        # 76c05c559193486abde8d4fc0d02c9e0227048e4), which name nothing else of vLLM's.
+        [3, r"\baphrodite\b|Total model weights memory usage: |Profiling peak memory usage\.\.\."],
     ],
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).

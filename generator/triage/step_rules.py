@@ -31,7 +31,8 @@ STEP_MARKERS = {
         ["graph_capture", 0, r"allocated in private pools \(e\.g\., CUDA Graphs\)"],
         # The vision encoder runs at startup only on the profile run's dummy multi-modal batch; at
         # serving time the request markers (a later step) win.
-        ["profile_run", 2, r"\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
+        # Aphrodite's profile_run logs "Profiling peak memory usage..." (see the engine markers in rules.py).
+        ["profile_run", 2, r"Profiling peak memory usage\.\.\.|\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
         # V0's Worker.initialize_cache runs raise_if_cache_size_invalid; V1's check calls
         # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py).
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b"],
@@ -139,7 +140,10 @@ STEPS_NEXT = {
 # "Memory profiling", "Available KV cache memory") before any later step runs.
 STEPS_NEXT_FRAMED = {
     "vllm": [
-        ["profile_run", 2, r"Loading model weights took"],
+        # Aphrodite's V0 runner logs "Total model weights memory usage: %.2f GiB" at the same point
+        # (load_model in aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine
+        # 76c05c559193486abde8d4fc0d02c9e0227048e4, v0.6.3).
+        ["profile_run", 2, r"Loading model weights took|Total model weights memory usage: "],
     ],
 }
 

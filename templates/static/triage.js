@@ -214,12 +214,12 @@
     return facts;
   }
 
-  // A line saying the engine retried a failed step another way makes that line, and the failure
-  // lines right before it, expected: the retry decides, and a failure of the retry comes after it.
+  // A line saying the engine retried a failed step another way makes that line, and the generic
+  // out-of-memory lines right before it, expected: the retry decides, and a failure of the retry comes after it.
   function markRetried(lines, facts, rules) {
     lines.forEach(function (line, index) {
       if (!rules.retried_lines.some(function (pattern) { return search(pattern, line); })) return;
-      for (var before = index; before >= 0 && (before === index || facts[before].failure || facts[before].generic.length); before--) {
+      for (var before = index; before >= 0 && (before === index || facts[before].generic.length); before--) {
         facts[before].expected = true;
         facts[before].generic = [];
       }
