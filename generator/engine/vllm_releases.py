@@ -57,14 +57,15 @@ SAMPLER_SOURCES = (
 
 # The V2 GPU model runner (vllm/v1/worker/gpu/) warms its own sampler up with InputBatch.make_dummy: the dummy
 # requests keep the sampling states' defaults (temperature 0, top_k = vocab, top_p = 1), so no top-k/top-p runs.
-# 0.22-0.24: apply_sampling_params always copies the logits to fp32: 2 + 4 = 6 B (read at 0.22.1, 0.24.0).
-# From 0.27 it returns the logits untouched when no request needs processing: the model-dtype logits, 2 B
-# (read at 0.27.1, 0.31.0); 0.25 and 0.26 are in the first row's reading, not confirmed.
-V2_SAMPLER_BYTES_PER_LOGIT = (((0, 22, 0), 6), ((0, 27, 0), 2))
+# 0.22-0.25: apply_sampling_params always copies the logits to fp32: 2 + 4 = 6 B (read at 0.22.1, 0.24.0, 0.25.0).
+# 0.26 mutates the model-dtype logits in place; from 0.27 it returns them untouched when no request needs
+# processing: the logits alone, 2 B (read at 0.26.0, 0.27.1, 0.28.0, 0.31.0).
+V2_SAMPLER_BYTES_PER_LOGIT = (((0, 22, 0), 6), ((0, 26, 0), 2))
 V2_SAMPLER_SOURCES = (
-    "https://github.com/vllm-project/vllm/blob/v0.22.1/vllm/v1/worker/gpu/sample/sampler.py",
-    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/sample/sampler.py",
-    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/model_runner.py",
+    "https://github.com/vllm-project/vllm/blob/v0.22.1/vllm/v1/worker/gpu/sample/sampler.py#L133",
+    "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/v1/worker/gpu/sample/sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/sample/sampler.py#L155",
+    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/model_runner.py#L683",
 )
 
 

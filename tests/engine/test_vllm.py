@@ -923,8 +923,9 @@ def test_release_table_sampler_path():
     assert sampler_bytes_per_logit((0, 8, 5), "flashinfer") == 10  # vLLM's own softmax into ..._from_probs
     assert sampler_bytes_per_logit((0, 17, 1), None) == sampler_bytes_per_logit((0, 19, 0), None) == 14
     assert sampler_bytes_per_logit((0, 33, 0), None) == 14
-    # The V2 model runner's dummy requests skip top-k/top-p: an fp32 copy (0.22-0.26), then the logits alone.
-    assert sampler_bytes_per_logit((0, 24, 0), None, v2_runner=True) == 6
+    # The V2 model runner's dummy requests skip top-k/top-p: an fp32 copy (0.22-0.25), then the logits alone.
+    assert sampler_bytes_per_logit((0, 24, 0), None, v2_runner=True) == sampler_bytes_per_logit((0, 25, 0), None, v2_runner=True) == 6
+    assert sampler_bytes_per_logit((0, 26, 0), None, v2_runner=True) == 2
     assert sampler_bytes_per_logit((0, 27, 1), "flashinfer", v2_runner=True) == 2
     assert sampler_bytes_per_logit((0, 19, 0), None, v2_runner=True) == 14  # no V2 runner before 0.22
     with pytest.raises(VllmInputError):
