@@ -213,7 +213,7 @@ def _window_note(kinds: tuple[str, ...], window: int | None) -> tuple[str, ...]:
 
 # Observed sampler warm-up peak per logit (vllm.BudgetAssumptions.sampler_source): vLLM 0.11 logs on
 # H100 at 1,024 sequences print 4.8-7.4 GiB, about 38.5 B per logit; V1 logs at 256 sequences fit
-# about 12 B. The budget model's 8 B per logit fits the profile; the warm-up after allocation also
+# about 12 B. The budget model counts the profile's peak by release (vllm_releases.sampler_bytes_per_logit); the warm-up after allocation also
 # sorts copies for top-k/top-p.
 def sampler_peak_bytes(max_num_seqs: int, vocab_size: int) -> int:
     per_logit = 38.5 if max_num_seqs >= 1024 else 12

@@ -25,18 +25,47 @@ _END = (9, 99, 99)
 NATIVE, FLASHINFER, TRITON, V0_SAMPLER = "native", "flashinfer", "triton", "v0"
 SAMPLER_BACKENDS = (NATIVE, FLASHINFER, TRITON)
 
-# Bytes the warm-up holds per logit (row x vocab entry) on each path.
-# native: apply_top_k_top_p keeps, at its peak, the bf16 logits (2 B), their fp32 copy (4),
-# the sorted values (4) and int64 indices (8), two bool masks (1 + 1), the fp32 softmax/cumsum (4)
-# and the scattered result (4) = 28 B, while the CUDA segmented radix sort needs a second
-# key/value buffer (4 + 8) = 40 B. H100 logs at 1024 sequences print 37-40 B (0.10.1.1, 0.11.0).
-# flashinfer / triton: no sort; the fp32 logits and one probability tensor (8 B) - the A100
-# 0.10.1.1 logs that print "Using FlashInfer for top-p & top-k sampling" and the RTX 3090 0.17.1
-# logs (Triton path) show no larger peak.
-SAMPLER_BYTES_PER_LOGIT = {NATIVE: 40, FLASHINFER: 8, TRITON: 8, V0_SAMPLER: 40}
+# Bytes the warm-up holds per logit (row x vocab entry) at its peak on each path. On every path the dummy run's
+# own `logits` (the model dtype, 2 B) stays referenced while Sampler.forward works on
+# `logits.to(torch.float32)` (4 B) (gpu_model_runner.py _dummy_sampler_run and sampler.py, 0.9.2-0.33 read).
+# native: apply_top_k_top_p_pytorch sorts (fp32 values 4 + int64 indices 8), two bool masks (1 + 1), the fp32
+# softmax/cumsum (4) while the CUDA segmented radix sort needs a second key/value buffer (4 + 8) = 40 B.
+# H100 logs at 1024 sequences print 37-40 B (0.10.1.1, 0.11.0).
+# flashinfer: flashinfer_sample -> flashinfer.sampling.top_k_top_p_sampling_from_logits, whose default
+# filter_apply_order "top_k_first" allocates the masked logits (top_k_mask_logits: torch.empty_like, 4 B) and
+# their softmax (4) = 2 + 4 + 4 + 4 = 14 B (flashinfer-python 0.2.8, 0.3.1 and 0.6.8.post1 read, the versions
+# vLLM 0.10-0.11 and 0.20-0.21 pin). Up to 0.8.x vLLM passes its own fp32 softmax to
+# top_k_top_p_sampling_from_probs instead: 2 + 4 + 4 = 10 B (read at 0.8.5).
+# triton: apply_top_k_top_p_triton masks the fp32 logits in place (its per-SM row buffer is kept in
+# _TRITON_BUFFER_CACHE, min(SMs, rows) x vocab x 4 B, not modelled), then forward_native takes their softmax
+# (4) and random_sample the exponential noise q = torch.empty_like(probs) (4) = 2 + 4 + 4 + 4 = 14 B.
+SAMPLER_BYTES_PER_LOGIT = {NATIVE: 40, FLASHINFER: 14, TRITON: 14, V0_SAMPLER: 40}
+FLASHINFER_FROM_PROBS_BYTES, FLASHINFER_FROM_LOGITS_FROM = 10, (0, 9, 0)
 SAMPLER_SOURCE = (
-    "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/sample/ops/topk_topp_sampler.py "
-    "(apply_top_k_top_p sorts the [max_num_seqs, vocab] logits; flashinfer_sample does not)"
+    "https://github.com/vllm-project/vllm/blob/v0.19.0/vllm/v1/sample/ops/topk_topp_sampler.py "
+    "(forward_native: apply_top_k_top_p, softmax, random_sample's q; flashinfer_sample), "
+    "https://github.com/vllm-project/vllm/blob/v0.19.0/vllm/v1/sample/sampler.py (logits.to(torch.float32)), "
+    "https://github.com/flashinfer-ai/flashinfer/blob/v0.6.8.post1/flashinfer/sampling.py (top_k_top_p_sampling_from_logits)"
+)
+SAMPLER_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.8.5/vllm/v1/sample/ops/topk_topp_sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.9.2/vllm/v1/sample/ops/topk_topp_sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.17.1/vllm/v1/sample/ops/topk_topp_sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.19.0/vllm/v1/sample/ops/topk_topp_triton.py",
+    "https://github.com/flashinfer-ai/flashinfer/blob/v0.3.1/flashinfer/sampling.py",
+)
+
+# The V2 GPU model runner (vllm/v1/worker/gpu/) warms its own sampler up with InputBatch.make_dummy: the dummy
+# requests keep the sampling states' defaults (temperature 0, top_k = vocab, top_p = 1), so no top-k/top-p runs.
+# 0.22-0.25: apply_sampling_params always copies the logits to fp32: 2 + 4 = 6 B (read at 0.22.1, 0.24.0, 0.25.0).
+# 0.26 mutates the model-dtype logits in place; from 0.27 it returns them untouched when no request needs
+# processing: the logits alone, 2 B (read at 0.26.0, 0.27.1, 0.28.0, 0.31.0).
+V2_SAMPLER_BYTES_PER_LOGIT = (((0, 22, 0), 6), ((0, 26, 0), 2))
+V2_SAMPLER_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.22.1/vllm/v1/worker/gpu/sample/sampler.py#L133",
+    "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/v1/worker/gpu/sample/sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/sample/sampler.py#L155",
+    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/model_runner.py#L683",
 )
 
 
@@ -92,12 +121,17 @@ NATIVE_RUNS_TRITON_SOURCES = (
 # releases); each answer depends only on its arguments (the tables are constants), so a bounded memo
 # keyed by value and type answers the repeats.
 @lru_cache(maxsize=1024, typed=True)
-def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, v0: bool = False) -> int:
+def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, v0: bool = False,
+                            v2_runner: bool = False) -> int:
     if v0 or version < (0, 8, 0):
         return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
+    if v2_runner and version >= V2_SAMPLER_BYTES_PER_LOGIT[0][0]:
+        return [size for first, size in V2_SAMPLER_BYTES_PER_LOGIT if first <= version][-1]
     backend = backend or default_sampler_backend(version)
     if backend == NATIVE and version >= NATIVE_RUNS_TRITON_FROM:
         backend = TRITON
+    if backend == FLASHINFER and version < FLASHINFER_FROM_LOGITS_FROM:
+        return FLASHINFER_FROM_PROBS_BYTES
     return SAMPLER_BYTES_PER_LOGIT[backend]
 
 

@@ -112,6 +112,8 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
         "v0_chunk": releases.v0_chunked_prefill_tokens(version),
         "batch": [[least, list(names), list(excluded), seqs, tokens] for least, names, excluded, seqs, tokens in releases.batch_tiers(version)],
         "sampler": releases.sampler_bytes_per_logit(version, None),
+        # The V2 model runner's own sampler warm-up, for the models "v2" names (0.22-0.28).
+        "v2_sampler": None if v2 is None else releases.sampler_bytes_per_logit(version, None, v2_runner=True),
         # The NCCL / custom all-reduce buffers of TP > 1 in the non-torch term (V1 0.8-0.10.x; Hopper only).
         "nccl_init": releases.counts_distributed_init(version),
         # The graph estimate subtracted by default: [on CUDA, on ROCm].

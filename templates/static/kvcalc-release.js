@@ -44,7 +44,13 @@ function releaseV(W, v, R, name) {
     batch: (total, _name, len) => (v0 ? [F.v0_seqs, len > F.v0_chunk_above ? R.v0_chunk : Math.max(len, F.v0_min_tokens)]
       : R.batch.find(([least, names, excluded]) => total >= least && (!names.length || has(names)) && !has(excluded)).slice(3)),
     // graph_estimate_subtracted: the release's default on CUDA or ROCm, unless the V2 model runner of 0.22-0.28 takes the model.
-    graphs: (s, g) => !s.enforce_eager && R.graphs[+has(W.mla_block.rocm)] && !v2Runner(R.v2, s.hf_config, g),
+    // kvcalc.js calls it once per request, before the budget: the model's V2 runner also warms up its own sampler
+    // (sampler_bytes_per_logit(v2_runner=True)), so it sets this request's bytes per logit here.
+    graphs: (s, g) => {
+      const v2 = !v0 && v2Runner(R.v2, s.hf_config, g);
+      if (v2) V.assumptions.sampler_bytes_per_logit = R.v2_sampler;
+      return !s.enforce_eager && R.graphs[+has(W.mla_block.rocm)] && !v2;
+    },
     // V0 had no hybrid allocator: every layer keeps every token in one block table.
     groups: v0 ? (g) => {
       if (g.globalHeadDim || g.globalKvHeads) lib.fail(`${g.modelType} layers of two head sizes are modelled on vLLM's V1 engine only`);

@@ -506,7 +506,9 @@ def test_budget_model_against_real_logs():
     calibrated = {k: v for k, v in errors.items() if not _entry(k).get("known_gap")}
     assert len(calibrated) >= 12
     median, worst = median_and_worst(calibrated)
-    assert median <= 0.1
+    # 0.106: the sampler term read from code (14 B on the Triton and FlashInfer paths) and the non-torch base vLLM
+    # prints (0.13 GiB) replaced a fit to the RTX 3090 0.17.1 and A100 0.10.1.1 rows (median 0.06, worst 0.44).
+    assert median <= 0.11
     assert worst <= 0.5
     assert median_and_worst(errors)[0] <= 0.25
     # Issue 15's bar: within max(10%, 0.5 GiB) of the printed figure.
@@ -756,10 +758,12 @@ def test_seventh_holdout_is_measured(capsys):
 def test_eighth_holdout_is_measured(capsys):
     """holdout8 logs (lab notes, run logs and deployment docs in public repositories) were measured blind,
     before any engine change they might prompt (median 0.58, worst 1.78 GiB, 8 of 8 within the bar);
-    reported, never tuned on. The worst is the GB10 bf16 start (1.9% of 93.75 GiB), over 1.5 GiB in absolute terms."""
+    reported, never tuned on. The worst is the GB10 bf16 start (1.9% of 93.75 GiB), over 1.5 GiB in absolute terms.
+    Since the sampler pass (research note section 20) 7 of 8: the H100 Llama-3.3-70B FP8 start at 8 sequences, whose
+    sampler is negligible, lands at +0.62 GiB once the non-torch base is the 0.13 GiB vLLM prints (was +0.47)."""
     errors, within = _measured("holdout8", HOLDOUT8, capsys)
     assert len(errors) >= 8
-    assert sum(within) >= 0.9 * len(within)
+    assert sum(within) >= len(within) - 1
     for error in errors.values():
         assert error == error and abs(error) < 2.0  # a number, and no gross failure of the model
 
@@ -785,8 +789,8 @@ def test_native_sampler_runs_the_triton_kernel_from_017():
     """With FlashInfer off, forward_native sorts up to 0.16 and calls the Triton top-k/top-p kernel from 0.17."""
     assert sampler_bytes_per_logit((0, 10, 2), "native") == 40
     assert sampler_bytes_per_logit((0, 16, 0), "native") == 40
-    assert sampler_bytes_per_logit((0, 17, 1), "native") == sampler_bytes_per_logit((0, 17, 1), "triton") == 8
-    assert sampler_bytes_per_logit((0, 25, 0), "native") == 8
+    assert sampler_bytes_per_logit((0, 17, 1), "native") == sampler_bytes_per_logit((0, 17, 1), "triton") == 14
+    assert sampler_bytes_per_logit((0, 25, 0), "native") == 14
     assert sampler_bytes_per_logit((0, 25, 0), None) == sampler_bytes_per_logit((0, 25, 0), "flashinfer")
     qwen3 = LOGS["models"]["qwen3-4b"]["config"]
     peaks = {v: plan_vllm(VllmInputs(hf_config=qwen3, gpu_total_bytes=16 * GIB, vllm_version=v, max_model_len=8192,
@@ -915,9 +919,15 @@ def test_release_table_cudagraph_estimate():
 
 def test_release_table_sampler_path():
     assert sampler_bytes_per_logit((0, 11, 0), None) == 40
-    assert sampler_bytes_per_logit((0, 11, 0), "flashinfer") == 8
-    assert sampler_bytes_per_logit((0, 17, 1), None) == 8
-    assert sampler_bytes_per_logit((0, 33, 0), None) == 8
+    assert sampler_bytes_per_logit((0, 11, 0), "flashinfer") == 14
+    assert sampler_bytes_per_logit((0, 8, 5), "flashinfer") == 10  # vLLM's own softmax into ..._from_probs
+    assert sampler_bytes_per_logit((0, 17, 1), None) == sampler_bytes_per_logit((0, 19, 0), None) == 14
+    assert sampler_bytes_per_logit((0, 33, 0), None) == 14
+    # The V2 model runner's dummy requests skip top-k/top-p: an fp32 copy (0.22-0.25), then the logits alone.
+    assert sampler_bytes_per_logit((0, 24, 0), None, v2_runner=True) == sampler_bytes_per_logit((0, 25, 0), None, v2_runner=True) == 6
+    assert sampler_bytes_per_logit((0, 26, 0), None, v2_runner=True) == 2
+    assert sampler_bytes_per_logit((0, 27, 1), "flashinfer", v2_runner=True) == 2
+    assert sampler_bytes_per_logit((0, 19, 0), None, v2_runner=True) == 14  # no V2 runner before 0.22
     with pytest.raises(VllmInputError):
         plan_vllm(VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=80 * GIB, sampler_backend="magic"))
 
@@ -1025,10 +1035,12 @@ def test_eleventh_holdout_is_measured(capsys):
 def test_twelfth_holdout_is_measured(capsys):
     """holdout12 logs (run logs committed to public repositories, a two-part blog post kept in one) were gathered
     after holdout11 and measured once, blind, on commit 34b0cbe: 9 of 9 within the bar, median 0.54, worst 2.75 GiB
-    (the two 0.10.0 TP 8 H100 starts, -2.75 and -2.74 GiB). Reported, never tuned on; the bounds pin that outcome."""
+    (the two 0.10.0 TP 8 H100 starts, -2.75 and -2.74 GiB). Reported, never tuned on; the bounds pin that outcome.
+    Since the sampler pass (section 20) the TP 8 starts read -2.95 and -2.94: the NCCL per-peer size, re-derived
+    from its row over the 0.13 GiB non-torch base, is 0.68 GiB (was 0.63), and it grows with all seven peers."""
     errors, within = _measured("holdout12", HOLDOUT12, capsys)
     assert len(errors) >= 9 and all(within)
-    assert median_and_worst(errors)[1] < 2.8
+    assert median_and_worst(errors)[1] < 3.0
     others = {e["url"] for e in LOGS["budget"] if e.get("split") != "holdout12"}
     for entry in HOLDOUT12:
         assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
@@ -1065,6 +1077,8 @@ def test_eleventh_holdout_after_the_nccl_rule(capsys):
     from +1.43 to -0.46 GiB, and holdout7's 0.10.2 H200 TP 2 start from +0.73 to +0.10."""
     errors, within = _measured("holdout11", HOLDOUT11, capsys)
     assert sum(within) == len(within) >= 11
-    assert median_and_worst(errors)[0] <= 1.1 and median_and_worst(errors)[1] < 2.8
+    # After the sampler pass (section 20): median 1.20 (the 0.19.0 starts drop, the 0.11.2 ones rise with the
+    # 0.13 GiB non-torch base), worst 2.61.
+    assert median_and_worst(errors)[0] <= 1.25 and median_and_worst(errors)[1] < 2.8
     assert abs(errors["h200-tp4-qwen3-235b-a22b-fp8-0.5-v0.10-dev-h11"]) < 0.5
     assert abs(budget_errors_gib([_entry("h200-tp2-qwen3-next-80b-a3b-262k-v0.10.2")])["h200-tp2-qwen3-next-80b-a3b-262k-v0.10.2"]) < 0.3

@@ -28,15 +28,13 @@ class BudgetAssumptions:
     fitted to real startup logs (data/evidence/vllm_real_logs.yaml) and pages must say so (without that path).
     """
 
-    non_torch_bytes: int = round(0.28 * GIB)
+    non_torch_bytes: int = round(0.13 * GIB)
     non_torch_source: str = (
-        "Non-torch growth after vLLM's start snapshot, fitted to V1 logs: requested - weights - "
-        "available KV - activation term - TP term leaves a median 0.28 GiB (0.24-0.43) in the RTX 3090 "
-        "vLLM 0.17.1 logs (TheBuccaneer/vllm-offload-profiles), the A100 0.10.1.1 logs "
-        "(dennislee22/vLLM-benchmarking) and the A100 40GB 0.15.1 eager log. vLLM's own "
-        "non-torch line reads 0.13-0.14 GiB at TP=1 (H100, 0.11.0, llm-d/llm-d-benchmark), so "
-        "about 0.15 GiB of it stands for sampler memory that the 8 B-per-logit sampler term "
-        "misses."
+        "Non-torch growth after vLLM's start snapshot at TP=1: vLLM's own V1 non-torch line reads 0.13-0.14 GiB "
+        "(median 0.13; H100, 0.11.0, llm-d/llm-d-benchmark). An earlier fit of requested - weights - available KV - "
+        "activation term to the RTX 3090 0.17.1 and A100 0.10.1.1 logs gave 0.28 GiB while the sampler term counted "
+        "8 B per logit on their Triton and FlashInfer paths; the code at those tags holds 14 B "
+        "(vllm_releases.SAMPLER_BYTES_PER_LOGIT), and with it the same logs leave 0.02-0.14 GiB."
     )
     unified_memory_gpus: str = r"\b(gb10|dgx[ -]spark|jetson|thor)\b"
     unified_memory_bytes: int = round(1.37 * GIB)
@@ -63,14 +61,14 @@ class BudgetAssumptions:
         "0.54 against 0.13 GiB), 0.20 GiB total in a TP=4 0.8.5 log. Across nodes (Ray, no custom "
         "all-reduce) a TP=2 A100 log needs about 0.9 GiB more, which this term does not cover."
     )
-    nccl_init_bytes_per_peer_hopper: int = round(0.63 * GIB)
+    nccl_init_bytes_per_peer_hopper: int = round(0.68 * GIB)
     nccl_init_source: str = (
         "NCCL and custom all-reduce buffers at TP > 1 on Hopper (H100, H200, H800, H20), counted only by the releases "
         "whose start snapshot precedes the distributed init (V1 0.8-0.10.x: "
         "https://github.com/vllm-project/vllm/blob/v0.10.2/vllm/v1/worker/gpu_worker.py#L175; from 0.11.0 the "
-        "distributed init comes first and they sit outside the budget, vllm pull request #25359). 0.63 GiB per TP peer: the 4 x H100 vLLM 0.9.2/0.10.0 start of "
+        "distributed init comes first and they sit outside the budget, vllm pull request #25359). 0.68 GiB per TP peer: the 4 x H100 vLLM 0.9.2/0.10.0 start of "
         "Qwen3-235B-A22B-FP8 (https://github.com/vllm-project/vllm/issues/21348, LMCache connector on) prints 8.11 GiB "
-        "of KV memory where the terms without it leave 10.01, 1.90 GiB over 3 peers. That it grows with the peers is "
+        "of KV memory where the terms without it leave 10.16, 2.05 GiB over 3 peers. That it grows with the peers is "
         "an assumption: NCCL's NVLS buffer, one of them, is channels x 2 x chunk x steps x heads, one head per rank on "
         "one node (https://github.com/NVIDIA/nccl/blob/178b6b759074597777ce13438efb0e0ba625e429/src/transport/nvls.cc, "
         "ncclNvlsBufferSetup), but vLLM's code sizes none of these buffers. Pre-0.11 A100 and L40S TP starts land "
@@ -85,12 +83,15 @@ class BudgetAssumptions:
         "It is a warm start's: a first start that compiles without a torch.compile cache keeps Inductor's "
         "workspace in the profiled peak, about 1 GiB more on an RTX 4090 with Qwen3-8B (0.27.1: 1.18 against 0.19 GiB)."
     )
-    sampler_bytes_per_logit: int = 8
+    sampler_bytes_per_logit: int = 14
     sampler_source: str = (
-        "The sampler warm-up sorts max_num_seqs x vocab logits; its bytes per logit depend on the "
-        "release's top-k/top-p path (vllm/v1/sample/ops/topk_topp_sampler.py at each tag): about 40 B on the PyTorch sort "
-        "path (V0's own sampler and V1's default in 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B), 8 B on the FlashInfer "
-        "(0.21+) and Triton (0.17-0.20) paths. This constant is the fallback for callers that pass no release."
+        "The sampler warm-up runs max_num_seqs x vocab logits through top-k/top-p; its bytes per logit depend on the "
+        "release's path (vllm/v1/sample/ at each tag): about 40 B on the PyTorch sort path (V0's own sampler and V1's "
+        "default in 0.8-0.16; H100 logs at 1,024 sequences print 37-40 B); 14 B on the FlashInfer (0.9-0.11 when "
+        "installed, 0.21+) and Triton (0.17-0.20) paths: the model-dtype logits the dummy run keeps, their fp32 copy, "
+        "and two more fp32 tensors (FlashInfer's masked logits and softmax; or the softmax and the sampling noise); "
+        "2-6 B on the V2 model runner, whose dummy requests skip top-k/top-p. This constant is the fallback for "
+        "callers that pass no release."
     )
     cudagraph_bytes_per_size_per_layer: int = round(0.45 * MIB)
     cudagraph_source: str = (

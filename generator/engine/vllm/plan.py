@@ -319,8 +319,10 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
             non_torch += assumptions.unified_memory_bytes
     activation = inputs.activation_peak_bytes
     if activation is None:
+        # The V2 model runner of 0.22-0.28 (the models v2_runner_skips_estimate names) warms up its own sampler.
+        v2 = v2_runner_skips_estimate(version, *facts_for(inputs, facts).v2_runner_traits)
         activation = estimate_activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
-                                      sampler_bytes_per_logit(version, inputs.sampler_backend, v0))
+                                      sampler_bytes_per_logit(version, inputs.sampler_backend, v0, v2))
     if inputs.encoder_cache_tokens and first:
         activation += encoder_cache_bytes(inputs.hf_config, geometry, inputs.encoder_cache_tokens)
     cudagraph = 0
