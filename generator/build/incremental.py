@@ -32,9 +32,10 @@ from generator.render.site_files import pagefind_executable, site_pages
 from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
 from generator.write.guard import build_owned, check_out, files_on_disk
-from generator.write.manifest import Entry, Manifest, Published, stat_entry, up_to_date, write_manifest
-from generator.write.staging import Staging, publish
+from generator.write.manifest import Entry, Manifest, Published, TreeStamps, stat_entry, up_to_date, write_manifest
+from generator.write.staging import Staging, folders_of, publish
 from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
+from generator.write.tree_record import stamps
 
 # --------------------------------------------------------------------------- writing: parallel and incremental
 #
@@ -240,7 +241,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():
                 indexed = [*pages, *site_pages(sp.dataset, sp.plan, str(sp.site["base_url"]))]
-                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed)
+                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed, manifest)
     except BaseException:
         staging.discard()
         store.close()
@@ -256,13 +257,15 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
 
 
 def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
-            pagefind: str | None, html_changed: bool, pages: Sequence[Page]) -> Manifest:
+            pagefind: str | None, html_changed: bool, pages: Sequence[Page], before: Manifest | None) -> Manifest:
     """Complete the staged tree (unchanged files linked from out, the search index, the marker),
-    publish it and record what it holds."""
+    publish it and record what it holds. before: the manifest of out as this build found it."""
     placed = set(changed)
+    replacing = out.is_dir()
     # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
     if len(placed) * 2 < len(entries) and staging.take_spare():
-        staging.settle(entries, placed, out)
+        spare = before.spare if before is not None else None
+        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files)) if spare is not None else None)
     else:
         for path in entries:
             if path not in placed:
@@ -270,8 +273,13 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     digests = stage_search(staging, out, entries, pagefind, html_changed, pages)
     staging.mark(out)
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
-    manifest = Manifest(inputs, final, render_key)
     publish(staging, out)
+    # What the next builds need not list again: this tree's folders, and the replaced tree's (now the spare).
+    tree = TreeStamps(stamps(out, folders_of(final)))
+    spare = None
+    if replacing and before is not None and before.tree is not None:
+        spare = TreeStamps(before.tree.folders, frozenset(final.keys() - before.files.keys()), frozenset(before.files.keys() - final.keys()))
+    manifest = Manifest(inputs, final, render_key, tree, spare)
     write_manifest(out, manifest)
     record_search(out, digests)
     return manifest
@@ -330,7 +338,7 @@ def _with_disk_check(out: Path, published: Published, force: bool) -> Published:
     manifest = published.manifest
     if manifest is None or not out.is_dir():
         return published
-    files, links = files_on_disk(out)
+    files, links = files_on_disk(out, *((manifest.tree.folders, manifest.files) if manifest.tree is not None else ()))
     foreign = sorted(path for path in (files | links) - manifest.files.keys() if not build_owned(path))
     if foreign and not force:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
