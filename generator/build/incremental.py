@@ -265,7 +265,7 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
     if len(placed) * 2 < len(entries) and staging.take_spare():
         spare = before.spare if before is not None else None
-        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files)) if spare is not None else None)
+        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files), spare.differing) if spare is not None else None)
     else:
         for path in entries:
             if path not in placed:
@@ -278,7 +278,8 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     tree = TreeStamps(stamps(out, folders_of(final)))
     spare = None
     if replacing and before is not None and before.tree is not None:
-        spare = TreeStamps(before.tree.folders, frozenset(final.keys() - before.files.keys()), frozenset(before.files.keys() - final.keys()))
+        spare = TreeStamps(before.tree.folders, frozenset(final.keys() - before.files.keys()), frozenset(before.files.keys() - final.keys()),
+                           frozenset(path for path in placed if path in before.files))
     manifest = Manifest(inputs, final, render_key, tree, spare)
     write_manifest(out, manifest)
     record_search(out, digests)

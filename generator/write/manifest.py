@@ -36,19 +36,20 @@ class TreeStamps:
     folders: Mapping[str, Stamp]
     added: frozenset[str] = frozenset()  # in the manifest, not in this tree
     removed: frozenset[str] = frozenset()  # in this tree, not in the manifest
+    differing: frozenset[str] = frozenset()  # in both, but the manifest's is another file (written since)
 
     def files(self, manifest_files: Iterable[str]) -> set[str]:
         return (set(manifest_files) - self.added) | self.removed
 
     def to_json(self) -> dict:
-        return {"folders": self.folders, "added": sorted(self.added), "removed": sorted(self.removed)}
+        return {"folders": self.folders, "added": sorted(self.added), "removed": sorted(self.removed), "differing": sorted(self.differing)}
 
     @staticmethod
     def from_json(data: dict | None) -> TreeStamps | None:
         if not data:
             return None
         folders = {path: (int(ino), int(ctime)) for path, (ino, ctime) in data["folders"].items()}
-        return TreeStamps(folders, frozenset(data.get("added", ())), frozenset(data.get("removed", ())))
+        return TreeStamps(folders, *(frozenset(data.get(name, ())) for name in ("added", "removed", "differing")))
 
 
 @dataclass(frozen=True)

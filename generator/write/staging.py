@@ -39,6 +39,11 @@ _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
+# A spare's record: its folder stamps, the files it held then, and those of them out holds other
+# files under (written since by the build that published out).
+SpareRecord = tuple[Mapping[str, Stamp], Iterable[str], frozenset[str]]
+
+
 class Staging:
     """The new tree: state/stage-XXXXXXXX, or the spare once take_spare() chose it, until publish()."""
 
@@ -118,23 +123,26 @@ class Staging:
         self.tree = spare
         return True
 
-    def settle(self, files: Iterable[str], written: set[str], out: Path,
-               recorded: tuple[Mapping[str, Stamp], Iterable[str]] | None = None) -> None:
+    def settle(self, files: Iterable[str], written: set[str], out: Path, recorded: SpareRecord | None = None) -> None:
         """Make the tree hold exactly `files`, besides the search bundles and the marker (keep_tree()
         and mark() see to those): the ones in `written` moved in from this stage, every other one
         out's file, kept when the tree has that very file and hard-linked from out when not.
-        recorded: the spare's folder stamps and files as the build that published it left them
-        (write/tree_record.py), so only its folders changed since are listed."""
+        recorded: what the spare held as the build that published it left it (write/tree_record.py),
+        so only its folders changed since are listed, and in the others a file that out took from it
+        unchanged is known to be out's very file without a look."""
         files = set(files)
-        stamps, recorded_files = recorded if recorded is not None else (None, ())
+        stamps, recorded_files, differing = recorded if recorded is not None else (None, (), frozenset())
         listing = list_tree(self.tree, stamps, recorded_files, skip=(MARKER_NAME, *SEARCH_FOLDERS))
         _remove_unwanted(str(self.tree), listing, files, folders_of(files))
+        trusted = listing.trusted
         for path in files:
             target = self.path_of(path)
             if path in written:
                 self._parent(target)
                 os.replace(os.path.join(self.dir, path), target)
                 continue
+            if path not in differing and path.rpartition("/")[0] in trusted and path in listing.files:
+                continue  # named in an unchanged folder of the spare, and out's file is the spare's
             source = os.path.join(out, path)
             if same_file(target, source):
                 continue

@@ -128,3 +128,22 @@ def test_a_spare_changed_deep_by_hand_settles_to_the_cold_tree(site_root: Path, 
     build_and_write(site_root, cold, jobs=1, search=False)
     assert tree(site) == tree(cold)
     assert not any(p.is_symlink() for p in site.rglob("*"))
+
+
+def test_the_spare_record_names_every_file_out_holds_other_bytes_under(site_root: Path, tmp_path: Path) -> None:
+    # settle() keeps, without a look, a file in an unchanged folder of the spare that the record does
+    # not name as differing: it must be out's very file.
+    site, spare = tmp_path / "site", state_dir(tmp_path / "site") / SPARE_NAME
+    build_and_write(site_root, site, jobs=1, search=False)
+    for round_ in ("a", "b", "c"):
+        _edit_pair_intro(site_root, f"Round {round_}.")
+        build_and_write(site_root, site, jobs=1, search=False)
+        manifest = read_manifest(site)
+        record = manifest.spare
+        assert record is not None and record.differing
+        held = record.files(manifest.files)
+        assert held == {p.relative_to(spare).as_posix() for p in spare.rglob("*") if p.is_file()} - {".kvtriage-site"}
+        for path in held & manifest.files.keys() - record.differing:
+            assert os.path.samefile(spare / path, site / path), path
+        for path in record.differing:
+            assert not os.path.samefile(spare / path, site / path), path
