@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
@@ -23,15 +24,22 @@ def stamp_of(st: os.stat_result) -> Stamp:
     return (st.st_ino, st.st_ctime_ns)
 
 
+# A folder changed this recently when stamped is not stamped: file systems keep change times at a
+# coarse tick (milliseconds), so an entry added right after the stamp could leave it as it was.
+_RACY_NS = 1_000_000_000
+
+
 def stamps(tree: str | os.PathLike, folders: Iterable[str]) -> dict[str, Stamp]:
-    """The stamps of tree ("") and of each of its folders (site paths) that is a real folder now."""
+    """The stamps of tree ("") and of each of its folders (site paths) that is a real folder now and
+    was not changed within the last second (those are listed next time, as unrecorded ones are)."""
     found = {}
+    settled = time.time_ns() - _RACY_NS
     for folder in ("", *folders):
         try:
             st = os.lstat(os.path.join(tree, folder) if folder else tree)
         except OSError:
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if stat.S_ISDIR(st.st_mode) and st.st_ctime_ns < settled:
             found[folder] = stamp_of(st)
     return found
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import generator.write.tree_record as tree_record
 from generator.build.incremental import build_and_write
 from generator.cli import main as cli_main
 from generator.write.manifest import read_manifest
@@ -19,6 +20,14 @@ from generator.write.state import state_dir
 from generator.write.tree_record import list_tree, stamps
 
 from .test_staging import _edit_pair_intro, tree
+
+
+@pytest.fixture(autouse=True)
+def _no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Folders changed within the last second are not stamped (their change time could still move
+    unseen); these tests stamp what they made a moment ago."""
+    monkeypatch.setattr(tree_record, "_RACY_NS", 0)
+
 
 FILES = ("index.html", "a/index.html", "a/b/index.html", "a/b/index.md", "a/c/index.html", "d/e/f/index.html")
 
@@ -147,3 +156,10 @@ def test_the_spare_record_names_every_file_out_holds_other_bytes_under(site_root
             assert os.path.samefile(spare / path, site / path), path
         for path in record.differing:
             assert not os.path.samefile(spare / path, site / path), path
+
+
+def test_a_folder_changed_within_the_last_second_is_not_stamped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "tree"
+    _make(root)
+    monkeypatch.setattr(tree_record, "_RACY_NS", 60 * 10**9)
+    assert stamps(root, folders_of(FILES)) == {}
