@@ -58,8 +58,8 @@ class Listing:
 
 def list_tree(tree: str | os.PathLike, recorded: Mapping[str, Stamp] | None = None, files: Iterable[str] = (),
               skip: tuple[str, ...] = ()) -> Listing:
-    """Every entry under tree but the top-level names in skip. recorded: the stamps of its folders when
-    it held exactly `files`, their folders and the names in skip; a folder whose stamp is unchanged,
+    """Every entry under tree but the top-level names in skip. recorded: the stamps of its folders (all
+    or some) when it held exactly `files`, their folders and the names in skip; a folder whose stamp is unchanged,
     under folders that are real, is taken from that record instead of being listed. A tree that is
     not a folder has no entries; a folder that cannot be listed is skipped, as os.walk skips it."""
     listing = Listing(skip=skip)
@@ -68,10 +68,14 @@ def list_tree(tree: str | os.PathLike, recorded: Mapping[str, Stamp] | None = No
     if recorded:  # (rpartition: os.path.dirname took most of the time for 16k files)
         for path in files:
             children[path.rpartition("/")[0]].append(path)
-    subfolders: dict[str, list[str]] = defaultdict(list)
-    for folder in recorded:
-        if folder:
-            subfolders[folder.rpartition("/")[0]].append(folder)
+    subfolders: dict[str, list[str]] = defaultdict(list)  # the folders the recorded files make, by parent
+    seen = {""}
+    for folder in list(children):
+        while folder not in seen:
+            seen.add(folder)
+            parent = folder.rpartition("/")[0]
+            subfolders[parent].append(folder)
+            folder = parent
     try:
         top = os.lstat(tree)
     except OSError:

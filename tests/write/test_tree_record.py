@@ -86,6 +86,17 @@ def test_a_recorded_tree_lists_as_a_full_listing_does_whatever_changed(tmp_path:
     _same_as_full_listing(root, recorded)
 
 
+@pytest.mark.parametrize("unstamped", [{"a/b"}, {"d", "d/e"}, {""}, {"a", "a/b", "a/c", "d/e/f"}])
+def test_folders_the_record_has_no_stamp_for_are_listed(tmp_path: Path, unstamped: set[str]) -> None:
+    root = tmp_path / "tree"
+    recorded = {folder: stamp for folder, stamp in _make(root).items() if folder not in unstamped}
+    trusted = list_tree(root, recorded, FILES).trusted
+    assert trusted <= set(recorded) and (trusted == set(recorded) or "" in unstamped)
+    _same_as_full_listing(root, recorded)
+    _add_deep(root)
+    _same_as_full_listing(root, recorded)
+
+
 def test_unchanged_folders_are_taken_from_the_record_and_another_trees_record_is_not(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     recorded = _make(root)
@@ -163,3 +174,23 @@ def test_a_folder_changed_within_the_last_second_is_not_stamped(tmp_path: Path, 
     _make(root)
     monkeypatch.setattr(tree_record, "_RACY_NS", 60 * 10**9)
     assert stamps(root, folders_of(FILES)) == {}
+
+
+def test_the_folders_an_edit_just_wrote_are_listed_next_time_and_nothing_renders_again(site_root: Path, tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tree_record, "_RACY_NS", 60 * 10**9)  # every folder too fresh to stamp but the ones a minute old: none
+    site = tmp_path / "site"
+    build_and_write(site_root, site, jobs=1, search=False)
+    monkeypatch.setattr(tree_record, "_RACY_NS", 0)
+    _edit_pair_intro(site_root, "Round a.")
+    build_and_write(site_root, site, jobs=1, search=False)  # stamps every folder
+    monkeypatch.setattr(tree_record, "_RACY_NS", 60 * 10**9)
+    _edit_pair_intro(site_root, "Round b.")
+    assert "rendered 1 of" in build_and_write(site_root, site, jobs=1, search=False)  # stamps none
+    manifest = read_manifest(site)
+    assert manifest.tree is not None and manifest.tree.folders == {}
+    _edit_pair_intro(site_root, "Round c.")
+    assert "rendered 1 of" in build_and_write(site_root, site, jobs=1, search=False)
+    cold = tmp_path / "cold"
+    build_and_write(site_root, cold, jobs=1, search=False)
+    assert tree(site) == tree(cold)
