@@ -18,7 +18,7 @@ from typing import Callable, Mapping, Sequence
 import generator.parallel as parallel
 from generator.build.facts import CacheDamaged, FactsStore, check_scope
 from generator.build.pipeline import Interrupts, SitePlan, build_summary, plan_site
-from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, outputs_unchanged, render_pages, render_site_files
+from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, outputs_unchanged, page_key, render_pages, render_site_files
 from generator.build.resident import Resident, published_now
 from generator.build.results_cache import cached_results
 from generator.build.search_stage import record_search, stage_search
@@ -32,9 +32,10 @@ from generator.render.site_files import pagefind_executable, site_pages
 from generator.schema import Dataset
 from generator.write.fingerprint import ValueDigest, code_digest, fingerprint_files, input_fingerprint, library_versions, sha
 from generator.write.guard import build_owned, check_out, files_on_disk
-from generator.write.manifest import Entry, Manifest, Published, stat_entry, up_to_date, write_manifest
-from generator.write.staging import Staging, publish
+from generator.write.manifest import Entry, Manifest, Published, TreeStamps, stat_entry, up_to_date, write_manifest
+from generator.write.staging import Staging, folders_of, publish
 from generator.write.state import build_lock, discard_caches, load_cache, remove_leftovers, save_cache, state_dir
+from generator.write.tree_record import stamps
 
 # --------------------------------------------------------------------------- writing: parallel and incremental
 #
@@ -46,6 +47,7 @@ from generator.write.state import build_lock, discard_caches, load_cache, remove
 # Engine results are cached next to the site by the hash of the records they were computed from.
 
 _RENDER_CHUNK = 64  # pages per task: small enough to stream, large enough to amortize the round trip
+_PARALLEL_FROM = 64  # pages to render below which forking workers costs more than it saves
 
 
 def _render_key(sp: SitePlan, root: Path) -> str:
@@ -54,7 +56,7 @@ def _render_key(sp: SitePlan, root: Path) -> str:
     return sha(
         "|".join(
             (
-                fingerprint_files(Path(root), ["templates"]),
+                sp.templates_digest or fingerprint_files(Path(root), ["templates"]),
                 code_digest(Path(__file__).resolve().parents[1]),
                 library_versions(),
                 json.dumps(sorted(sp.dataset.surfaces.items()), default=str),
@@ -118,7 +120,8 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         fingerprints = _UsedEntries(stored.get("pairs", {}) if stored.get("version") == parse_version else {})
         memo = PlanMemo(fingerprints, numbers_keys)
     with collector_paused():
-        sp = plan_site(root, today, compute=compute, parse_cache=parse_cache, memo=memo)
+        sp = plan_site(root, today, compute=compute, parse_cache=parse_cache, memo=memo,
+                       templates_digest=fingerprint_files(root, ["templates"]))
         # The dataset, results and plan live until the end: the collector need not scan them again
         # (it was half of a 10k-page rebuild), and forked workers then share their pages untouched.
         gc.freeze()
@@ -154,20 +157,21 @@ class _UsedEntries(dict):
         super().__setitem__(key, value)
 
 
-def _pages_to_render(job: RenderJob, known_keys: Mapping[int, tuple[Page, str]], page_keys: list[str | None],
-                     entries: dict[str, Entry]) -> Sequence[int]:
-    """The indexes of the pages to render. A resident builder's pages that it keyed before and that
-    are unchanged need no worker: their keys and entries are filled in here."""
+def _pages_to_render(job: RenderJob, page_keys: list[str | None], entries: dict[str, Entry]) -> Sequence[int]:
+    """The indexes of the pages to render. Over a published site every page is keyed here, in this
+    process (a resident builder's unchanged pages by the key it kept): forking workers to key pages
+    that then render nothing cost more than the keying. Unchanged pages get their keys and entries
+    here; the workers render the rest under these keys. A first build leaves the keying to them."""
     pages = job.pages
-    if not known_keys:
+    if not job.old:
         return range(len(pages))
     todo = []
     for i, page in enumerate(pages):
-        known = known_keys.get(id(page))
-        if known is not None and known[0] is page and outputs_unchanged(job, known[1], (page.output_path("html"), page.output_path("md"))):
-            page_keys[i] = known[1]
-            for suffix in ("html", "md"):
-                entries[page.output_path(suffix)] = job.old[page.output_path(suffix)]
+        key = page_keys[i] = page_key(job, page)
+        paths = (page.output_path("html"), page.output_path("md"))
+        if outputs_unchanged(job, key, paths):
+            for path in paths:
+                entries[path] = job.old[path]
         else:
             todo.append(i)
     return todo
@@ -209,8 +213,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []
-            todo = _pages_to_render(job, known_keys, page_keys, entries)
-            job = dataclasses.replace(job, todo=todo)
+            todo = _pages_to_render(job, page_keys, entries)
+            job = dataclasses.replace(job, todo=todo, keys=page_keys if job.old else ())
 
             def take(i: int, key: str | None, rendered: list[RenderedEntry] | None) -> None:
                 page_keys[i] = key
@@ -228,9 +232,8 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
                         entries[path] = Entry(previous.sha, previous.size, previous.mtime_ns, key)
 
             size = max(1, min(_RENDER_CHUNK, len(todo) // (parallel.job_count(jobs) * 4)))
-            # A few pages render faster here than workers start (a resident builder's usual edit).
-            parallel_from = _RENDER_CHUNK if known_keys else 2
-            render_pages(job, store, jobs if len(todo) >= parallel_from else 1, size, take, progress)
+            # A few pages render faster here than workers start (an edit's usual count).
+            render_pages(job, store, jobs if len(todo) >= _PARALLEL_FROM else 1, size, take, progress)
             _stage_site_files(sp, job, staging, store, entries, changed)
             deleted = sorted(set(old) - set(entries))
             check_rendered(sp, rules, entries, store, check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
@@ -238,7 +241,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():
                 indexed = [*pages, *site_pages(sp.dataset, sp.plan, str(sp.site["base_url"]))]
-                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed)
+                written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed, manifest)
     except BaseException:
         staging.discard()
         store.close()
@@ -254,13 +257,15 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
 
 
 def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
-            pagefind: str | None, html_changed: bool, pages: Sequence[Page]) -> Manifest:
+            pagefind: str | None, html_changed: bool, pages: Sequence[Page], before: Manifest | None) -> Manifest:
     """Complete the staged tree (unchanged files linked from out, the search index, the marker),
-    publish it and record what it holds."""
+    publish it and record what it holds. before: the manifest of out as this build found it."""
     placed = set(changed)
+    replacing = out.is_dir()
     # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
     if len(placed) * 2 < len(entries) and staging.take_spare():
-        staging.settle(entries, placed, out)
+        spare = before.spare if before is not None else None
+        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files), spare.differing) if spare is not None else None)
     else:
         for path in entries:
             if path not in placed:
@@ -268,8 +273,14 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     digests = stage_search(staging, out, entries, pagefind, html_changed, pages)
     staging.mark(out)
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
-    manifest = Manifest(inputs, final, render_key)
     publish(staging, out)
+    # What the next builds need not list again: this tree's folders, and the replaced tree's (now the spare).
+    tree = TreeStamps(stamps(out, folders_of(final)))
+    spare = None
+    if replacing and before is not None and before.tree is not None:
+        spare = TreeStamps(before.tree.folders, frozenset(final.keys() - before.files.keys()), frozenset(before.files.keys() - final.keys()),
+                           frozenset(path for path in placed if path in before.files))
+    manifest = Manifest(inputs, final, render_key, tree, spare)
     write_manifest(out, manifest)
     record_search(out, digests)
     return manifest
@@ -328,7 +339,7 @@ def _with_disk_check(out: Path, published: Published, force: bool) -> Published:
     manifest = published.manifest
     if manifest is None or not out.is_dir():
         return published
-    files, links = files_on_disk(out)
+    files, links = files_on_disk(out, *((manifest.tree.folders, manifest.files) if manifest.tree is not None else ()))
     foreign = sorted(path for path in (files | links) - manifest.files.keys() if not build_owned(path))
     if foreign and not force:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")

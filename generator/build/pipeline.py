@@ -159,13 +159,15 @@ class SitePlan:
     env: jinja2.Environment
     site: dict[str, object]
     static: tuple[RenderedFile, ...]
+    templates_digest: str = ""  # of the template files, when the caller hashed them
 
 
 def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset], Results] = compute_results,
-              parse_cache: dict[str, bytes] | None = None, memo: PlanMemo | None = None) -> SitePlan:
+              parse_cache: dict[str, bytes] | None = None, memo: PlanMemo | None = None, templates_digest: str = "") -> SitePlan:
     """Load, compute (through `compute`, which a writing build caches and runs in parallel) and plan;
     the records' problems fail here, the pages' as they render (render_stage.py).
-    memo: pair pages an earlier plan in this process made (a resident builder's)."""
+    memo: pair pages an earlier plan in this process made (a resident builder's); templates_digest:
+    the template files' digest, so templates compiled before they were edited are not used."""
     root = Path(root)
     dataset = load_dataset(root, parse_cache)
     unsizable = sizing_problems(dataset)
@@ -177,11 +179,11 @@ def plan_site(root: Path, today: str | None = None, compute: Callable[[Dataset],
     problems = record_problems(dataset, results, root)
     if problems:
         raise RenderError(problems)
-    env = template_environment(str((root / "templates").resolve()))
+    env = template_environment(str((root / "templates").resolve()), templates_digest)
     static = (*static_files(root), RenderedFile(CATALOG_PATH, catalog_json(dataset)))  # the in-page calculator's data
     css = next((f.content.decode("utf-8") for f in static if f.path == "static/site.css"), "")
     site = site_context(dataset, asset_urls(static), css)
-    return SitePlan(dataset=dataset, results=results, plan=plan, env=env, site=site, static=static)
+    return SitePlan(dataset=dataset, results=results, plan=plan, env=env, site=site, static=static, templates_digest=templates_digest)
 
 
 def build_site(root: Path, today: str | None = None, progress: Callable[[int, int], None] | None = None) -> SiteBuild:

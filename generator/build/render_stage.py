@@ -76,6 +76,7 @@ class RenderJob:
     digest: ValueDigest | None = None  # one per build; each worker's copy remembers the hashes of the records it saw
     known_keys: Mapping[int, tuple[Page, str]] = field(default_factory=dict)  # id(page) -> (page, key): keyed before
     todo: Sequence[int] = ()  # indexes of the pages the chunks visit
+    keys: Sequence[str | None] = ()  # each page's key, when the caller keyed them (else each chunk keys its pages)
 
 
 def outputs_unchanged(job: RenderJob, key: str | None, paths: tuple[str, ...]) -> bool:
@@ -90,7 +91,7 @@ def outputs_unchanged(job: RenderJob, key: str | None, paths: tuple[str, ...]) -
     return True
 
 
-def _page_key(job: RenderJob, page: Page) -> str | None:
+def page_key(job: RenderJob, page: Page) -> str | None:
     """Hash of everything the templates see of a page: its fields and its view, plus templates, code,
     CLI surfaces and site context. A view built on demand is hashed by the inputs it would be built
     from, so an unchanged page is known without building its view."""
@@ -162,7 +163,7 @@ def render_chunk(job: RenderJob, span: range) -> tuple[list[tuple[int, str | Non
     for j in span:
         i = job.todo[j]
         page = job.pages[i]
-        key = _page_key(job, page)
+        key = job.keys[i] if job.keys else page_key(job, page)
         if outputs_unchanged(job, key, (page.output_path("html"), page.output_path("md"))):
             out.append((i, key, None, {}))
         else:

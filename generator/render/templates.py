@@ -189,7 +189,9 @@ def escape_output(value: Any) -> Any:
 
 
 @lru_cache(maxsize=8)
-def template_environment(templates_dir: str) -> jinja2.Environment:
+def template_environment(templates_dir: str, version: str = "") -> jinja2.Environment:
+    """The environment of templates_dir, its templates compiled once (no reload); version (the digest
+    of the folder's files) keeps a process from rendering with templates it compiled before an edit."""
     env = _Environment(
         loader=jinja2.FileSystemLoader(templates_dir),
         undefined=jinja2.StrictUndefined,

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable, Mapping
 
 from generator.errors import BuildError, Issue
+from generator.write.tree_record import Stamp, list_tree
 
 # The file every built site carries, so a later build knows the folder is a site it may replace.
 MARKER_NAME = ".kvtriage-site"
@@ -77,26 +79,9 @@ def check_out(root: Path | None, out: Path, force: bool = False) -> Path:
     return out
 
 
-def files_on_disk(out: Path) -> tuple[set[str], set[str]]:
-    """The plain files under out and the symbolic links there (whose targets are not followed), as
-    site paths. Entries are told apart by the type the folder listing gives (no stat per file where
-    the file system reports it); a folder that cannot be listed is skipped, as os.walk skips it."""
-    files: set[str] = set()
-    links: set[str] = set()
-    _list_folder(str(out), "", files, links)
-    return files, links
-
-
-def _list_folder(folder: str, prefix: str, files: set[str], links: set[str]) -> None:
-    try:
-        with os.scandir(folder) as listing:
-            entries = list(listing)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.is_symlink():
-            links.add(prefix + entry.name)
-        elif entry.is_dir(follow_symlinks=False):
-            _list_folder(entry.path, prefix + entry.name + "/", files, links)
-        else:
-            files.add(prefix + entry.name)
+def files_on_disk(out: Path, recorded: Mapping[str, Stamp] | None = None, files: Iterable[str] = ()) -> tuple[set[str], set[str]]:
+    """The files under out and the symbolic links there (whose targets are not followed), as site
+    paths, besides the search bundles' folders. recorded: the stamps of out's folders when it held
+    exactly `files` (write/tree_record.py); only the folders changed since are listed."""
+    listing = list_tree(out, recorded, files, skip=SEARCH_FOLDERS)
+    return listing.files, listing.links

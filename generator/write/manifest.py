@@ -10,10 +10,11 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from generator.write.search_index import bundles_in_place
 from generator.write.state import replace_file, state_dir
+from generator.write.tree_record import Stamp
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_FORMAT = 2
@@ -28,10 +29,36 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class TreeStamps:
+    """A tree's folders as a build left it (write/tree_record.py), and which files it held: `files`
+    when this is the published tree, else files differing from the manifest's by `added` and `removed`."""
+
+    folders: Mapping[str, Stamp]
+    added: frozenset[str] = frozenset()  # in the manifest, not in this tree
+    removed: frozenset[str] = frozenset()  # in this tree, not in the manifest
+    differing: frozenset[str] = frozenset()  # in both, but the manifest's is another file (written since)
+
+    def files(self, manifest_files: Iterable[str]) -> set[str]:
+        return (set(manifest_files) - self.added) | self.removed
+
+    def to_json(self) -> dict:
+        return {"folders": self.folders, "added": sorted(self.added), "removed": sorted(self.removed), "differing": sorted(self.differing)}
+
+    @staticmethod
+    def from_json(data: dict | None) -> TreeStamps | None:
+        if not data:
+            return None
+        folders = {path: (int(ino), int(ctime)) for path, (ino, ctime) in data["folders"].items()}
+        return TreeStamps(folders, *(frozenset(data.get(name, ())) for name in ("added", "removed", "differing")))
+
+
+@dataclass(frozen=True)
 class Manifest:
     inputs: str  # fingerprint of every input and option; equal means the same site
     files: Mapping[str, Entry]
     render: str = ""  # digest of templates, code and site context every page key includes
+    tree: TreeStamps | None = None  # the published tree's folders, stamped once it was in place
+    spare: TreeStamps | None = None  # the spare's (write/staging.py): the tree the publish replaced
 
     def to_bytes(self) -> bytes:
         return b"".join(self.parts())
@@ -40,6 +67,7 @@ class Manifest:
         """The manifest's JSON in pieces of `size` files: at 100k pages the whole text, its bytes and
         the lists it is made from took about 100 MB at once, at the end of the build."""
         head = {"format": MANIFEST_FORMAT, "inputs": self.inputs, "render": self.render}
+        head.update((name, stamped.to_json()) for name, stamped in (("tree", self.tree), ("spare", self.spare)) if stamped is not None)
         yield json.dumps(head, separators=(",", ":"))[:-1].encode() + b',"files":{'
         paths = sorted(self.files)
         for start in range(0, len(paths), size):
@@ -59,7 +87,8 @@ def read_manifest(out: Path) -> Manifest | None:
         if data.get("format") != MANIFEST_FORMAT:
             return None
         files = {path: Entry(v[0], int(v[1]), int(v[2]), v[3]) for path, v in data["files"].items()}
-        return Manifest(inputs=str(data["inputs"]), files=files, render=str(data.get("render", "")))
+        return Manifest(inputs=str(data["inputs"]), files=files, render=str(data.get("render", "")),
+                        tree=TreeStamps.from_json(data.get("tree")), spare=TreeStamps.from_json(data.get("spare")))
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
 

@@ -28,14 +28,20 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from generator.write.guard import MARKER_NAME, MARKER_TEXT, SEARCH_FOLDERS
+from generator.write.tree_record import Listing, Stamp, list_tree
 
 _SIGNALS = {signal.SIGINT, signal.SIGTERM}
 SPARE_NAME = "spare"  # in the state folder
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+
+
+# A spare's record: its folder stamps, the files it held then, and those of them out holds other
+# files under (written since by the build that published out).
+SpareRecord = tuple[Mapping[str, Stamp], Iterable[str], frozenset[str]]
 
 
 class Staging:
@@ -117,18 +123,26 @@ class Staging:
         self.tree = spare
         return True
 
-    def settle(self, files: Iterable[str], written: set[str], out: Path) -> None:
+    def settle(self, files: Iterable[str], written: set[str], out: Path, recorded: SpareRecord | None = None) -> None:
         """Make the tree hold exactly `files`, besides the search bundles and the marker (keep_tree()
         and mark() see to those): the ones in `written` moved in from this stage, every other one
-        out's file, kept when the tree has that very file and hard-linked from out when not."""
+        out's file, kept when the tree has that very file and hard-linked from out when not.
+        recorded: what the spare held as the build that published it left it (write/tree_record.py),
+        so only its folders changed since are listed, and in the others a file that out took from it
+        unchanged is known to be out's very file without a look."""
         files = set(files)
-        prune(str(self.tree), "", files, folders_of(files))
+        stamps, recorded_files, differing = recorded if recorded is not None else (None, (), frozenset())
+        listing = list_tree(self.tree, stamps, recorded_files, skip=(MARKER_NAME, *SEARCH_FOLDERS))
+        _remove_unwanted(str(self.tree), listing, files, folders_of(files))
+        trusted = listing.trusted
         for path in files:
             target = self.path_of(path)
             if path in written:
                 self._parent(target)
                 os.replace(os.path.join(self.dir, path), target)
                 continue
+            if path not in differing and path.rpartition("/")[0] in trusted and path in listing.files:
+                continue  # named in an unchanged folder of the spare, and out's file is the spare's
             source = os.path.join(out, path)
             if same_file(target, source):
                 continue
@@ -197,6 +211,17 @@ def prune(folder: str, prefix: str, files: set[str], folders: set[str], keep: tu
                 shutil.rmtree(entry.path)
         elif relative not in files or not entry.is_file(follow_symlinks=False):
             os.unlink(entry.path)
+
+
+def _remove_unwanted(tree: str, listing: Listing, files: set[str], folders: set[str]) -> None:
+    """Remove from tree (as listed) every file, link and folder besides files and their folders."""
+    gone = listing.folders - folders
+    for folder in gone:
+        if folder.rpartition("/")[0] not in gone:
+            shutil.rmtree(os.path.join(tree, folder))
+    for path in (listing.files | listing.links) - files:
+        if path.rpartition("/")[0] not in gone:
+            os.unlink(os.path.join(tree, path))
 
 
 def _tree_files(folder: Path) -> dict[str, tuple[int, int]] | None:
