@@ -473,6 +473,36 @@ def _bundles_made(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return made
 
 
+@pytest.mark.skipif(pagefind_executable() is None, reason="Pagefind is not installed")
+def test_a_build_that_fails_while_the_pairs_bundle_is_made_stops_pagefind_and_leaves_the_site(root: Path, tmp_path: Path,
+                                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=True)
+    before, stamps = tree(site), mtimes(site)
+    started = []
+    real_start = search_stage.start_stubs
+
+    def recording(*args, **kwargs):
+        started.append(real_start(*args, **kwargs))
+        return started[-1]
+
+    def failing(*args, **kwargs):
+        args[-1]()  # the workers have their tasks: the pairs' bundle starts
+        raise RenderError([Issue("site", 1, 0, "render", "a page failed")])
+
+    monkeypatch.setattr(incremental, "start_stubs", recording)
+    monkeypatch.setattr(incremental, "render_pages", failing)
+    # A pair's new title changes its stub: the pairs' bundle is made again, from the start of the render.
+    monkeypatch.setattr(site_files, "search_stub", lambda page, stub=site_files.search_stub: stub(page).replace(b"</h1>", b" stub</h1>"))
+    _edit_pair_intro(root)
+    with pytest.raises(RenderError):
+        build_and_write(root, site, jobs=2, search=True)
+    assert len(started) == 1 and started[0] is not None and started[0].indexing.running == []
+    assert not started[0].output.exists()
+    assert tree(site) == before and mtimes(site) == stamps
+    assert leftovers(tmp_path) == []
+
+
 def _search_state(site: Path) -> tuple[dict[str, str], dict[str, dict[str, bytes]]]:
     """Each bundle's recorded sources digest, and its published files."""
     files = tree(site)
