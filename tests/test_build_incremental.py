@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from generator.build import facts as build_facts
+from generator.build import incremental, search_stage
 from generator.build import resident as resident_module
-from generator.build import search_stage
 from generator.build.incremental import build_and_write
 from generator.build.resident import Resident
 from generator.check.affiliates import AffiliateRule
@@ -433,7 +433,7 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
     def broken(*args, **kwargs):
         raise RenderError([Issue("site", 1, 0, "search", "pagefind exited with 1")])
 
-    monkeypatch.setattr(search_stage, "index_search", broken)
+    monkeypatch.setattr(search_stage, "start_search", broken)
     # A pair page is indexed as its title up to the verdict: a new intro leaves what the index is
     # made from as it was, so the published index is kept and Pagefind does not run.
     index = {p: b for p, b in tree(site).items() if p.startswith(SEARCH_PREFIXES)}
@@ -450,16 +450,57 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 
 def _bundles_made(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Which search bundles each build runs Pagefind for, in the order of the builds that run it."""
+    """Which search bundles each build runs Pagefind for (the pairs' one started while the pages
+    render, the other after), in the order of the builds that run it."""
     made: list[list[str]] = []
-    real = search_stage.index_search
+    real_start, real_write = search_stage.start_search, incremental.write_incremental
 
-    def recording(site_dir, executable, bundles):
-        made.append(sorted(bundle.folder for bundle in bundles))
-        real(site_dir, executable, bundles)
+    def recording(site_dir, executable, bundles, output=None):
+        made[-1].extend(bundle.folder for bundle in bundles)
+        return real_start(site_dir, executable, bundles, output)
 
-    monkeypatch.setattr(search_stage, "index_search", recording)
+    def one_build(*args, **kwargs):
+        made.append([])
+        try:
+            return real_write(*args, **kwargs)
+        finally:
+            made[-1].sort()
+            if not made[-1]:
+                made.pop()
+
+    monkeypatch.setattr(search_stage, "start_search", recording)
+    monkeypatch.setattr(incremental, "write_incremental", one_build)
     return made
+
+
+@pytest.mark.skipif(pagefind_executable() is None, reason="Pagefind is not installed")
+def test_a_build_that_fails_while_the_pairs_bundle_is_made_stops_pagefind_and_leaves_the_site(root: Path, tmp_path: Path,
+                                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    build_and_write(root, site, jobs=2, search=True)
+    before, stamps = tree(site), mtimes(site)
+    started = []
+    real_start = search_stage.start_stubs
+
+    def recording(*args, **kwargs):
+        started.append(real_start(*args, **kwargs))
+        return started[-1]
+
+    def failing(*args, **kwargs):
+        args[-1]()  # the workers have their tasks: the pairs' bundle starts
+        raise RenderError([Issue("site", 1, 0, "render", "a page failed")])
+
+    monkeypatch.setattr(incremental, "start_stubs", recording)
+    monkeypatch.setattr(incremental, "render_pages", failing)
+    # A pair's new title changes its stub: the pairs' bundle is made again, from the start of the render.
+    monkeypatch.setattr(site_files, "search_stub", lambda page, stub=site_files.search_stub: stub(page).replace(b"</h1>", b" stub</h1>"))
+    _edit_pair_intro(root)
+    with pytest.raises(RenderError):
+        build_and_write(root, site, jobs=2, search=True)
+    assert len(started) == 1 and started[0] is not None and started[0].indexing.running == []
+    assert not started[0].output.exists()
+    assert tree(site) == before and mtimes(site) == stamps
+    assert leftovers(tmp_path) == []
 
 
 def _search_state(site: Path) -> tuple[dict[str, str], dict[str, dict[str, bytes]]]:

@@ -177,14 +177,18 @@ def render_chunk(job: RenderJob, span: range) -> tuple[list[tuple[int, str | Non
 
 def render_pages(job: RenderJob, store: FactsStore | HeldFacts, jobs: int, size: int,
                  take: Callable[[int, str | None, list[RenderedEntry] | None], None],
-                 progress: Callable[[int, int], None] | None = None) -> None:
+                 progress: Callable[[int, int], None] | None = None, started: Callable[[], None] | None = None) -> None:
     """Render job.todo's pages in chunks of size, in `jobs` workers, storing their facts and handing
     each page to take(index, key, files or None) in page order. Every page's problems are raised
-    together once all have rendered, so a failing build reports the site, not its first chunk."""
+    together once all have rendered, so a failing build reports the site, not its first chunk.
+    started() runs once the workers have their tasks: what it does overlaps the rendering."""
     problems: list[Issue] = []
     done = len(job.pages) - len(job.todo)
     with parallel.workers(job, jobs) as pool:
-        for part, found in pool.map(render_chunk, parallel.chunks(len(job.todo), size)):
+        parts = pool.map(render_chunk, parallel.chunks(len(job.todo), size))
+        if started is not None:
+            started()
+        for part, found in parts:
             problems.extend(found)
             for i, key, rendered, page_facts in part:
                 for fact_digest, (summary, blob) in page_facts.items():

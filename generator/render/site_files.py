@@ -361,6 +361,11 @@ def search_sources(pages: Iterable[Page]) -> tuple[list[tuple[str, None]], list[
     return whole, stubs
 
 
+def search_stubs(pages: Iterable[Page]) -> list[tuple[str, bytes]]:
+    """What the pair pages' bundle reads: search_sources' stubs, from the plan alone."""
+    return [(page.output_path("html"), search_stub(page)) for page in pages if _stubbed(page)]
+
+
 def _stubbed(page: Page) -> bool:
     return page.indexable and page.kind == "pair"
 

@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import IO, Callable, Iterable, Sequence
 
 from generator.errors import Issue, RenderError
 from generator.write.guard import SEARCH_FOLDERS
@@ -42,38 +42,78 @@ class Bundle:
     kept: Path | None = None
 
 
-def index_search(site_dir: Path, executable: str, bundles: Sequence[Bundle]) -> None:
-    """Index each bundle into site_dir/<its folder>, the Pagefind processes running side by side (a
-    cold build makes both; each reads only its own sources, so neither waits on the other). Pagefind
+class Indexing:
+    """Pagefind processes under way, one per bundle (start_search): wait() for them all, or stop()
+    them, which a failed or interrupted build does, so no Pagefind outlives it."""
+
+    def __init__(self) -> None:
+        self.running: list[tuple[Bundle, subprocess.Popen[bytes], IO[bytes], IO[bytes]]] = []
+        self.made: list[Path] = []  # source folders made for this run, removed after
+
+    def wait(self) -> None:
+        failed: list[Issue] = []
+        try:
+            for bundle, process, out, err in self.running:
+                if process.wait() != 0:
+                    text = _read(err) or _read(out)
+                    failed.append(Issue("site", 1, 0, "search", f"pagefind ({bundle.folder}/) exited with {process.returncode}: "
+                                                                 f"{text.strip()[:500]}"))
+        finally:
+            self.stop()
+        if failed:
+            raise RenderError(failed)
+
+    def stop(self) -> None:
+        for _, process, out, err in self.running:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            out.close()
+            err.close()
+        self.running = []
+        for source in self.made:
+            shutil.rmtree(source, ignore_errors=True)
+        self.made = []
+
+
+def _read(handle: IO[bytes]) -> str:
+    handle.seek(0)
+    return handle.read().decode("utf-8", "replace")
+
+
+def start_search(site_dir: Path, executable: str, bundles: Sequence[Bundle], output: Path | None = None) -> Indexing:
+    """Start Pagefind for each bundle, making it into (output, else site_dir)/<its folder>, the
+    processes side by side (each reads only its own sources, so none waits on another). Pagefind
     reads a folder of its own holding just a bundle's sources, so it never parses pages the index
-    leaves out; a kept folder is brought in step here, at the cost of what changed."""
-    made: list[Path] = []
-    failed: list[Issue] = []
-    running: list[tuple[Bundle, subprocess.Popen[str]]] = []
+    leaves out; a kept folder is brought in step here, at the cost of what changed. A bundle's bytes
+    do not depend on the folder it is made in."""
+    indexing = Indexing()
     try:
         for bundle in bundles:
             source = bundle.kept
             if source is None:
                 source = Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
-                made.append(source)
+                indexing.made.append(source)
             _settle_sources(source, site_dir, list(bundle.sources))
-            running.append((bundle, subprocess.Popen(
-                [executable, "--site", str(source), "--output-path", str(site_dir / bundle.folder), "--silent"],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_pagefind_env())))
-        for bundle, process in running:
-            out, err = process.communicate()
-            if process.returncode != 0:
-                failed.append(Issue("site", 1, 0, "search", f"pagefind ({bundle.folder}/) exited with {process.returncode}: "
-                                                             f"{(err or out).strip()[:500]}"))
-    finally:
-        for _, process in running:
-            if process.poll() is None:  # interrupted while waiting: no Pagefind outlives the build
-                process.kill()
-                process.wait()
-        for source in made:
-            shutil.rmtree(source, ignore_errors=True)
-    if failed:
-        raise RenderError(failed)
+            out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+            try:
+                process = subprocess.Popen(
+                    [executable, "--site", str(source), "--output-path", str((output or site_dir) / bundle.folder), "--silent"],
+                    stdout=out, stderr=err, env=_pagefind_env())
+            except BaseException:
+                out.close()
+                err.close()
+                raise
+            indexing.running.append((bundle, process, out, err))
+    except BaseException:
+        indexing.stop()
+        raise
+    return indexing
+
+
+def index_search(site_dir: Path, executable: str, bundles: Sequence[Bundle]) -> None:
+    """Index each bundle into site_dir/<its folder> (start_search), and wait for them all."""
+    start_search(site_dir, executable, bundles).wait()
 
 
 # Pagefind's processes are the build's largest, so their peak is the build's. Its jemalloc (whose variable
