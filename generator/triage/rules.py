@@ -263,7 +263,11 @@ LOOKALIKE_LINES = [
     # 2bd616b1a7d2544e05d55141b6575f17a9b17263) and its crash report "SIGFPE: floating-point exception"
     # (sigtab_linux_generic.go, as above); on Windows STATUS_INTEGER_DIVIDE_BY_ZERO, 0xc0000094 (-1073741676 in
     # https://docs.rs/windows-sys/latest/windows_sys/Win32/Foundation/constant.EXCEPTION_INT_DIVIDE_BY_ZERO.html).
-    r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0xc00000(1d|05|94)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
+    # 0xe06d7363 is the exception code of a Visual C++ throw (CXX_EXCEPTION in dlls/msvcrt/cppexcept.h at
+    # wine-mirror/wine 5e8399814fbf315e40cf2b70162c61d8d0a7a784): a C++ exception nothing caught ended the
+    # runner. ggml reports a failed allocation with its own log line ("failed to allocate ... buffer") and a
+    # null buffer, not a throw, so the exit alone names no memory failure; with a memory line the pages stay.
+    r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0x(c00000(1d|05|94)|e06d7363)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in

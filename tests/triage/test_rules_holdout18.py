@@ -1,0 +1,29 @@
+"""Classes drawn from the spent holdout18 split, each on the real texts of tests/data/pasted_errors.yaml:
+a runner ended by an uncaught C++ exception, Triton's out-of-memory, ggml's buffer of any back end,
+llama.cpp's weight-placement line, a wrapped vLLM free-memory check, a title naming vLLM's capture_model,
+llama-cpp-python's request check without its numbers.
+"""
+
+from __future__ import annotations
+
+from generator.triage import triage
+
+from .test_corpus import PASTES, _records
+
+BY_ID = {paste["id"]: paste for paste in PASTES}
+
+
+def _triage(paste_id: str, text: str | None = None):
+    return triage(BY_ID[paste_id]["text"] if text is None else text, _records())
+
+
+def test_a_runner_ended_by_an_uncaught_cpp_exception_gets_no_memory_page() -> None:
+    # ollama-0255: Windows' code of a Visual C++ throw after Ollama's llama-server wrapper.
+    result = _triage("ollama-0255")
+    assert result.candidates == () and result.lookalike
+    # With a memory line in the paste the page stays.
+    text = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+            + BY_ID["ollama-0255"]["text"])
+    assert _triage("ollama-0255", text).best is not None
+    # Another exit status is not this crash.
+    assert _triage("ollama-0255", "Error: llama-server process has terminated: exit status 0xe06d7364").best is not None
