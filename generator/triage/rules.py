@@ -301,6 +301,11 @@ GENERIC_OOM = [
     r"(NPU|XPU) out of memory",
     r"cudaMalloc failed: out of memory",
     r"hipMalloc failed: out of memory",
+    # Triton's launcher raises the CUDA driver's error string after "Triton Error [CUDA]: " (gpuAssert in
+    # third_party/nvidia/backend/driver.c at triton-lang/triton 7649d87cce6c12361bb9da234b9b227b2880b499),
+    # and the driver's string for CUDA_ERROR_OUT_OF_MEMORY is "out of memory": a Triton kernel of the
+    # engine (vLLM's and SGLang's attention, MoE and sampling kernels) ran out; the step decides the page.
+    r"Triton Error \[CUDA\]: out of memory",
     r"\bCUDA out of memory\b",
     r"Tried to allocate [\d.]+ [GMK]iB",
     r"failed to allocate CUDA\d* buffer",

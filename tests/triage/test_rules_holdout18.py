@@ -27,3 +27,16 @@ def test_a_runner_ended_by_an_uncaught_cpp_exception_gets_no_memory_page() -> No
     assert _triage("ollama-0255", text).best is not None
     # Another exit status is not this crash.
     assert _triage("ollama-0255", "Error: llama-server process has terminated: exit status 0xe06d7364").best is not None
+
+
+def test_tritons_out_of_memory_is_routed_by_its_step() -> None:
+    # vllm-0338: a Triton kernel ran out inside the worker's execute_model, called for a scheduled step.
+    result = _triage("vllm-0338")
+    assert (result.engine, result.step, result.best.id) == ("vllm", "request", "vllm-request-cuda-oom")
+    # The same error under graph capture's frames is capture's.
+    text = ('File "/usr/lib/python3/dist-packages/vllm/v1/worker/gpu_model_runner.py", line 3000, in capture_model\n'
+            "RuntimeError: Triton Error [CUDA]: out of memory")
+    assert _triage("vllm-0338", text).best.id == "vllm-cudagraph-capture-oom"
+    # Another CUDA error from Triton's launcher is not memory.
+    text = BY_ID["vllm-0338"]["text"].replace("out of memory", "invalid argument")
+    assert _triage("vllm-0338", text).best is None
