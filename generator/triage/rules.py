@@ -308,7 +308,13 @@ GENERIC_OOM = [
     r"Triton Error \[CUDA\]: out of memory",
     r"\bCUDA out of memory\b",
     r"Tried to allocate [\d.]+ [GMK]iB",
+    # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with
+    # ggml_backend_buft_name ("CUDA0", "CPU", "ROCm0", "Metal", "Vulkan0"), from alloc_tensor_range and
+    # ggml_gallocr_reserve_n (ggml/src/ggml-alloc.c at ggml-org/llama.cpp 5bc7a7409fc39d2801b3eeddc9e22fdd4bda718d).
+    # CUDA's and the CPU's (host RAM) are generic, the step decides; the Metal, Vulkan and ROCm ones are
+    # left to their back ends' pages, which match them.
     r"failed to allocate CUDA\d* buffer",
+    r"failed to allocate CPU buffer of size",
     r"failed to allocate buffer of size",
     # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
     # cache update): the step tells which.

@@ -40,3 +40,15 @@ def test_tritons_out_of_memory_is_routed_by_its_step() -> None:
     # Another CUDA error from Triton's launcher is not memory.
     text = BY_ID["vllm-0338"]["text"].replace("out of memory", "invalid argument")
     assert _triage("vllm-0338", text).best is None
+
+
+def test_a_cpu_buffer_ggml_could_not_reserve_is_routed_by_its_step() -> None:
+    # llamacpp-0271: ggml_gallocr_reserve_n, the compute buffer reserved when the context is created.
+    result = _triage("llamacpp-0271")
+    assert (result.engine, result.step, result.best.id) == ("llamacpp", "context", "llamacpp-context-create-failed")
+    # The same allocator while the weights load is the model's load (alloc_tensor_range).
+    text = "llm_load_tensors: ggml ctx size = 0.27 MiB\nalloc_tensor_range: failed to allocate CPU buffer of size 43794432000"
+    assert _triage("llamacpp-0271", text).best.id == "llamacpp-model-load-failed"
+    # A size no machine has stays a look-alike.
+    text = "ggml_gallocr_reserve_n: failed to allocate CPU buffer of size 18446744073709549568"
+    assert _triage("llamacpp-0271", text).best is None
