@@ -52,3 +52,12 @@ def test_a_cpu_buffer_ggml_could_not_reserve_is_routed_by_its_step() -> None:
     # A size no machine has stays a look-alike.
     text = "ggml_gallocr_reserve_n: failed to allocate CPU buffer of size 18446744073709549568"
     assert _triage("llamacpp-0271", text).best is None
+
+
+def test_llamacpps_weight_placement_line_marks_the_models_load() -> None:
+    # llamacpp-0270: done_getting_tensors ran, then the weights' CUDA buffer could not be allocated.
+    result = _triage("llamacpp-0270")
+    assert (result.engine, result.step, result.best.id) == ("llamacpp", "weights", "llamacpp-model-load-failed")
+    # A later step's line after it wins, as the furthest step does.
+    text = BY_ID["llamacpp-0270"]["text"] + "\nllama_kv_cache_init: failed to allocate buffer for kv cache"
+    assert _triage("llamacpp-0270", text).best.id == "llamacpp-kv-cache-alloc-failed"
