@@ -61,3 +61,12 @@ def test_llamacpps_weight_placement_line_marks_the_models_load() -> None:
     # A later step's line after it wins, as the furthest step does.
     text = BY_ID["llamacpp-0270"]["text"] + "\nllama_kv_cache_init: failed to allocate buffer for kv cache"
     assert _triage("llamacpp-0270", text).best.id == "llamacpp-kv-cache-alloc-failed"
+
+
+def test_llama_cpp_pythons_request_check_without_its_numbers_is_its_page() -> None:
+    # llamacpp-0275: an issue title quoting llama-cpp-python's check with no token counts.
+    assert _triage("llamacpp-0275").best.id == "llamacpp-context-exceeded"
+    # The check's full wording still gives its page; other words about a context window do not.
+    text = "ValueError: Requested tokens (4120) exceed context window of 3904"
+    assert _triage("llamacpp-0275", text).best.id == "llamacpp-context-exceeded"
+    assert _triage("llamacpp-0275", "How many requested tokens fit the context window?").best is None
