@@ -70,3 +70,13 @@ def test_llama_cpp_pythons_request_check_without_its_numbers_is_its_page() -> No
     text = "ValueError: Requested tokens (4120) exceed context window of 3904"
     assert _triage("llamacpp-0275", text).best.id == "llamacpp-context-exceeded"
     assert _triage("llamacpp-0275", "How many requested tokens fit the context window?").best is None
+
+
+def test_vllms_free_memory_check_wrapped_at_its_is_keeps_its_page() -> None:
+    # vllm-0340: the line was wrapped after "on startup is"; joined, the space at the break is gone.
+    assert _triage("vllm-0340").best.id == "vllm-startup-free-memory"
+    # On one line, as vLLM prints it.
+    text = " ".join(BY_ID["vllm-0340"]["text"].split("\n"))
+    assert _triage("vllm-0340", text).best.id == "vllm-startup-free-memory"
+    # The free memory alone, with no check refused, is no failure.
+    assert _triage("vllm-0340", "Free memory on device cuda:0 (30.12/31.84 GiB) on startup").best is None
