@@ -294,6 +294,8 @@ GENERIC_OOM = [
     r"CUDA Error: out of memory(?! at \S*cumem_allocator)",
     # A reader's own words in a title: "CUDA OOM during sampler warmup".
     r"\b(CUDA|GPU) OOM\b",
+    # ... or "OOM during `capture_model()`", naming the model runner's graph capture (see the engine markers).
+    r"\bOOM (during|in|while|at) `?capture_model\b",
     r"HIP out of memory",
     # Ascend's torch_npu allocator (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp in Ascend/pytorch
     # at 165f15da0eb0ac26c7b7dcaedb0f7c5723c7d07e; vllm-project/vllm-ascend#19, sgl-project/sglang#15453),
@@ -344,6 +346,10 @@ ENGINE_MARKERS = {
         [3, r"\bvllm(_ascend)?\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
         # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
         [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
+        # The model runner's CUDA-graph capture, called by name with its parentheses: GPUModelRunner.capture_model
+        # (vllm/v1/worker/gpu/model_runner.py, Model Runner V2, at vllm-project/vllm
+        # f03f9783da87ef35af1ce1051cea2979a41492f3; V1's in vllm/v1/worker/gpu_model_runner.py).
+        [3, r"\bcapture_model\(\)"],
         # Aphrodite, the vLLM fork filed under vLLM: its package, and the lines its V0 model runner logs
         # when the weights are in and when the profile run starts (load_model, profile_run in
         # aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine v0.6.3,

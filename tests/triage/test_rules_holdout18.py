@@ -80,3 +80,13 @@ def test_vllms_free_memory_check_wrapped_at_its_is_keeps_its_page() -> None:
     assert _triage("vllm-0340", text).best.id == "vllm-startup-free-memory"
     # The free memory alone, with no check refused, is no failure.
     assert _triage("vllm-0340", "Free memory on device cuda:0 (30.12/31.84 GiB) on startup").best is None
+
+
+def test_a_title_naming_oom_in_vllms_capture_model_is_graph_capture() -> None:
+    # vllm-0339: the title names vLLM's capture_model() and the OOM during it.
+    result = _triage("vllm-0339")
+    assert (result.engine, result.step, result.best.id) == ("vllm", "graph_capture", "vllm-cudagraph-capture-oom")
+    # Without the out-of-memory the function's name is no failure.
+    assert _triage("vllm-0339", "How long does `capture_model()` take on an H100?").best is None
+    # An OOM during another engine's capture is not vLLM's.
+    assert _triage("vllm-0339", "OOM during CUDA Graph capture").best is None
