@@ -263,7 +263,11 @@ LOOKALIKE_LINES = [
     # 2bd616b1a7d2544e05d55141b6575f17a9b17263) and its crash report "SIGFPE: floating-point exception"
     # (sigtab_linux_generic.go, as above); on Windows STATUS_INTEGER_DIVIDE_BY_ZERO, 0xc0000094 (-1073741676 in
     # https://docs.rs/windows-sys/latest/windows_sys/Win32/Foundation/constant.EXCEPTION_INT_DIVIDE_BY_ZERO.html).
-    r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0xc00000(1d|05|94)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
+    # 0xe06d7363 is the exception code of a Visual C++ throw (CXX_EXCEPTION in dlls/msvcrt/cppexcept.h at
+    # wine-mirror/wine 5e8399814fbf315e40cf2b70162c61d8d0a7a784): a C++ exception nothing caught ended the
+    # runner. ggml reports a failed allocation with its own log line ("failed to allocate ... buffer") and a
+    # null buffer, not a throw, so the exit alone names no memory failure; with a memory line the pages stay.
+    r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0x(c00000(1d|05|94)|e06d7363)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
@@ -290,6 +294,8 @@ GENERIC_OOM = [
     r"CUDA Error: out of memory(?! at \S*cumem_allocator)",
     # A reader's own words in a title: "CUDA OOM during sampler warmup".
     r"\b(CUDA|GPU) OOM\b",
+    # ... or "OOM during `capture_model()`", naming the model runner's graph capture (see the engine markers).
+    r"\bOOM (during|in|while|at) `?capture_model\b",
     r"HIP out of memory",
     # Ascend's torch_npu allocator (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp in Ascend/pytorch
     # at 165f15da0eb0ac26c7b7dcaedb0f7c5723c7d07e; vllm-project/vllm-ascend#19, sgl-project/sglang#15453),
@@ -297,9 +303,20 @@ GENERIC_OOM = [
     r"(NPU|XPU) out of memory",
     r"cudaMalloc failed: out of memory",
     r"hipMalloc failed: out of memory",
+    # Triton's launcher raises the CUDA driver's error string after "Triton Error [CUDA]: " (gpuAssert in
+    # third_party/nvidia/backend/driver.c at triton-lang/triton 7649d87cce6c12361bb9da234b9b227b2880b499),
+    # and the driver's string for CUDA_ERROR_OUT_OF_MEMORY is "out of memory": a Triton kernel of the
+    # engine (vLLM's and SGLang's attention, MoE and sampling kernels) ran out; the step decides the page.
+    r"Triton Error \[CUDA\]: out of memory",
     r"\bCUDA out of memory\b",
     r"Tried to allocate [\d.]+ [GMK]iB",
+    # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with
+    # ggml_backend_buft_name ("CUDA0", "CPU", "ROCm0", "Metal", "Vulkan0"), from alloc_tensor_range and
+    # ggml_gallocr_reserve_n (ggml/src/ggml-alloc.c at ggml-org/llama.cpp 5bc7a7409fc39d2801b3eeddc9e22fdd4bda718d).
+    # CUDA's and the CPU's (host RAM) are generic, the step decides; the Metal, Vulkan and ROCm ones are
+    # left to their back ends' pages, which match them.
     r"failed to allocate CUDA\d* buffer",
+    r"failed to allocate CPU buffer of size",
     r"failed to allocate buffer of size",
     # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
     # cache update): the step tells which.
@@ -329,6 +346,10 @@ ENGINE_MARKERS = {
         [3, r"\bvllm(_ascend)?\b|vLLM|VLLM_|EngineCore|VllmWorker|gpu_model_runner|gpu_memory_utilization|max_model_len|\[core\.py:\d+\]|llm_engine\.py|model_runner\.py"],
         # `vllm serve` flags that SGLang's and llama-server's parsers lack (data/surfaces/*-flags.txt, *-args.txt).
         [3, r"--(gpu-memory-utilization|max-model-len|enforce-eager)\b"],
+        # The model runner's CUDA-graph capture, called by name with its parentheses: GPUModelRunner.capture_model
+        # (vllm/v1/worker/gpu/model_runner.py, Model Runner V2, at vllm-project/vllm
+        # f03f9783da87ef35af1ce1051cea2979a41492f3; V1's in vllm/v1/worker/gpu_model_runner.py).
+        [3, r"\bcapture_model\(\)"],
         # Aphrodite, the vLLM fork filed under vLLM: its package, and the lines its V0 model runner logs
         # when the weights are in and when the profile run starts (load_model, profile_run in
         # aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine v0.6.3,

@@ -73,7 +73,11 @@ STEP_MARKERS = {
         ["sleep_wake", 8, r"\bin wake_up\b|\.wake_up\(|/wake_up\b(?! HTTP/[\d.]+\" 2\d\d)"],
     ],
     "llamacpp": [
-        ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model"],
+        # llama_model_loader::done_getting_tensors ends the creation of the model's weight tensors, before
+        # their buffers are allocated (src/llama-model-loader.cpp at ggml-org/llama.cpp
+        # 3074b500a5fffba5c9b84a7c14e4dc2248b3653c); newer builds log the tensors it moved off their
+        # preferred buffer type under its name.
+        ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model|\bdone_getting_tensors\b"],
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
         # The vision (or audio) projector that llama-server and the mtmd tools load after the model's
