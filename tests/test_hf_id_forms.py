@@ -75,3 +75,23 @@ def test_a_gguf_name_without_its_extension_resolves(index: HfIdIndex, named: str
 ])
 def test_a_gguf_name_without_its_extension_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# A model a user named with `ollama create` from a file or folder carries Ollama's default tag, latest
+# (gemma-3-27b-it-q4_0-QAT:latest): read as the name when that carries a size, as any bare name is read.
+@pytest.mark.parametrize(("named", "model", "variant", "same_architecture_only"), [
+    ("gemma-3-27b-it-q4_0-QAT:latest", "gemma-3-27b-it", None, True),
+    ("Qwen3-8B-Q4_K_M:latest", "qwen3-8b", "q4-k-m", False),
+    ("Qwen3-8B:latest", "qwen3-8b", None, False),
+])
+def test_a_created_name_with_the_default_tag_resolves(index: HfIdIndex, named: str, model: str, variant: str | None,
+                                                      same_architecture_only: bool) -> None:
+    assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
+
+
+@pytest.mark.parametrize("named", [
+    "glm-4.7-flash:latest", "gemma4:latest", "qwen3:latest",  # a library name alone: its default size is not said
+    "Qwen3-8B-abliterated:latest", "Qwen3-33B:latest", "gemma-3-27b-pt-qat:latest", "Qwen3-8B:q4_0",
+])
+def test_a_created_name_with_the_default_tag_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

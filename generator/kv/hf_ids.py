@@ -230,7 +230,9 @@ class HfIdIndex:
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
             return found  # an Ollama library name, e.g. gemma3 (its default size)
         if (tag := _OLLAMA_TAG.match(re.sub(r"\.gguf$", "", text, flags=re.I))) is not None:
-            return self._tag(tag)  # qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
+            if (found := self._tag(tag)) is not None or not _created_name(tag):
+                return found  # qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
+            text = tag.group(1)  # a full checkpoint name with Ollama's default tag: the name
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
         quant = None
         if "/" in text and (tail := re.search(r":([A-Za-z0-9_.-]+)$", text)) is not None and not _key(text).endswith(".gguf"):
@@ -379,6 +381,14 @@ class HfIdIndex:
         hf_name = "-".join(words)
         found = self.base_names.get(_key(hf_name)) or self._shorthand(hf_name)
         return None if found is None or found.model_id in self.bases else found
+
+
+def _created_name(tag: re.Match[str]) -> bool:
+    """name:latest where the name carries its own size (gemma-3-27b-it-q4_0-QAT:latest): a model a user named with
+    `ollama create` from a GGUF file or folder, which Ollama tags `latest` when no tag is given (FillDefault
+    registry.ollama.ai/library/?:latest in https://github.com/ollama/ollama/blob/12734c108a2745e063f61765e2dc22fa6d9c902c/types/model/name.go).
+    A library name alone (glm-4.7-flash:latest, gemma4:latest) means the library's default size, which it does not say."""
+    return tag.group(2).lower() == "latest" and tag.group(3) is None and any(_SIZE.fullmatch(w) for w in _words(tag.group(1)))
 
 
 def _unpackaged(name: str) -> list[str]:

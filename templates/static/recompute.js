@@ -261,6 +261,9 @@ function owned(index, owner, leaf) {
   return sibling ? target(sibling.model_id, null, true) : found;
 }
 
+/** _created_name: name:latest where the name carries its own size (`ollama create`'s default tag), not a library name alone. */
+const createdName = (tag) => tag[2].toLowerCase() === "latest" && !tag[3] && wordsOf(tag[1]).some((w) => SIZE.test(w));
+
 /** HfIdIndex.resolve: {model_id, variant_id, same_architecture_only}, or null. */
 export function resolveModel(modelText, raw) {
   if (!modelText) return null;
@@ -271,7 +274,9 @@ export function resolveModel(modelText, raw) {
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);
   const tag = OLLAMA_TAG.exec(text.replace(/\.gguf$/i, ""));
-  if (tag) return ollamaTag(index, tag);  // qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
+  const tagged = tag ? ollamaTag(index, tag) : null;
+  if (tag && (tagged || !createdName(tag))) return tagged;  // qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
+  if (tag) text = tag[1];  // a full checkpoint name with Ollama's default tag: the name
   text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");
   let quant = null;
   const tail = text.includes("/") && !key(text).endsWith(".gguf") ? /:([A-Za-z0-9_.-]+)$/.exec(text) : null;
