@@ -124,6 +124,7 @@ BLIND = {
     "holdout16": "74.3% right first, 11.4% wrong page, 5 with none (35 counted)",
     "holdout17": "68.6% right first, 5.7% wrong page, 9 with none (35 counted)",
     "holdout18": "71.9% right first, 3.1% wrong page, 8 with none (32 counted)",
+    "holdout19": "64.0% right first, 0.0% wrong page, 9 with none (25 counted)",
 }
 
 
