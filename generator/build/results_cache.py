@@ -63,12 +63,13 @@ def cached_results(dataset: Dataset, cache: Path | None, jobs: int,
     The cache is the file `cache`, or `memory` when given (a resident builder's: it is left holding
     this build's numbers, and unchanged numbers come back as the very same objects)."""
     tasks = pair_tasks(dataset)
-    # compute_pair reads the engine package and the schema records, nothing else.
+    # compute_pair reads the engine package and the schema records, nothing else; a task's detail says
+    # whether its levers and grid are worked out, so it is part of the key.
     package = Path(__file__).resolve().parents[1]
     engine = code_digest(package / "engine", package / "schema", package / "units.py")
     gpu_sha = {key: sha(gpu.model_dump_json(exclude=_GPU_WORDS).encode()) for key, gpu in dataset.gpus.items()}
     model_sha = {key: content_sha(model) for key, model in dataset.models.items()}
-    keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}".encode()) for t in tasks]
+    keys = [sha(f"{engine}|{gpu_sha[t.key[0]]}|{model_sha[t.key[1]]}|{t.key[2]}|{t.settings!r}|{t.detail}".encode()) for t in tasks]
     known = memory if memory is not None else _load_results(cache) if cache is not None else {}
     missing = [i for i, key in enumerate(keys) if key not in known]
     computed: dict[int, PairNumbers] = {}

@@ -341,7 +341,50 @@ def _growing_bytes_per_token(geometry: Geometry, result) -> tuple[int, int]:
     return per_layer * growing_layers, per_layer_fp8 * growing_layers
 
 
-def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, siblings: list[tuple[ModelVariant, int]]) -> VllmNumbers:
+# How much of a vLLM pair's remediation compute_pair works out (PairTask.detail). The levers and
+# the utilization grid are most of a vLLM pair's cost, and only pages show them: a pair's own pages
+# (it hits a scenario, is featured or is an error's worked example) and, for the levers, the vLLM
+# command section of another build's page.
+DETAIL_FULL = "full"  # levers and grid whatever the pair hits
+DETAIL_LEVERS = "levers"  # levers always (another build's pages run this one under vLLM); the grid as DETAIL_OWN
+DETAIL_OWN = "own"  # levers when the pair hits any scenario; the grid when it hits a vLLM one
+
+
+@dataclass(frozen=True)
+class _VllmRemedies:
+    """What a vLLM pair's levers and grid are worked out from, once compute_pair knows it needs them."""
+
+    gpu: Gpu
+    model: Model
+    inputs: vllm.VllmInputs
+    result: vllm.VllmResult
+    facts: vllm.ConfigFacts
+    siblings: list[tuple[ModelVariant, int]]
+    free_bytes: int | None
+    base_flags: tuple[tuple[str, str], ...]
+
+    def levers(self) -> tuple[LeverOutcome, ...]:
+        alternatives = {}
+        alternative_facts = {}
+        for other, weights in self.siblings:
+            name = f"{other.name} ({other.hf_repo})"
+            other_work = _work(self.model, other)
+            alternatives[name] = (weights, other_work.config)
+            alternative_facts[name] = other_work.facts
+        levers = vllm.vllm_remediation(self.inputs, alternative_weights=alternatives, facts=self.facts,
+                                       alternative_facts=alternative_facts, memo=_SIZES)
+        outcomes = _remediation_outcomes(levers, self.result, self.facts, self.gpu, self.base_flags)
+        outcomes += _memory_outcomes(self.inputs, self.result, self.facts, self.inputs.gpu_total_bytes, self.free_bytes,
+                                     self.base_flags)
+        return tuple(outcomes)
+
+    def grid(self) -> tuple[GridCell, ...]:
+        return tuple(_utilization_grid(self.inputs, self.facts))
+
+
+def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings,
+                  siblings: list[tuple[ModelVariant, int]]) -> tuple[VllmNumbers, _VllmRemedies]:
+    """The pair's vLLM numbers with no levers and an empty grid, and what fills them in."""
     total = gpu_total_bytes(gpu)
     work = _work(model, variant)
     config = work.config
@@ -361,23 +404,12 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
     facts = work.facts
     result = vllm.plan_vllm(inputs, facts=facts, memo=_SIZES)
     geometry = facts.geometry
-    alternatives = {}
-    alternative_facts = {}
-    for other, weights in siblings:
-        name = f"{other.name} ({other.hf_repo})"
-        other_work = _work(model, other)
-        alternatives[name] = (weights, other_work.config)
-        alternative_facts[name] = other_work.facts
-    levers = vllm.vllm_remediation(inputs, alternative_weights=alternatives, facts=facts, alternative_facts=alternative_facts,
-                                   memo=_SIZES)
     base_flags: tuple[tuple[str, str], ...] = ()
     if utilization is not None:
         base_flags = (("--gpu-memory-utilization", f"{utilization:.2f}"),)
-    outcomes = _remediation_outcomes(levers, result, facts, gpu, base_flags)
+    remedies = _VllmRemedies(gpu, model, inputs, result, facts, siblings, free_bytes, base_flags)
     breakdown = result.breakdown
     assert breakdown is not None  # the budget model always runs for catalog pairs
-    outcomes += _memory_outcomes(inputs, result, facts, total, free_bytes, base_flags)
-    grid = _utilization_grid(inputs, facts)
     bytes_per_token, bytes_per_token_fp8 = _growing_bytes_per_token(geometry, result)
     assumptions = result.assumptions or vllm.ASSUMPTIONS
     return VllmNumbers(
@@ -403,8 +435,8 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         activation_bytes=breakdown.activation_peak_bytes,
         cudagraph_bytes=breakdown.cudagraph_bytes,
         error=result.error,
-        levers=tuple(outcomes),
-        grid=tuple(grid),
+        levers=(),
+        grid=(),
         max_num_seqs=result.max_num_seqs,
         max_num_batched_tokens=result.max_num_batched_tokens,
         assumptions=_window_note(geometry.layer_kinds, geometry.sliding_window or geometry.attention_chunk_size)
@@ -417,7 +449,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings, sibli
         sampler_peak_bytes=sampler_peak_bytes(result.max_num_seqs, geometry.vocab_size),
         warmup_headroom_bytes=total - breakdown.requested_bytes + breakdown.activation_peak_bytes,
         free_bytes=free_bytes,
-    )
+    ), remedies
 
 
 # The budget estimate itself is stated next to the SGLang commands (pages.sglang_note).
@@ -660,7 +692,8 @@ def _llama_scenario(numbers: LlamaNumbers, total: int) -> str | None:
     return "llamacpp-kv-alloc"
 
 
-def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -> PairNumbers:
+def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None, detail: str = DETAIL_FULL) -> PairNumbers:
+    """The pair's numbers; detail: how much of vLLM's remediation to work out (DETAIL_FULL, _LEVERS, _OWN)."""
     work = _work(model, variant)
     weights, estimated, basis = work.weights
     vllm_numbers = llama_numbers = ollama_numbers = sglang_numbers = None
@@ -672,8 +705,9 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
                 other_weights = _work(model, other).weights[0]
                 if other_weights < weights:
                     smaller.append((other, other_weights))
-        vllm_numbers = _vllm_numbers(gpu, model, variant, settings, smaller)
+        vllm_numbers, remedies = _vllm_numbers(gpu, model, variant, settings, smaller)
         scenario = _vllm_scenario(vllm_numbers)
+        vllm_scenario = scenario
         if scenario == "vllm-weights-oom":
             # torch raises its own CUDA OOM while loading; vLLM never reaches its KV check.
             vllm_numbers = replace(vllm_numbers, error=None)
@@ -691,6 +725,11 @@ def compute_pair(gpu: Gpu, model: Model, variant: ModelVariant, settings=None) -
         scenario = sglang_scenario(sglang_numbers)
         if scenario:
             scenarios.append(scenario)
+        levers = detail in (DETAIL_FULL, DETAIL_LEVERS) or bool(scenarios)
+        grid = detail == DETAIL_FULL or bool(vllm_scenario)
+        if levers or grid:
+            vllm_numbers = replace(vllm_numbers, levers=remedies.levers() if levers else (),
+                                   grid=remedies.grid() if grid else ())
     else:
         # One layout for both engines and every GPU: it keeps what sizing its cache derives (KvLayout._memo).
         layout = work.layout
@@ -727,9 +766,10 @@ class PairTask:
     model: Model
     variant: ModelVariant
     settings: object  # PairSettings, _ExampleSettings or None
+    detail: str = DETAIL_FULL  # how much of vLLM's remediation its pages show (compute_pair)
 
     def run(self) -> PairNumbers:
-        return compute_pair(self.gpu, self.model, self.variant, self.settings)
+        return compute_pair(self.gpu, self.model, self.variant, self.settings, self.detail)
 
 
 def shared(value: object, pool: dict) -> object:
@@ -817,15 +857,28 @@ def pair_tasks(dataset: Dataset) -> list[PairTask]:
         if ex.gpu_memory_utilization is not None or ex.free_gib is not None:
             key = (ex.gpu, ex.model, ex.variant)
             settings_for.setdefault(key, _ExampleSettings(ex.gpu_memory_utilization, ex.free_gib))
+    shown = {(p.gpu, p.model, p.variant) for p in dataset.pairs}  # featured: pages whatever the pair hits
+    shown.update((e.example.gpu, e.example.model, e.example.variant) for e in dataset.errors.values())
     tasks = []
     for gpu in dataset.gpus.values():
         for model in dataset.models.values():
+            sibling = vllm_sibling(model)
             for variant in model.variants:
                 if not runs_on(gpu, variant):
                     continue
                 key = (gpu.id, model.id, variant.id)
-                tasks.append(PairTask(key, gpu, model, variant, settings_for.get(key)))
+                detail = DETAIL_FULL if key in shown else DETAIL_LEVERS if variant.id == sibling else DETAIL_OWN
+                tasks.append(PairTask(key, gpu, model, variant, settings_for.get(key), detail))
     return tasks
+
+
+def vllm_sibling(model: Model) -> str | None:
+    """The build whose vLLM commands the pages of the model's other builds show (the planner's
+    sibling for vLLM: its smallest checkpoint), when a build vLLM does not run asks for one."""
+    if all("vllm" in v.engines for v in model.variants):
+        return None  # compute_pair gives every vLLM build its own vLLM numbers: none asks for a sibling's
+    candidates = [v for v in model.variants if "vllm" in v.engines]
+    return min(candidates, key=lambda v: (v.checkpoint_bytes or 0, v.id)).id if candidates else None
 
 
 def unsizable_variants(dataset: Dataset) -> list[tuple[str, int, str]]:

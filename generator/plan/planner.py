@@ -64,7 +64,8 @@ class _Planner:
 
     def sibling(self, model: Model, variant: ModelVariant, engine: str) -> ModelVariant | None:
         """The build of the same model a reader of another engine would run: Q4_K_M GGUF for
-        llama.cpp and Ollama, the smallest checkpoint for vLLM."""
+        llama.cpp and Ollama, the smallest checkpoint for vLLM (the engine works out vLLM levers for
+        that build on every GPU: pairs.vllm_sibling, which must agree with this)."""
         candidates = [v for v in model.variants if engine in v.engines and v.id != variant.id]
         if engine == "vllm":
             return min(candidates, key=lambda v: (v.checkpoint_bytes or 0, v.id), default=None) if candidates else None

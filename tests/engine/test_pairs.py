@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from generator.engine import vllm
-from generator.engine.pairs import compute_pair, gpu_total_bytes, runs_on, variant_weights
+from generator.engine.pairs import DETAIL_FULL, DETAIL_LEVERS, DETAIL_OWN, compute_pair, gpu_total_bytes, pair_tasks, runs_on, variant_weights
 from generator.load import load_dataset
 
 from ..conftest import FIXTURE_SITE, REPO
@@ -33,6 +35,24 @@ def test_seed_pair_matches_the_engine_directly() -> None:
     assert numbers.scenarios == ("vllm-kv-too-small", "sglang-no-kv-pool")
     # The longest length that starts is one block short of the cache: the null block.
     assert numbers.vllm.max_len == (numbers.vllm.num_blocks - 1) * 16
+
+
+def test_detail_leaves_out_only_what_no_page_shows(catalog) -> None:
+    """A pair that hits nothing gets no levers or grid unless pages show them; the rest is the same."""
+    checked = {"fits": 0, "fails": 0}
+    for task in pair_tasks(catalog):
+        if "vllm" not in task.variant.engines or min(checked.values()) >= 4:
+            continue
+        full = compute_pair(task.gpu, task.model, task.variant, task.settings, DETAIL_FULL)
+        own = compute_pair(task.gpu, task.model, task.variant, task.settings, DETAIL_OWN)
+        levers = compute_pair(task.gpu, task.model, task.variant, task.settings, DETAIL_LEVERS)
+        vllm_hit = any(s.startswith("vllm-") for s in full.scenarios)
+        assert own.vllm.levers == (full.vllm.levers if full.scenarios else ())
+        assert own.vllm.grid == levers.vllm.grid == (full.vllm.grid if vllm_hit else ())
+        assert levers.vllm.levers == full.vllm.levers and full.vllm.grid
+        assert replace(own, vllm=replace(own.vllm, levers=full.vllm.levers, grid=full.vllm.grid)) == full
+        checked["fails" if full.scenarios else "fits"] += 1
+    assert checked["fits"] and checked["fails"]
 
 
 def test_gguf_pair_has_llamacpp_and_ollama_numbers() -> None:

@@ -157,3 +157,21 @@ def test_a_gpus_buy_link_is_in_the_views_of_its_own_pages_only(fixture_plan) -> 
     own = {f"/gpus/{gpu.id}/"} | {p.url for p in plan.pages if p.kind == "pair" and f"/{gpu.id}/" in p.url}
     changed = {a[0] for a, b in zip(_described(plan), _described(after)) if a != b}
     assert changed and changed <= own | {f"/oom/{e.id}/" for e in dataset.errors.values() if e.example.gpu == gpu.id}
+
+
+def test_engine_works_out_levers_for_the_vllm_build_other_pages_show() -> None:
+    """The engine gives the planner's vLLM sibling its levers on every GPU (pairs.vllm_sibling)."""
+    from generator.engine.pairs import vllm_sibling
+    from generator.load import load_dataset as load
+    from generator.plan.planner import _Planner
+
+    from ..conftest import REPO
+
+    for root in (FIXTURE_SITE, REPO):
+        dataset = load(root)
+        planner = _Planner(dataset, {}, {})
+        for model in dataset.models.values():
+            for variant in model.variants:
+                if "vllm" not in variant.engines:
+                    other = planner.sibling(model, variant, "vllm")
+                    assert (other.id if other is not None else None) == vllm_sibling(model)
