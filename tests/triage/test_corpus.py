@@ -154,12 +154,17 @@ CLASS_CASES = {
     "ollama-0149": "a runner terminated with 'error:fault' (Go's fatal error: fault): a crash, no page",
     "llamacpp-0194": "llama-server's 'context shift is disabled' (a slot reached its n_ctx): the context is exceeded",
 }
-_BY_ID = {paste["id"]: paste for paste in PASTES}
+BY_ID = {paste["id"]: paste for paste in PASTES}
+
+
+def triage_paste(paste_id: str, text: str | None = None):
+    """The triage of a corpus paste, or of `text` (a variant of it) when given."""
+    return triage(BY_ID[paste_id]["text"] if text is None else text, _records())
 
 
 @pytest.mark.parametrize("paste_id", sorted(CLASS_CASES))
 def test_a_fixed_miss_class_keeps_its_page(paste_id: str) -> None:
-    paste = _BY_ID[paste_id]
+    paste = BY_ID[paste_id]
     assert _first(paste) == paste["page"], CLASS_CASES[paste_id]
 
 

@@ -5,19 +5,11 @@ LM Studio's keep-tokens check, SGLang's prefill out of memory.
 
 from __future__ import annotations
 
-from generator.triage import triage
-
-from .test_corpus import PASTES, _records
-
-BY_ID = {paste["id"]: paste for paste in PASTES}
-
-
-def _triage(paste_id: str, text: str | None = None):
-    return triage(BY_ID[paste_id]["text"] if text is None else text, _records())
+from .test_corpus import triage_paste
 
 
 def _best(paste_id: str, text: str | None = None) -> str | None:
-    best = _triage(paste_id, text).best
+    best = triage_paste(paste_id, text).best
     return best.id if best else None
 
 
@@ -25,14 +17,14 @@ def test_an_ollama_runner_killed_by_a_crash_signal_gets_no_memory_page() -> None
     # ollama-0235: the runner's exit logged alone ("signal: illegal instruction"), then the bare wrapper.
     # ollama-0236: "terminated: signal: segmentation fault (core dumped)".
     for paste_id in ("ollama-0235", "ollama-0236"):
-        result = _triage(paste_id)
+        result = triage_paste(paste_id)
         assert result.candidates == () and result.lookalike, paste_id
     # Windows spells the same crashes as NTSTATUS codes.
     for status in ("0xc0000005", "0xc000001d"):
-        result = _triage("ollama-0236", f"Error: llama runner process has terminated: exit status {status}")
+        result = triage_paste("ollama-0236", f"Error: llama runner process has terminated: exit status {status}")
         assert result.candidates == () and result.lookalike, status
     # A segmentation fault beside CUDA running out of memory is no look-alike (ollama-0234).
-    assert _triage("ollama-0234").lookalike is None
+    assert triage_paste("ollama-0234").lookalike is None
     # Killed by the kernel (the OOM killer's SIGKILL) is no crash of the runner's own.
     assert _best("ollama-0056") == "ollama-llama-server-terminated"
 
@@ -55,7 +47,7 @@ def test_rays_memory_monitor_killing_a_worker_is_host_memory() -> None:
 def test_an_sglang_traceback_cut_in_the_scheduler_loop_names_no_step() -> None:
     # sglang-0150: cut at the event loop's frame, before get_next_batch_to_run or run_batch; the
     # failure could be taking KV slots for a prefill as well as the forward pass.
-    result = _triage("sglang-0150")
+    result = triage_paste("sglang-0150")
     assert result.step is None and result.best is None
     # Cut inside the forward pass (run_batch, forward_batch_generation): running (sglang-0146).
     assert _best("sglang-0146") == "sglang-cuda-oom"

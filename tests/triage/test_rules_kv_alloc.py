@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from generator.triage import detect_engine, triage
 
-from .test_corpus import PASTES, _records
+from .test_corpus import BY_ID, _records
 
-BY_ID = {paste["id"]: paste for paste in PASTES}
 # torch's message lists each process on the device: "Process <pid> has ..." for every other one,
 # "Including non-PyTorch memory, this process has ..." for the running one (CUDACachingAllocator.cpp).
 OTHERS = "Process 1254 has 730.00 MiB memory in use. Process 2167142 has 14.90 GiB memory in use. "
