@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from generator.kv.hf_ids import hf_id_index
+from generator.kv.hf_ids import HfIdIndex, hf_id_index
 from generator.load import load_dataset
 
 REPO = Path(__file__).resolve().parent.parent
@@ -37,7 +37,26 @@ def _ids_before(number: int) -> set[str]:
             for entry in yaml.safe_load((REPO / "tests/data" / name).read_text(encoding="utf-8"))["ids"]}
 
 
-def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
+@pytest.fixture(scope="module")
+def index() -> HfIdIndex:
+    return hf_id_index(load_dataset(REPO).models)
+
+
+def _resolved(index: HfIdIndex, entries: list[dict]) -> int:
+    return sum(index.resolve(entry["id"]) is not None for entry in entries)
+
+
+def _measured_once(number: int, count: int, figure: int) -> tuple[str, list[dict]]:
+    """A holdout measured once before any change: its shape, no name from an earlier holdout, and the
+    header's figure (figure of count) pinned."""
+    text, entries = _id_holdout(number, count)
+    assert not _ids_before(number) & {entry["id"].lower() for entry in entries}
+    recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
+    assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (figure, count)
+    return text, entries
+
+
+def test_the_holdout_of_unseen_log_ids_is_measured(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout.yaml: ids from issues the other corpora do not hold, never used to
     # tune a rule. 19 of 42 resolved before the general rules of this module, 20 after (a hub cache
     # folder of a re-pack), 21 when holdout2 was gathered; 27 once ModelScope's `___`, OpenVINO's -ov and
@@ -48,12 +67,11 @@ def test_the_holdout_of_unseen_log_ids_is_measured() -> None:
     # (qwen3-vl:2b, mistral-small3.2:24b-instruct-2506-q8_0; written after reading these misses too, so not blind).
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
-    index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
     assert len(resolved) / len(entries) >= 0.8
 
 
-def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
+def test_the_second_holdout_of_unseen_log_ids_is_measured(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout2.yaml: 50 ids from 2025-2026 issues, gathered before the change it
     # measures and never used to tune a rule. 19 of 50 resolved when it was gathered, 23 after: two by
     # bartowski's owner_ prefix (a rule with its own evidence), two by the Qwen2.5 base records, which
@@ -67,12 +85,11 @@ def test_the_second_holdout_of_unseen_log_ids_is_measured() -> None:
     entries = yaml.safe_load((REPO / "tests/data/model_ids_holdout2.yaml").read_text(encoding="utf-8"))["ids"]
     assert len(entries) >= 40 and all(entry["url"].startswith("https://github.com/") for entry in entries)
     assert len({entry["id"] for entry in entries}) == len(entries)
-    index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
     assert len(resolved) / len(entries) >= 0.62
 
 
-def test_the_third_holdout_of_unseen_log_ids_is_measured() -> None:
+def test_the_third_holdout_of_unseen_log_ids_is_measured(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout3.yaml: 60 ids from 2025-2026 issues for issue 20, gathered in search
     # order before any change and never used to tune a rule. Only the file's shape is held here, and the
     # count its header records when gathered (31 of 60): a later gain is written into the header, not here.
@@ -87,14 +104,13 @@ def test_the_third_holdout_of_unseen_log_ids_is_measured() -> None:
     assert len({entry["id"] for entry in entries}) == len({entry["url"] for entry in entries}) == len(entries)
     recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
     assert recorded is not None and int(recorded.group(2)) == len(entries)
-    index = hf_id_index(load_dataset(REPO).models)
     resolved = [entry["id"] for entry in entries if index.resolve(entry["id"]) is not None]
     assert len(resolved) >= int(recorded.group(1))
     after = re.search(r"^# after ids5's rules \(informed by these misses\): (\d+) of", text, re.MULTILINE)
     assert after is None or len(resolved) >= int(after.group(1))
 
 
-def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
+def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout4.yaml: 60 ids from 2025-2026 issues, gathered blind in search order and
     # not yet measured. Only the file's shape is held here; its count is written into the header once,
     # on the merged resolver, and no rule is tuned on it.
@@ -105,8 +121,7 @@ def test_the_fourth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     # A later gain from rules written after reading its misses is recorded as such, and held.
     after = re.search(r"^# after ids6's rules \(informed by these misses\): (\d+) of 60", text, re.MULTILINE)
     if after is not None:
-        index = hf_id_index(load_dataset(REPO).models)
-        assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= int(after.group(1))
+        assert _resolved(index, entries) >= int(after.group(1))
 
 
 def test_the_fifth_holdout_of_unseen_log_ids_is_well_formed() -> None:
@@ -117,29 +132,21 @@ def test_the_fifth_holdout_of_unseen_log_ids_is_well_formed() -> None:
     assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
 
 
-def test_the_sixth_holdout_of_unseen_log_ids_is_measured_blind() -> None:
+def test_the_sixth_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout6.yaml: 44 ids from 2025-2026 issues, gathered in search order and measured
     # once, blind, before any change (29 of 44). The header's figure is pinned: no later change may lose
     # an entry it counted. Blind until ids8, which read its misses.
-    text, entries = _id_holdout(6, 44)
-    assert not _ids_before(6) & {entry["id"].lower() for entry in entries}
-    recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
-    assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (29, 44)
-    index = hf_id_index(load_dataset(REPO).models)
+    _, entries = _measured_once(6, 44, 29)
     # 30 after ids7's records (measured once, blind to the misses); 35 after ids8, whose author read its misses
     # (so no longer blind: the next blind measure is another file's). Both floors are held.
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 35
+    assert _resolved(index, entries) >= 35
 
 
-def test_the_seventh_holdout_of_unseen_log_ids_is_measured() -> None:
+def test_the_seventh_holdout_of_unseen_log_ids_is_measured(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout7.yaml: 55 ids from 2025-2026 issues, gathered in search order and measured
     # once, blind, before any change (33 of 55). The header's figure is pinned: no later change may lose
     # an entry it counted. Blind until ids11, which read its misses.
-    text, entries = _id_holdout(7, 55)
-    assert not _ids_before(7) & {entry["id"].lower() for entry in entries}
-    recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
-    assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (33, 55)
-    index = hf_id_index(load_dataset(REPO).models)
+    text, entries = _measured_once(7, 55, 33)
     # 34 after ids9's records of pre-2025-07 models (size ladders and widely served families, chosen from
     # download and library popularity, not from this file; measured blind); 36 with ids8's forms and records
     # too (chosen from the earlier holdouts' misses and from what is served now; its author never read this
@@ -147,23 +154,19 @@ def test_the_seventh_holdout_of_unseen_log_ids_is_measured() -> None:
     # training corpora's ids, blind to this file); 40 after ids11, whose author read its misses (so this file is no
     # longer blind: the next blind measure is another file's). The last floor is held.
     assert re.search(r"^# after ids11, which read its misses \(not blind\): 40 of 55", text, re.MULTILINE) is not None
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 40
+    assert _resolved(index, entries) >= 40
 
 
-def test_the_eighth_holdout_of_unseen_log_ids_is_measured_blind() -> None:
+def test_the_eighth_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdIndex) -> None:
     # tests/data/model_ids_holdout8.yaml: 55 ids from 2025-2026 issues, gathered in search order without running the
     # resolver, then measured once (42 of 55). The header's figure is pinned and held as a floor. No rule or record
     # may be written from its misses.
-    text, entries = _id_holdout(8, 55)
-    assert not _ids_before(8) & {entry["id"].lower() for entry in entries}
-    recorded = re.search(r"^# measured: (\d+) of (\d+) resolve", text, re.MULTILINE)
-    assert recorded is not None and (int(recorded.group(1)), int(recorded.group(2))) == (42, 55)
-    index = hf_id_index(load_dataset(REPO).models)
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= 42
+    _, entries = _measured_once(8, 55, 42)
+    assert _resolved(index, entries) >= 42
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
-def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(name: str) -> None:
+def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: str) -> None:
     # Records and the owner-written-onto-the-name rule were chosen from these files' misses (so their gain is
     # not blind, and each file's header says so); the figure written there is held, as the blind ones are.
     text = (REPO / "tests/data" / name).read_text(encoding="utf-8")
@@ -171,12 +174,11 @@ def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(name: str) -> N
     assert after is not None
     entries = yaml.safe_load(text)["ids"]
     assert int(after.group(2)) == len(entries)
-    index = hf_id_index(load_dataset(REPO).models)
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= int(after.group(1))
+    assert _resolved(index, entries) >= int(after.group(1))
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 7))])
-def test_the_ids8_gain_on_the_earlier_holdouts_is_held(name: str) -> None:
+def test_the_ids8_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: str) -> None:
     # ids8's forms were chosen after reading the misses of holdout…holdout6 (not blind, as each header says); the
     # figure written there is held: 37 of 42, 39 of 50, 48 of 60, 45 of 60, 29 of 40, 35 of 44.
     text = (REPO / "tests/data" / name).read_text(encoding="utf-8")
@@ -184,7 +186,6 @@ def test_the_ids8_gain_on_the_earlier_holdouts_is_held(name: str) -> None:
     assert after is not None
     entries = yaml.safe_load(text)["ids"]
     assert int(after.group(2)) == len(entries) and int(after.group(1)) >= int(after.group(3))
-    index = hf_id_index(load_dataset(REPO).models)
-    assert sum(index.resolve(entry["id"]) is not None for entry in entries) >= int(after.group(1))
+    assert _resolved(index, entries) >= int(after.group(1))
 
 
