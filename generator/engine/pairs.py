@@ -872,13 +872,18 @@ def pair_tasks(dataset: Dataset) -> list[PairTask]:
     return tasks
 
 
+def smallest_vllm_build(variants: Sequence[ModelVariant]) -> ModelVariant | None:
+    """The smallest checkpoint vLLM runs: the build a page of another engine's build shows vLLM's commands for."""
+    return min((v for v in variants if "vllm" in v.engines), key=lambda v: (v.checkpoint_bytes or 0, v.id), default=None)
+
+
 def vllm_sibling(model: Model) -> str | None:
     """The build whose vLLM commands the pages of the model's other builds show (the planner's
-    sibling for vLLM: its smallest checkpoint), when a build vLLM does not run asks for one."""
+    sibling for vLLM), when a build vLLM does not run asks for one."""
     if all("vllm" in v.engines for v in model.variants):
         return None  # compute_pair gives every vLLM build its own vLLM numbers: none asks for a sibling's
-    candidates = [v for v in model.variants if "vllm" in v.engines]
-    return min(candidates, key=lambda v: (v.checkpoint_bytes or 0, v.id)).id if candidates else None
+    build = smallest_vllm_build(model.variants)
+    return build.id if build is not None else None
 
 
 def unsizable_variants(dataset: Dataset) -> list[tuple[str, int, str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
-from generator.engine.pairs import PairNumbers, Results
+from generator.engine.pairs import PairNumbers, Results, smallest_vllm_build
 from generator.errors import Issue, RenderError
 from generator.plan import sglang_pages
 from generator.plan.accuracy import plan_accuracy
@@ -65,10 +65,10 @@ class _Planner:
     def sibling(self, model: Model, variant: ModelVariant, engine: str) -> ModelVariant | None:
         """The build of the same model a reader of another engine would run: Q4_K_M GGUF for
         llama.cpp and Ollama, the smallest checkpoint for vLLM (the engine works out vLLM levers for
-        that build on every GPU: pairs.vllm_sibling, which must agree with this)."""
+        that build on every GPU: pairs.vllm_sibling)."""
         candidates = [v for v in model.variants if engine in v.engines and v.id != variant.id]
         if engine == "vllm":
-            return min(candidates, key=lambda v: (v.checkpoint_bytes or 0, v.id), default=None) if candidates else None
+            return smallest_vllm_build(candidates)
         preferred = [v for v in candidates if v.gguf_type == "Q4_K_M"] or candidates
         if engine == "ollama":
             preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
