@@ -111,11 +111,6 @@ def start_search(site_dir: Path, executable: str, bundles: Sequence[Bundle], out
     return indexing
 
 
-def index_search(site_dir: Path, executable: str, bundles: Sequence[Bundle]) -> None:
-    """Index each bundle into site_dir/<its folder> (start_search), and wait for them all."""
-    start_search(site_dir, executable, bundles).wait()
-
-
 # Pagefind's processes are the build's largest, so their peak is the build's. Its jemalloc (whose variable
 # carries the _RJEM_ prefix) keeps freed pages for seconds by default; returning them at once lowers
 # that peak by about a fifth, costs no time and leaves the index bytes as they were.
@@ -136,7 +131,7 @@ def _settle_sources(source: Path, site_dir: Path, sources: list[tuple[str, bytes
         clear_path(source)
         source.mkdir(parents=True)
     wanted = {relative for relative, _ in sources}
-    prune(str(source), "", wanted, folders_of(wanted), keep=())
+    prune(str(source), "", wanted, folders_of(wanted))
     made: set[str] = set()
     for relative, stand_in in sources:
         target = os.path.join(source, relative)

@@ -195,18 +195,15 @@ def folders_of(files: Iterable[str]) -> set[str]:
     return folders
 
 
-def prune(folder: str, prefix: str, files: set[str], folders: set[str], keep: tuple[str, ...] = (MARKER_NAME, *SEARCH_FOLDERS)) -> None:
-    """Remove from folder every entry besides files and the folders that hold them (and, at the top,
-    the names in keep: the marker and the search bundles, which mark() and keep_tree() see to)."""
+def prune(folder: str, prefix: str, files: set[str], folders: set[str]) -> None:
+    """Remove from folder every entry besides files and the folders that hold them."""
     with os.scandir(folder) as listing:
         entries = list(listing)
     for entry in entries:
         relative = prefix + entry.name
-        if not prefix and entry.name in keep:
-            continue
         if entry.is_dir(follow_symlinks=False):
             if relative in folders:
-                prune(entry.path, relative + "/", files, folders, keep)
+                prune(entry.path, relative + "/", files, folders)
             else:
                 shutil.rmtree(entry.path)
         elif relative not in files or not entry.is_file(follow_symlinks=False):

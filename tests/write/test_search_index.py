@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.errors import RenderError
-from generator.write.search_index import Bundle, index_search, kept_names
+from generator.write.search_index import Bundle, kept_names, start_search
 
 # Stands in for Pagefind: notes its start, waits (up to 20 s) until every other bundle's process has
 # started too, then writes the bundle (one file per page it read) or fails where FAIL names its folder.
@@ -54,7 +54,7 @@ def _bundles(tmp_path: Path) -> list[Bundle]:
 
 def test_the_bundles_are_made_side_by_side_each_from_its_own_sources(tmp_path: Path, pagefind: Path) -> None:
     site = _site(tmp_path)
-    index_search(site, str(pagefind), _bundles(tmp_path))
+    start_search(site, str(pagefind), _bundles(tmp_path)).wait()
     whole = (site / "pagefind/read.txt").read_text().split()
     pairs = (site / "pagefind-pairs/read.txt").read_text().split()
     assert [Path(p).relative_to(tmp_path / "state/search-sources").as_posix() for p in whole] == ["gpus/a/index.html"]
@@ -69,7 +69,7 @@ def test_a_bundle_that_fails_fails_the_build_by_its_folder(tmp_path: Path, pagef
     monkeypatch.setenv("FAIL", "pagefind-pairs")
     site = _site(tmp_path)
     with pytest.raises(RenderError) as failed:
-        index_search(site, str(pagefind), _bundles(tmp_path))
+        start_search(site, str(pagefind), _bundles(tmp_path)).wait()
     assert [issue.message for issue in failed.value.issues] == ["pagefind (pagefind-pairs/) exited with 3: no index for pagefind-pairs"]
     assert not list((tmp_path / "stage").glob("stage-index-*"))
 
