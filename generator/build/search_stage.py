@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from generator.plan.pages import Page
-from generator.render.site_files import search_sources, search_stubs
+from generator.render.site_files import search_stubs, search_wholes
 from generator.write.guard import SEARCH_FOLDERS
 from generator.write.manifest import Entry
 from generator.write.search_index import Bundle, Indexing, kept_names, sources_digest, start_search
@@ -27,23 +27,28 @@ from generator.write.state import state_dir
 
 @dataclass
 class StubsBundle:
-    """The pairs' bundle, started while the pages render: made into output/<folder>, from sources whose digest is digest."""
+    """The pairs' bundle, started while the pages render: made into output/<folder>, from sources whose
+    digest is digest. indexing and output are None when the published bundle was made from these sources."""
 
     folder: str
     digest: str
-    indexing: Indexing
-    output: Path
+    indexing: Indexing | None = None
+    output: Path | None = None
 
     def close(self) -> None:
         """Stop Pagefind if it still runs and remove what it made (once moved into the stage, nothing)."""
-        self.indexing.stop()
-        shutil.rmtree(self.output, ignore_errors=True)
+        if self.indexing is not None:
+            self.indexing.stop()
+        if self.output is not None:
+            shutil.rmtree(self.output, ignore_errors=True)
 
 
 def start_stubs(staging: Staging, out: Path, pagefind: str | None, pages: Sequence[Page]) -> StubsBundle | None:
     """Start making the pairs' bundle when the build will need it anew (it has stubs, and the published
     one is missing or was made from other sources), into a folder of the state beside the site
-    (stage-*: a killed build's is removed as its stage is); None when it will not. The caller close()s it."""
+    (stage-*: a killed build's is removed as its stage is); a bundle with nothing running when the
+    published one is current, so the stubs are not read twice; None when there are none to index. The
+    caller close()s it."""
     if pagefind is None:
         return None
     folder = SEARCH_FOLDERS[1]
@@ -55,7 +60,7 @@ def start_stubs(staging: Staging, out: Path, pagefind: str | None, pages: Sequen
     digest_file, kept = kept_names(folder)
     index, recorded = out / folder, state / digest_file
     if index.is_dir() and not index.is_symlink() and recorded.is_file() and recorded.read_text(encoding="ascii") == digest:
-        return None
+        return StubsBundle(folder, digest)
     output = Path(tempfile.mkdtemp(prefix="stage-index-out-", dir=state))
     try:
         return StubsBundle(folder, digest, start_search(staging.tree, pagefind, [Bundle(folder, stubs, state / kept)], output), output)
@@ -77,7 +82,6 @@ def stage_search(staging: Staging, out: Path, entries: Mapping[str, Entry], page
     state = state_dir(out)
     digests: dict[str, str | None] = {}
     todo: list[Bundle] = []
-    by_folder = None
     made_early = None
     for folder in SEARCH_FOLDERS:
         index = out / folder
@@ -85,14 +89,15 @@ def stage_search(staging: Staging, out: Path, entries: Mapping[str, Entry], page
         if published and not html_changed:  # the sources are read from pages: none changed
             staging.keep_tree(folder, index)
             continue
-        if early is not None and early.folder == folder:  # its sources differ from the published bundle's
-            staging.clear(folder)
-            made_early = early
-            digests[folder] = early.digest
+        if early is not None and early.folder == folder:
+            if early.indexing is None:  # the published bundle was made from these stubs
+                staging.keep_tree(folder, index)
+            else:
+                staging.clear(folder)
+                made_early = early
+                digests[folder] = early.digest
             continue
-        if by_folder is None:
-            by_folder = dict(zip(SEARCH_FOLDERS, search_sources(pages)))  # (whole pages, pair stubs)
-        sources = tuple(by_folder[folder])
+        sources = tuple(search_wholes(pages) if folder == SEARCH_FOLDERS[0] else search_stubs(pages))
         if not sources:  # Pagefind refuses to make an empty bundle; the search page then merges none
             staging.clear(folder)
             digests[folder] = None
@@ -108,7 +113,7 @@ def stage_search(staging: Staging, out: Path, entries: Mapping[str, Entry], page
             digests[folder] = digest
     indexing = start_search(staging.tree, pagefind, todo) if todo else None
     try:
-        if made_early is not None:
+        if made_early is not None and made_early.indexing is not None and made_early.output is not None:
             made_early.indexing.wait()
             os.rename(made_early.output / made_early.folder, staging.path_of(made_early.folder))
         if indexing is not None:

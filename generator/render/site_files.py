@@ -347,22 +347,17 @@ def pagefind_executable() -> str | None:
 PAIRS_SEARCH_URL = "/pagefind-pairs/"
 
 
-def search_sources(pages: Iterable[Page]) -> tuple[list[tuple[str, None]], list[tuple[str, bytes]]]:
-    """What each search bundle reads, by site path: the indexable pages whole (None: the page itself)
-    for /pagefind/, and the pair pages as their stubs for PAIRS_SEARCH_URL. An edit of a whole page
-    leaves the stubs as they were, and a pair's new title leaves the whole pages."""
-    whole: list[tuple[str, None]] = []
-    stubs: list[tuple[str, bytes]] = []
-    for page in pages:
-        if _stubbed(page):
-            stubs.append((page.output_path("html"), search_stub(page)))
-        elif page.indexable and page.view.get("pagefind", True):
-            whole.append((page.output_path("html"), None))
-    return whole, stubs
+# What each search bundle reads, by site path: the indexable pages whole for /pagefind/, and the pair
+# pages as their stubs for PAIRS_SEARCH_URL. An edit of a whole page leaves the stubs as they were, and
+# a pair's new title leaves the whole pages.
+def search_wholes(pages: Iterable[Page]) -> list[tuple[str, None]]:
+    """What /pagefind/ reads: the indexable pages but the pairs, whole (None: the page itself)."""
+    return [(page.output_path("html"), None) for page in pages
+            if not _stubbed(page) and page.indexable and page.view.get("pagefind", True)]
 
 
 def search_stubs(pages: Iterable[Page]) -> list[tuple[str, bytes]]:
-    """What the pair pages' bundle reads: search_sources' stubs, from the plan alone."""
+    """What the pair pages' bundle reads: each indexable pair page's stub, from the plan alone."""
     return [(page.output_path("html"), search_stub(page)) for page in pages if _stubbed(page)]
 
 
