@@ -1,5 +1,5 @@
 """Classes drawn from the spent holdout19 split, each on the real texts of tests/data/pasted_errors.yaml:
-a vLLM traceback cut inside a model's vision encoder.
+a vLLM traceback cut inside a model's vision encoder, and Ollama's "model request too large for system".
 """
 
 from __future__ import annotations
@@ -33,6 +33,22 @@ def test_building_the_vision_encoder_is_the_weights_load() -> None:
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.")
     result = triage_paste("vllm-0356", text)
     assert (result.step, result.best.id) == ("load_weights", "vllm-weights-oom")
+
+
+def test_ollamas_model_request_too_large_warning_is_the_system_memory_page() -> None:
+    # ollama-0261: the warning's own words as an issue title; ollama-0262: a title shortening it.
+    assert triage_paste("ollama-0261").best.id == "ollama-system-memory"
+    assert triage_paste("ollama-0262").best.id == "ollama-system-memory"
+    # As Ollama logs it (slog), with the refusal after it: the refusal's line ranks first.
+    text = ('time=2025-10-19T15:17:57.097+08:00 level=WARN source=server.go:540 msg="model request too large for system"'
+            ' requested="5.5 GiB" available="3.4 GiB" total="6.0 GiB" free="3.4 GiB" swap="0 B"\n'
+            'time=2025-10-19T15:17:57.097+08:00 level=INFO source=sched.go:450 msg="Load failed" model=/x'
+            ' error="model requires more system memory (5.5 GiB) than is available (3.4 GiB)"')
+    result = triage_paste("ollama-0261", text)
+    assert result.best.id == "ollama-system-memory" and "more system memory" in result.best.reason.line
+    # Other words about a request being too large are not this check.
+    assert triage_paste("ollama-0261", "413 Request Entity Too Large").best is None
+    assert triage_paste("ollama-0261", "the model's request body is too large").best is None
 
 
 def test_pastes_that_name_no_engine_or_step_get_no_wrong_page() -> None:
