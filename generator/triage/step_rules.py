@@ -33,6 +33,13 @@ STEP_MARKERS = {
         # serving time the request markers (a later step) win.
         # Aphrodite's profile_run logs "Profiling peak memory usage..." (see the engine markers in rules.py).
         ["profile_run", 2, r"Profiling peak memory usage\.\.\.|\bprofile_run\b|_dummy_run\b|determine_available_memory|determine_num_available_blocks|Memory profiling|Model loading took|Loading model weights took|profile run|vit_attn_wrappers|_execute_mm_encoder|get_multimodal_embeddings|\bvision_tower\b"],
+        # The same encoder called by a model's own names for it: mllama's get_cross_attention_states
+        # calls self.vision_model(...), whose forward starts with self.patch_embedding(...)
+        # (vllm/model_executor/models/mllama.py at vllm-project/vllm 005ad95003ff57af6f921ac33a3507780ac756d2),
+        # as SigLIP's embeddings do (siglip.py at 0531c2226a6a25cd96ccc856f3bda3f0bb4efb5f); Qwen2-VL's
+        # _process_image_input calls self.visual(...) (qwen2_vl.py at 002d181a55a03803d7d69547846630069d2378b8).
+        # A call, not the assignment in __init__ ("self.visual = Qwen2VisionTransformer("), which builds weights.
+        ["profile_run", 2, r"\.(vision_model|visual|patch_embedding)\(|\b_process_(image|video)_input\b"],
         # V0's Worker.initialize_cache runs raise_if_cache_size_invalid; V1's check calls
         # estimate_max_model_len for its message (vllm/v1/core/kv_cache_utils.py).
         ["kv_cache_check", 3, r"check_enough_kv_cache_memory|raise_if_cache_size_invalid|\binitialize_cache\b|\bestimate_max_model_len\b"],
