@@ -165,13 +165,12 @@ def test_the_eighth_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdIndex
     assert _resolved(index, entries) >= 42
 
 
-def test_the_ninth_holdout_of_unseen_log_ids_is_well_formed() -> None:
-    # tests/data/model_ids_holdout9.yaml: 55 ids from 2025-2026 issues, gathered blind in search order and not yet
-    # measured. Only the file's shape is held here, and that no name repeats an earlier holdout's; the figure is
-    # written into the header once, on the merged resolver, and pinned then (as holdout8's was).
-    text, entries = _id_holdout(9, 55)
-    assert not _ids_before(9) & {entry["id"].lower() for entry in entries}
-    assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
+def test_the_ninth_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdIndex) -> None:
+    # tests/data/model_ids_holdout9.yaml: 55 ids from 2025-2026 issues, gathered in search order without running the
+    # resolver, then measured once (41 of 55). The header's figure is pinned and held as a floor. No rule or record
+    # may be written from its misses.
+    _, entries = _measured_once(9, 55, 41)
+    assert _resolved(index, entries) >= 41
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
