@@ -75,6 +75,8 @@ HOLDOUT10 = [e for e in MODELLED if e.get("split") == "holdout10"]
 HOLDOUT11 = [e for e in MODELLED if e.get("split") == "holdout11"]
 # A twelfth, from committed run logs and a blog post kept in a repository, gathered after holdout11: measured blind once.
 HOLDOUT12 = [e for e in MODELLED if e.get("split") == "holdout12"]
+# A thirteenth, from run logs committed to public repositories, gathered after holdout12: not yet measured (blind).
+HOLDOUT13 = [e for e in MODELLED if e.get("split") == "holdout13"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -1046,6 +1048,20 @@ def test_twelfth_holdout_is_measured(capsys):
         assert entry["url"].startswith("https://github.com/") and entry["url"] not in others
         assert len(entry["url"].split("/blob/")[1].split("/")[0]) == 40
         assert entry["gpu_total_gib"] > 0 and entry["lines"] and entry["note"]
+
+
+def test_thirteenth_holdout_split_is_gathered_in_shape():
+    """holdout13 logs (run logs committed to public repositories) were gathered blind after holdout12 and are not
+    measured here yet: each is a file at a full commit no other split cites, with its model's config, a GPU total,
+    the printed lines and the printed KV figure."""
+    assert len(HOLDOUT13) >= 10
+    _new_and_pinned("holdout13", HOLDOUT13)
+    for entry in HOLDOUT13:
+        assert "/blob/" in entry["url"] and LOGS["models"][entry["model"]]["config"], entry["id"]
+        assert entry["gpu_total_gib"] > 0 and entry["lines"] and entry["note"] and entry["version_evidence"], entry["id"]
+        printed = entry["log"]["available_kv_cache_gib"]
+        assert any(f"Available KV cache memory: {printed}" in line for line in entry["lines"]), entry["id"]
+        assert entry["log"]["gpu_kv_cache_size"] in " ".join(entry["lines"]), entry["id"]
 
 
 def test_nccl_buffers_count_in_non_torch_before_0_11_on_hopper():
