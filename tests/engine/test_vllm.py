@@ -75,7 +75,7 @@ HOLDOUT10 = [e for e in MODELLED if e.get("split") == "holdout10"]
 HOLDOUT11 = [e for e in MODELLED if e.get("split") == "holdout11"]
 # A twelfth, from committed run logs and a blog post kept in a repository, gathered after holdout11: measured blind once.
 HOLDOUT12 = [e for e in MODELLED if e.get("split") == "holdout12"]
-# A thirteenth, from run logs committed to public repositories, gathered after holdout12: not yet measured (blind).
+# A thirteenth, from run logs committed to public repositories, gathered after holdout12: measured blind once.
 HOLDOUT13 = [e for e in MODELLED if e.get("split") == "holdout13"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
@@ -1050,11 +1050,14 @@ def test_twelfth_holdout_is_measured(capsys):
         assert entry["gpu_total_gib"] > 0 and entry["lines"] and entry["note"]
 
 
-def test_thirteenth_holdout_split_is_gathered_in_shape():
-    """holdout13 logs (run logs committed to public repositories) were gathered blind after holdout12 and are not
-    measured here yet: each is a file at a full commit no other split cites, with its model's config, a GPU total,
-    the printed lines and the printed KV figure."""
-    assert len(HOLDOUT13) >= 10
+def test_thirteenth_holdout_is_measured(capsys):
+    """holdout13 logs (run logs committed to public repositories) were gathered blind after holdout12 and measured
+    once, blind, on the engine of commit ce60b7a: 11 of 11 within the bar, median 0.36, worst 0.67 GiB. Reported,
+    never tuned on; the bounds pin that outcome. Each is a file at a full commit no other split cites, with its
+    model's config, a GPU total, the printed lines and the printed KV figure."""
+    errors, within = _measured("holdout13", HOLDOUT13, capsys)
+    assert len(errors) >= 11 and all(within)
+    assert median_and_worst(errors)[1] < 0.7
     _new_and_pinned("holdout13", HOLDOUT13)
     for entry in HOLDOUT13:
         assert "/blob/" in entry["url"] and LOGS["models"][entry["model"]]["config"], entry["id"]
