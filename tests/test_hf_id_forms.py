@@ -95,3 +95,24 @@ def test_a_created_name_with_the_default_tag_resolves(index: HfIdIndex, named: s
 ])
 def test_a_created_name_with_the_default_tag_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# GGUF-my-repo's `{username}/{MODEL_NAME}-{q_method}-GGUF` holds one file of that quantization: read as that file's name.
+# A mixed-precision MLX quant names its average bits with a decimal (-MLX-4.8bit): a re-pack, the architecture alone.
+@pytest.mark.parametrize(("named", "model", "variant", "same_architecture_only"), [
+    ("someone/Qwen3-0.6B-Q8_0-GGUF", "qwen3-0.6b", "q8-0", False),
+    ("/var/cache/huggingface/someone/Qwen3-8B-Q4_K_M-GGUF", "qwen3-8b", "q4-k-m", False),
+    ("inferencerlabs/GLM-5-MLX-4.8bit", "glm-5", None, True),
+    ("/models/Qwen3-8B-MLX-6.5bit", "qwen3-8b", None, True),
+])
+def test_a_single_quant_repack_resolves(index: HfIdIndex, named: str, model: str, variant: str | None,
+                                        same_architecture_only: bool) -> None:
+    assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
+
+
+@pytest.mark.parametrize("named", [
+    "someone/Qwen3-8B-abliterated-Q4_K_M-GGUF", "someone/Qwen3-33B-Q8_0-GGUF", "someone/Qwen3-8B-Base-Q4_K_M-GGUF",
+    "someone/Qwen3-8B-abliterated-MLX-4.5bit", "Qwen3-33B-MLX-6.5bit",
+])
+def test_a_single_quant_repack_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

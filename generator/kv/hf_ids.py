@@ -11,8 +11,9 @@ Rules past exact names, each setting `same_architecture_only` (the config.json i
 model's, so the KV bytes per token are the same; the weights are not):
 - a re-packer's repository (any owner) named like a catalog model's own repository plus
   quantization or packaging words (`RedHatAI/Qwen3-32B-FP8-dynamic`, `unsloth/gemma-3-27b-it-bnb-4bit`,
-  `mlx-community/Qwen3-8B-4bit`, `bartowski/Qwen3-8B-GGUF`);
-- a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`);
+  `mlx-community/Qwen3-8B-4bit`, `inferencerlabs/GLM-5-MLX-4.8bit`, `bartowski/Qwen3-8B-GGUF`);
+- a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`), and a GGUF-my-repo
+  repository, which holds one such file (`someone/Qwen3-0.6B-Q8_0-GGUF`, read as `Qwen3-0.6B-Q8_0.gguf`);
 - a name carrying its owner before an underscore, as bartowski's re-packs do (`Qwen_Qwen3-8B-Q4_K_M.gguf`,
   `bartowski/Qwen_Qwen3-8B-GGUF`): only the catalog repository's own owner counts;
 - a local copy ModelScope downloaded, whose folder spells each `.` of the name as `___`
@@ -93,15 +94,20 @@ _URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co|mo
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
 _SHARD_BARE = re.compile(r"-\d{5}-of-\d{5}$")
+# GGUF-my-repo uploads one quantization of a model to `{username}/{MODEL_NAME}-{q_method}-GGUF`
+# (https://github.com/pcuenca/gguf-my-repo/blob/4a9cc9a7d4cbfb625d84d89234bfd5e036ceb7a3/app.py): without -GGUF, a GGUF file's name.
+_GGUF_MY_REPO = re.compile(r"(?<=[A-Za-z0-9_])-GGUF$", re.I)
 # The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf), llama-quantize's
 # type names (MXFP4_MOE among them: https://github.com/ggml-org/llama.cpp/blob/03161a4eb9a2ec66ef97789f347c5a28279f06ea/tools/quantize/quantize.cpp).
 _QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$", re.I)
 # One word re-packers append to the base repository's name, e.g. the parts of -GPTQ-Int4,
 # -FP8-dynamic, -W4A16-G128, -unsloth-bnb-4bit, -MLX-4bit, -GGUF, -AWQ-INT4, .quantized.w8a8,
 # -int4-AutoRound, -int4-mixed-AutoRound, -int4-AutoRound-awq-sym (Intel, OPEA), -int8-ov (OpenVINO).
-# Stripped from the end one at a time.
+# Stripped from the end one at a time. A mixed-precision MLX quant names its average bits per weight with a decimal
+# (-MLX-3.3bit: "3-bit baseline with important layers at 8-bit", bpw 3.331, https://huggingface.co/spicyneuron/Kimi-K2.6-MLX-3.3bit;
+# inferencerlabs/GLM-5.1-MLX-4.8bit in https://github.com/jundot/omlx/issues/694): the same config.json, other weights.
 _PACKAGING_WORD = re.compile(
-    r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+bit|unsloth"
+    r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+(?:\.\d+)?bit|unsloth"
     r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
@@ -248,10 +254,11 @@ class HfIdIndex:
             # The build of that quantization, or the architecture alone: never another quantization's build.
             return builds[1].get(_key(quant)) or Resolved(builds[0], None, True)
         found = self._repository(parts)
-        if found is None and quant is None and _QUANT_SUFFIX.search(_SHARD_BARE.sub("", parts[-1])):
+        leaf = _GGUF_MY_REPO.sub("", parts[-1])  # someone/Qwen3-0.6B-Q8_0-GGUF (GGUF-my-repo): one file, Qwen3-0.6B-Q8_0
+        if found is None and quant is None and _QUANT_SUFFIX.search(_SHARD_BARE.sub("", leaf)):
             # A GGUF file's name without .gguf (a llama-server alias or an app's model name, Qwen3.5-27B-Q4_K_M): read
             # as that file, so only a catalog model's own name before the quantization counts.
-            found = self._gguf(parts[-1] + ".gguf")
+            found = self._gguf(leaf + ".gguf")
         if quant is not None and found is not None:
             # Another owner's repository named like one GGUF repository the catalog lists (bartowski/Qwen3-32B-GGUF
             # for Qwen/Qwen3-32B-GGUF) reads as that one, as it does without a quantization; its build of that

@@ -22,8 +22,10 @@ const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
 const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$/i;
 const SHARD_BARE = /-\d{5}-of-\d{5}$/;
+// GGUF-my-repo's `{username}/{MODEL_NAME}-{q_method}-GGUF`: without -GGUF, a GGUF file's name.
+const GGUF_MY_REPO = /(?<=[A-Za-z0-9_])-GGUF$/i;
 const PACKAGING_WORD = new RegExp(
-  "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+bit|unsloth" +
+  "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+(?:\\.\\d+)?bit|unsloth" +
   "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
@@ -292,7 +294,7 @@ export function resolveModel(modelText, raw) {
   if (builds) return builds[1].get(key(quant)) || target(builds[0], null, true);
   let found = repository(index, parts);
   // A GGUF file's name without .gguf (Qwen3.5-27B-Q4_K_M): read as that file.
-  const leaf = parts[parts.length - 1];
+  const leaf = parts[parts.length - 1].replace(GGUF_MY_REPO, "");  // someone/Qwen3-0.6B-Q8_0-GGUF: one file, Qwen3-0.6B-Q8_0
   if (!found && quant === null && QUANT_SUFFIX.test(leaf.replace(SHARD_BARE, ""))) found = ggufFile(index, `${leaf}.gguf`);
   if (quant === null || !found) return found;
   // Another owner's repository named like one listed GGUF repository: its build of that quantization, or the architecture.

@@ -60,6 +60,9 @@ CASES = [
     # Family numerals without their hyphen.
     "gemma4-26b-a4b-it", "/models/gemma4-31b-it", "llama3.2-3b-instruct", "gemma3-27b-it-AWQ", "gemma4-26b", "gemma4-12b-it",
     "gemma3-27b-it-abliterated", "qwen2-0.5b", "google/gemma4-26b-a4b-it", "glm4-9b",
+    # GGUF-my-repo's single-quantization repositories and decimal-bit MLX quants.
+    "someone/Qwen3-0.6B-Q8_0-GGUF", "/cache/someone/Qwen3-8B-Q4_K_M-GGUF", "someone/Qwen3-8B-abliterated-Q4_K_M-GGUF",
+    "inferencerlabs/GLM-5-MLX-4.8bit", "/models/Qwen3-8B-MLX-6.5bit", "Qwen3-33B-MLX-6.5bit",
     # A name `ollama create` tagged latest: the name when it carries its size, never a library name alone.
     "gemma-3-27b-it-q4_0-QAT:latest", "Qwen3-8B-Q4_K_M:latest", "qwen3-8b:latest", "Qwen3-8B-abliterated:latest",
     "Qwen3-33B:latest", "glm-4.7-flash:latest", "qwen3:latest", "gemma-3-27b-it:q4_0",
