@@ -127,6 +127,7 @@ BLIND = {
     "holdout19": "64.0% right first, 0.0% wrong page, 9 with none (25 counted)",
     "holdout20": "58.5% right first, 9.8% wrong page, 13 with none (41 counted)",
     "holdout21": "50.0% right first, 5.0% wrong page, 18 with none (40 counted)",
+    "holdout22": "61.5% right first, 0.0% wrong page, 15 with none (39 counted)",
 }
 
 
