@@ -140,6 +140,13 @@ REPLY_LINE = r"\bsend_error\b"
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
     r"llama runner process has terminated: exit status \w+\W*$",
+    # A runner that exited cleanly with no last error: Ollama reaps the runner with s.doneErr = cmd.Wait()'s error
+    # (nil for exit status 0) when it captured no error line, and WaitUntilRunning returns
+    # fmt.Errorf("llama runner process has terminated: %w", s.doneErr) (llm/server.go at ollama/ollama v0.20.0,
+    # de9673ac3fb1c57fbf6e5e194f1f3dc5a8b48668; "llama-server process has terminated: %w" in llm/llama_server.go
+    # later). Go formats a nil operand of %w as "%!w(<nil>)" (badVerb in src/fmt/print.go at golang/go
+    # 0c5c593ff273476f367fa47c0df9785b647888e5). The runner printed no error, memory or other.
+    r"(llama runner|llama-server) process has terminated: %!w\(<nil>\)\W*$",
     r"llama runner terminated\W+error=\W*exit status \w+(\W|\\n)*$",
     r"Dumping input data for V1 LLM engine",
     # ggml's CUDA back end of early 2024 printed "CUDA error: <msg>", the device and the failing call,
@@ -197,6 +204,10 @@ WRAPPER_LINES = [
     # to find KV cache slot", a front end's "context size exceeded").
     r"llama_decode: failed to decode, ret = ",
 ]
+
+# A line that says memory (or the context that memory holds) ran short: with one, a look-alike
+# elsewhere in the paste does not silence the pages.
+MEMORY_STATEMENT = r"[Oo]ut of memory|OutOf(Device|Host)?Memory|OOM\b|[Nn]ot enough memory|[Ii]nsufficient [Mm]emory|unable to allocate|failed to allocate|cannot be allocated|Cannot allocate memory|more system memory|KV cache|cache blocks|max seq len|context (size|length|window)|too long|memory slot"
 
 # Lines that state a failure of another kind: the model's architecture is unknown, the build has no
 # kernel for the GPU, the driver is too old, NCCL could not connect, the tokenizer file cannot be
@@ -268,15 +279,22 @@ LOOKALIKE_LINES = [
     # runner. ggml reports a failed allocation with its own log line ("failed to allocate ... buffer") and a
     # null buffer, not a throw, so the exit alone names no memory failure; with a memory line the pages stay.
     r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0x(c00000(1d|05|94)|e06d7363)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
+    # Metal that did not start: ggml_metal_init returns NULL after "failed to create command queue" or "failed to
+    # initialize the Metal library" (ggml/src/ggml-metal/ggml-metal-context.m in ggml-org/llama.cpp at
+    # 49d0981376e073317e89b5a339aa78281caa780b), ggml_backend_metal_device_init then logs "failed to allocate context"
+    # (ggml-metal.cpp at 3c1bcf26069be6c4683d0bf42794e85d5c520aab: the Metal context, not memory), and llama_context
+    # throws "failed to initialize %s backend" with the device's name (Metal, MTL0). No buffer was asked for.
+    r"ggml_metal_init: error: failed to (initialize the Metal library|create command queue)|ggml_backend_metal(_device)?_init: error: failed to allocate context|failed to initialize (Metal|MTL\d*) backend",
+    # A title that calls the failure a regression ("Regression: ...", "[Bug]: Regression in ..."): the reader
+    # reports behaviour a release broke, which no setting of theirs fixes, unless the title itself says that
+    # memory or the context ran short (MEMORY_STATEMENT), when the pages stay.
+    r"^(\[\w+\]:? ?|[\w.]+ bug: ?)?\[?[Rr]egression\b(?!.*(" + MEMORY_STATEMENT + "))",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
 # https://github.com/ggml-org/llama.cpp/issues/15139. The line says memory ran out, but the bug is
 # the size: a look-alike, even beside the out-of-memory lines that report it.
 ABSURD_SIZE = r"\b(size|allocate)( of| =|:|=)? ?\d{16,}\b|\ballocate \d{10,}(\.\d+)? ?[MG]i?B\b"
-# A line that says memory (or the context that memory holds) ran short: with one, a look-alike
-# elsewhere in the paste does not silence the pages.
-MEMORY_STATEMENT = r"[Oo]ut of memory|OutOf(Device|Host)?Memory|OOM\b|[Nn]ot enough memory|[Ii]nsufficient [Mm]emory|unable to allocate|failed to allocate|cannot be allocated|Cannot allocate memory|more system memory|KV cache|cache blocks|max seq len|context (size|length|window)|too long|memory slot"
 
 # Generic out-of-memory lines: they say memory ran out, not where. The step decides the page.
 GENERIC_OOM = [
@@ -294,8 +312,9 @@ GENERIC_OOM = [
     r"CUDA Error: out of memory(?! at \S*cumem_allocator)",
     # A reader's own words in a title: "CUDA OOM during sampler warmup".
     r"\b(CUDA|GPU) OOM\b",
-    # ... or "OOM during `capture_model()`", naming the model runner's graph capture (see the engine markers).
-    r"\bOOM (during|in|while|at) `?capture_model\b",
+    # ... or "OOM during `capture_model()`", naming the model runner's graph capture (see the engine markers), or
+    # "OOM during sampler warmup", vLLM's sampler warm-up (both GPU steps: device memory).
+    r"\bOOM (during|in|while|at|when) (the )?(`?capture_model\b|[Ss]ampler warm-?up\b|warming up (the )?sampler\b)",
     r"HIP out of memory",
     # Ascend's torch_npu allocator (torch_npu/csrc/core/npu/NPUCachingAllocator.cpp in Ascend/pytorch
     # at 165f15da0eb0ac26c7b7dcaedb0f7c5723c7d07e; vllm-project/vllm-ascend#19, sgl-project/sglang#15453),
@@ -355,6 +374,10 @@ ENGINE_MARKERS = {
         # aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine v0.6.3,
         # 76c05c559193486abde8d4fc0d02c9e0227048e4), which name nothing else of vLLM's.
         [3, r"\baphrodite\b|Total model weights memory usage: |Profiling peak memory usage\.\.\."],
+        # The sampler warm-up is vLLM's own startup step: _dummy_sampler_run, whose error reads "CUDA out of memory
+        # occurred when warming up sampler" (vllm/v1/worker/gpu_model_runner.py, the source of
+        # content/errors/vllm-sampler-warmup-oom.yaml); the other engines' step tables (step_rules.py) have none.
+        [3, r"\b[Ss]ampler warm-?up\b|\b[Ww]arming up (the )?sampler\b"],
     ],
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).

@@ -98,6 +98,14 @@ STEP_MARKERS = {
         # cuMemSetAccess, and CUDA_CHECK prints the failing call (ggml/src/ggml-cuda/ggml-cuda.cu in
         # ggml-org/llama.cpp at f6d77a1ba0ac794e950bd3abb630b904bdcd8fb8).
         ["running", 5, r"llama_kv_cache_update|update_slots|\bdecode\b|launch_slot|process_batch|slot \d|n_past|ggml_cuda_pool_malloc|\bcuMem(Create|Map|SetAccess)\("],
+        # ggml's CUDA back end allocates buffers (weights, KV cache, the compute buffers reserved with the
+        # context) through ggml_backend_cuda_buffer_type_alloc_buffer, which logs "allocating ... cudaMalloc
+        # failed: out of memory" and returns null; GGML_CUDA_NAME " error: %s" comes from ggml_cuda_error, which
+        # CUDA_CHECK and CU_CHECK call when the pools grow (ggml_cuda_pool_leg::alloc, ggml_cuda_pool_vmm::alloc)
+        # while a graph runs (ggml/src/ggml-cuda/ggml-cuda.cu in ggml-org/llama.cpp at
+        # f6d77a1ba0ac794e950bd3abb630b904bdcd8fb8). Not the 2023 "CUDA error 2 at <file>:<line>", whose
+        # CUDA_CHECK also allocated the weights.
+        ["running", 5, r"\b(CUDA|ROCm|MUSA) error: out of memory\b"],
     ],
     "ollama": [
         # ggml's "cudaMalloc failed" is its buffer allocation (weights, KV cache, compute reserve),
@@ -115,6 +123,12 @@ STEP_MARKERS = {
         ["running", 5, r"while running the model|POST \"?/api/(chat|generate)|llama runner started|encode_image|image encoded|(^|[^:] )decode\b|update_slots|ggml_backend_sched_graph_compute|allocate compute graph for"],
     ],
     "sglang": [
+        # Building the scheduler, its TP worker and the model runner: ModelRunner.__init__ loads the model, sizes
+        # the KV pool, sets up attention and captures the CUDA graphs (python/sglang/srt/model_executor/
+        # model_runner.py at sgl-project/sglang 01cc04e2b5b01ce379698a3fee1bd17706e1d0ec; later releases call them
+        # from its initialize()). A traceback cut in those constructors is startup, before any step says which;
+        # every startup step has the same page.
+        ["startup", 0.5, r"managers[\\/](scheduler|tp_worker\w*)\.py\", line \d+, in __init__\b|model_executor[\\/]model_runner\.py\", line \d+, in (__init__|initialize)\b"],
         ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader"],
         ["kv_pool", 2, r"init_memory_pool|Memory pool|KV Cache is allocated|profile_max_num_token"],
         ["attention", 3, r"init_attention_backend"],
@@ -183,6 +197,7 @@ STEP_PAGES = {
         "default": "ollama-cuda-oom",
     },
     "sglang": {
+        "startup": "sglang-cuda-oom",
         "load_weights": "sglang-cuda-oom",
         "kv_pool": "sglang-cuda-oom",
         "attention": "sglang-cuda-oom",
