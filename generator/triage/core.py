@@ -441,6 +441,8 @@ def _value(match: re.Match[str], kind: str) -> Any:
     raw = match.group(1)
     if kind == "str":
         return raw.strip()
+    if kind == "ratio":
+        return f"{raw}/{match.group(2)}"
     if kind == "int":
         return int(raw.replace(",", ""))
     number = float(raw)

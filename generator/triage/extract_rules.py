@@ -7,7 +7,7 @@ them from the rules table (its "extract" key), in this order.
 from __future__ import annotations
 
 # Numbers a reader expects from a paste: [key, regex, kind]. The first rule of a key that matches any line wins (rules of a
-# key are in order of preference), and the value is group 1. kinds: int (commas dropped), float, str, mib (group 2: GiB, MiB or KiB).
+# key are in order of preference), and the value is group 1. kinds: int (commas dropped), float, str, mib (group 2: GiB, MiB or KiB), ratio ("group 1/group 2").
 EXTRACT = [
     ["model", r"\bmodel='([^']+)'", "str"],
     ["model", r"\bmodel=\"([^\"]+)\"", "str"],
@@ -18,8 +18,8 @@ EXTRACT = [
     ["gpu_total_gib", r"total_gpu_memory=([\d.]+) ?GiB", "float"],
     ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
     # torch's OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty" (sic) in 2.1, "(GPU 0; X GiB total capacity; ...)" before.
-    ["gpu_total_gib", r"total capac(?:i)?ty of ([\d.]+) GiB", "float"],
-    ["gpu_total_gib", r"\(GPU \d+; ([\d.]+) GiB total capacity;", "float"],
+    ["gpu_total_gib", r"total capac(?:i)?ty of ?([\d.]+) GiB", "float"],
+    ["gpu_total_gib", r"\((?:GPU|NPU) \d+; ([\d.]+) GiB total capacity;", "float"],
     ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
     ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
     ["free_gib", r"Load weight end\..*avail mem=([\d.]+) GB", "float"],
@@ -56,6 +56,8 @@ EXTRACT = [
     ["max_concurrency", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x", "float"],
     ["needed_kv_gib", r"([\d.]+) GiB KV cache is needed", "float"],
     ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
+    # torch_npu's workspace allocator (Ascend): "NPUWorkspaceAllocator tried to allocate 216.00 MiB(NPU 0; ...".
+    ["tried_to_allocate_mib", r"Allocator tried to allocate ([\d.]+) ?(GiB|MiB|KiB)", "mib"],
     ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
     ["n_ctx", r"\bkv_size = (\d+)", "int"],
     ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
@@ -73,6 +75,8 @@ EXTRACT = [
     ["compute_buffer_mib", r"\w+ compute buffer size\s*=\s*([\d.]+) MiB", "float"],
     ["alloc_mib", r"allocating ([\d.]+) MiB on device", "float"],
     ["layers_offloaded", r"offloaded (\d+/\d+) layers to GPU", "str"],
+    # Ollama's estimate before it starts the runner, logged from memory.go (ollama/ollama#8471): "layers.model=33 layers.offload=32".
+    ["layers_offloaded", r"layers\.model=(?=\d+ layers\.offload=(\d+))(\d+)", "ratio"],
     ["system_memory_required_gib", r"requires more system memory \(([\d.]+) GiB\)", "float"],
     ["system_memory_required_gib", r"requested model \(([\d.]+) GiB\) is too large", "float"],
     ["system_memory_available_gib", r"than is available \(([\d.]+) GiB\)", "float"],
@@ -88,7 +92,9 @@ EXTRACT = [
     ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
     # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length of M" (0.8 to 0.11),
     # "The prompt (total length N) is too long to fit into the model (context length M)" (0.6.3 to 0.7.3, multimodal models).
-    ["request_tokens", r"prompt \(length (\d+)\) is longer than the maximum model length", "int"],
+    ["request_tokens", r"prompt \(length (\d+)\) is longer than", "int"],
+    # the same check as LLaMA-Factory's vLLM runs print it (hiyouga/LlamaFactory#7723).
+    ["request_tokens", r"Prompt length of (\d+) is longer than the maximum model length", "int"],
     ["request_tokens", r"prompt \(total length (\d+)\) is too long to fit", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],
     ["context_tokens", r"available context size \((\d+) tokens\)", "int"],

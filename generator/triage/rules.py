@@ -103,8 +103,9 @@ PREFIXES = [
 SLOG_LINE = r'^time=\S+ level=([A-Z]+) source=\S+ msg=("((?:[^"\\]|\\.)*)"|(\S+))\s?(.*)$'
 
 # A raw line that continues the line before it (hard-wrapped by a terminal or an issue form):
-# it starts with a lower-case letter, had no log prefix, and is not a log line of its own.
-CONTINUATION = r"^[a-z]"
+# it starts with a lower-case letter or a size ("184.31 GiB of which"), had no log prefix, and is not a log line
+# of its own.
+CONTINUATION = r"^([a-z]|[\d.]+ (?:GiB|MiB|KiB) )"
 NOT_CONTINUATION = r"^([a-z_][\w.]*\s*:|[a-z]+\s+[\w.]+\s*:|[a-z_][\w.]* [=(]|srv |slot |main:|error|usage|load|print_info|llama|ggml|time=|goroutine|panic|pulling|verifying|writing|success)"
 # A previous line at least this long may have been cut by a terminal or an issue form.
 WRAP_WIDTH = 60

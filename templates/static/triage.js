@@ -395,6 +395,7 @@
   function value(match, kind) {
     var raw = match[1];
     if (kind === "str") return raw.trim();
+    if (kind === "ratio") return raw + "/" + match[2];
     if (kind === "int") {
       var whole = Number(raw.replace(/,/g, ""));
       return Number.isInteger(whole) ? whole : undefined;
