@@ -140,6 +140,11 @@ def test_a_single_quant_repack_reaches_no_other_checkpoint(index: HfIdIndex, nam
     ("llama-3-1-8b-instruct", "llama-3.1-8b-instruct", None, True),
     ("deepseek-v3-2-exp", "deepseek-v3.2-exp", None, True),
     ("mistral-small-3-1-24b-instruct-2503", "mistral-small-3.1-24b-instruct-2503", None, True),
+    # Meta-Llama-3 without Meta-, as Meta names Llama 3.1 on and re-packers write Llama 3 (turboderp/Llama-3-8B-Instruct-exl2).
+    ("Llama-3-8B-Instruct", "llama-3-8b-instruct", None, True),
+    ("someone/Llama-3-8B-Instruct-GPTQ-Int4", "llama-3-8b-instruct", None, True),
+    ("Llama-3-70B", "llama-3-70b-instruct", None, True),
+    ("/models/llama-3-8b", "llama-3-8b-instruct", None, True),
 ])
 def test_ids13_forms_resolve(index: HfIdIndex, named: str, model: str, variant: str | None, same_architecture_only: bool) -> None:
     assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
@@ -149,6 +154,7 @@ def test_ids13_forms_resolve(index: HfIdIndex, named: str, model: str, variant: 
     "someone/Qwen3-8B-abliterated-i1-GGUF", "Qwen3-33B.i1-Q4_K_M.gguf", "someone/Qwen3-8B-abliterated-hf", "Qwen3-8B-Base-hf",
     "someone/qwen3:8b-abliterated", "huihui_ai/qwen3-abliterated:8b", "ai/gemma3", "ollama://deepseek-r1",
     "ollama/deepseek-r1", "registry.ollama.ai/library/deepseek-r1", "kimi-k2-5-abliterated", "kimi-k2-7-coder", "qwen3-1-7b", "SmolLM3-3B", "qwen3-33b-2-5",
+    "Llama-3-8B-Instruct-Gradient-1048k", "Llama-3-8B-64k", "Llama-3-33B", "Llama-3-8B-Instruct-abliterated",
 ])
 def test_ids13_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None

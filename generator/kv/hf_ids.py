@@ -75,6 +75,8 @@ model's, so the KV bytes per token are the same; the weights are not):
   `llama-3-1-8b-instruct`): only a one-digit part after a version number and before `-` or the end, only when the name as
   written matches nothing, and not when reading the hyphen as a decimal size's point (`qwen3-1-7b` as Qwen3-1.7B) names
   a record too; a spelling, so the architecture alone;
+- Meta-Llama-3's names without Meta- (`Llama-3-8B-Instruct`, `llama3-8b`), as Meta names Llama 3.1 on and re-packers
+  write Llama 3: a spelling, so the architecture alone;
 - mradermacher's imatrix quants (`Qwen3-8B.i1-Q4_K_M.gguf`, `mradermacher/Qwen3-8B-i1-GGUF`) and a GGUF file's split
   parts after `.gguf` (`.gguf.part1of2`), read as the file;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
@@ -234,9 +236,11 @@ class HfIdIndex:
                 if variant.ollama_tag:
                     self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
         # A catalog repository named with a packaging word (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16) also answers
-        # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture.
+        # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture; so does
+        # Meta-Llama-3-8B-Instruct without Meta- (_without_meta).
         stripped = [(_key(form), Resolved(model.id, None, True)) for model in models_seen
-                    for repo in (model.hf_repo, *model.hf_aliases) for form in _unpackaged(repo.split("/")[1])]
+                    for repo in (model.hf_repo, *model.hf_aliases)
+                    for form in (*_unpackaged(repo.split("/")[1]), *_without_meta(repo.split("/")[1]))]
         self.names = _unique(names)
         self.stripped = _unique(stripped)
         self.base_names = _unique(base_names + stripped)
@@ -247,8 +251,9 @@ class HfIdIndex:
                                      for repo in (model.hf_repo, *model.hf_aliases) for word in _words(repo.split("/")[1])
                                      if _SIZE.fullmatch(word))
         # Each model's own names as words, with its config.json: what a family-and-size name is matched on.
-        self.families = [(_words(repo.split("/")[1]), Resolved(model.id, None, True), model.config.as_config_json())
-                         for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)]
+        self.families = [(_words(name), Resolved(model.id, None, True), model.config.as_config_json())
+                         for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)
+                         for name in (repo.split("/")[1], *_without_meta(repo.split("/")[1]))]
         self.owners = {_key(repo.split("/")[0]) for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)}
         self.bases = _base_checkpoints(models_seen)
         # GGUF repositories a variant loads from: their quantizations, as `repo:QUANT` names them.
@@ -449,6 +454,14 @@ def _created_name(tag: re.Match[str]) -> bool:
     registry.ollama.ai/library/?:latest in https://github.com/ollama/ollama/blob/12734c108a2745e063f61765e2dc22fa6d9c902c/types/model/name.go).
     A library name alone (glm-4.7-flash:latest, gemma4:latest) means the library's default size, which it does not say."""
     return tag.group(2).lower() == "latest" and tag.group(3) is None and any(_SIZE.fullmatch(w) for w in _words(tag.group(1)))
+
+
+def _without_meta(name: str) -> list[str]:
+    """Meta-Llama-3-8B-Instruct as Llama-3-8B-Instruct: Meta dropped the word from its repositories' names from Llama 3.1 on
+    ("renamed to meta-llama/Llama-3.1-8B-Instruct, which is how the models have been named in Llama 3.2 and after",
+    https://github.com/oumi-ai/oumi/pull/1357), and re-packers write Llama 3 so too (turboderp/Llama-3-8B-Instruct-exl2,
+    https://huggingface.co/turboderp/Llama-3-8B-Instruct-exl2). A spelling, so the architecture alone."""
+    return [name[len("Meta-"):]] if _key(name).startswith("meta-llama-") else []
 
 
 def _pushed_words(tag: re.Match[str]) -> bool:

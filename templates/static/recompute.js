@@ -80,6 +80,8 @@ function unpackaged(name) {
   return forms;
 }
 const ownNames = (m) => [m.repo, ...(m.aliases || [])];
+/** _without_meta: Meta-Llama-3-8B-Instruct as Llama-3-8B-Instruct, the naming Meta took up from Llama 3.1 on. */
+const withoutMeta = (name) => key(name).startsWith("meta-llama-") ? [name.slice("Meta-".length)] : [];
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
 const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
 const canonical = (value) => Array.isArray(value) ? "[" + value.map(canonical).join(",") + "]"
@@ -147,8 +149,10 @@ function buildIndex(raw) {
     .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
       .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
   // A catalog repository named with a packaging word also answers to its name without it, as the architecture.
-  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => unpackaged(repo.split("/")[1]).map((f) => [key(f), target(m.id, null, true)])));
-  const families = raw.models.flatMap((m) => ownNames(m).map((repo) => [wordsOf(repo.split("/")[1]), target(m.id, null, true), canonical(m.config)]));
+  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [...unpackaged(repo.split("/")[1]), ...withoutMeta(repo.split("/")[1])]
+    .map((f) => [key(f), target(m.id, null, true)])));
+  const families = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [repo.split("/")[1], ...withoutMeta(repo.split("/")[1])])
+    .map((name) => [wordsOf(name), target(m.id, null, true), canonical(m.config)]));
   const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
   return { repos, files, tags, library, librarySizes, names: unique(names), stripped: unique(stripped),
            baseNames: unique([...baseNames, ...stripped]), families, owners,

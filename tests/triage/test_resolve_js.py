@@ -101,6 +101,8 @@ CASES = [
     "someone/Qwen3-8B-abliterated-hf", "Qwen3-8B-Base-hf", "someone/qwen3:8b-abliterated", "ai/gemma3", "ollama://deepseek-r1",
     "ollama/deepseek-r1", "ollama_chat/deepseek-r1", "kimi-k2-5-abliterated", "kimi-k2-7-coder", "qwen3-1-7b", "SmolLM3-3B", "qwen3-33b-2-5",
     r"C:\\models\\kimi-k2-5", "'kimi-k2-5'", "/srv/llama-3-2-3b-instruct/",
+    "Llama-3-8B-Instruct", "someone/Llama-3-70B-Instruct-AWQ", "/models/llama-3-8b", "Llama-3-8B-Instruct-Gradient-1048k",
+    "Llama-3-8B-64k", "Llama-3-33B", "Llama-3-8B-Instruct-abliterated", "meta-llama/Llama-3-8B-Instruct",
 ]
 
 
