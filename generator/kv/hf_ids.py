@@ -119,8 +119,8 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-|i1-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF1
 # One word re-packers append to the base repository's name, e.g. the parts of -GPTQ-Int4,
 # -FP8-dynamic, -W4A16-G128, -unsloth-bnb-4bit, -MLX-4bit, -GGUF, -AWQ-INT4, .quantized.w8a8,
 # -int4-AutoRound, -int4-mixed-AutoRound, -int4-AutoRound-awq-sym (Intel, OPEA), -int8-ov (OpenVINO), -w8a8-QuaRot
-# (Ascend's msModelSlim rotates the weights before quantizing them, its `quarot` step; vLLM Ascend serves
-# /path/to/weight/MiniMax-M2.7-w8a8-QuaRot in https://docs.vllm.ai/projects/ascend/en/latest/tutorials/models/MiniMax-M2.html),
+# (Ascend's msModelSlim rotates the weights before quantizing them, its `quarot` step: "MiniMax-M2.7-w8a8-QuaRot | W8A8
+# quantized version" of MiniMax-M2.7 in https://github.com/vllm-project/vllm-ascend/blob/916af79f7992aadf2e307b252df60038f42adc4c/docs/source/tutorials/models/MiniMax-M2.7.md),
 # -i1 (mradermacher's imatrix quants, below), -DWQ (mlx-lm's distilled weight quantization, "mlx_lm.dwq --model Qwen/Qwen3-0.6B",
 # https://github.com/ml-explore/mlx-lm/blob/5b00d5b087fa1bec22ecf3fc56f6fd54efd6026e/mlx_lm/LEARNED_QUANTS.md; catalystsec/MiniMax-M2-4bit-DWQ),
 # -hf (the same weights in the Transformers format: meta-llama/Llama-2-7b-hf is "the base 7B model in HF transformers
