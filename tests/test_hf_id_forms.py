@@ -116,3 +116,45 @@ def test_a_single_quant_repack_resolves(index: HfIdIndex, named: str, model: str
 ])
 def test_a_single_quant_repack_reaches_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# Forms read after holdout9's and holdout10's misses (ids13; those two files are not blind to them): -QuaRot (msModelSlim's
+# rotated quants) and -hf (Transformers-format copies) as packaging words, mradermacher's -i1 imatrix quants and .partNofM
+# splits, mlx-lm's -DWQ, a user's namespace before an Ollama-style name:size tag (Ollama pushes, Docker Model Runner's ai/),
+# RamaLama's ollama:// transport, and a version's dot written as a hyphen (DNS-label names).
+@pytest.mark.parametrize(("named", "model", "variant", "same_architecture_only"), [
+    ("/path/to/weight/Qwen3-8B-w8a8-QuaRot", "qwen3-8b", None, True),
+    ("someone/Qwen3-8B-hf", "qwen3-8b", None, True),
+    ("OpenGVLab/InternVL3-8B", "internvl3-8b-hf", None, True),
+    ("mradermacher/Qwen3-8B-i1-GGUF", "qwen3-8b", None, True),
+    ("/models/Qwen3-8B.i1-Q4_K_M.gguf", "qwen3-8b", None, False),
+    ("/models/Qwen3-8B.Q4_K_M.gguf.part1of2", "qwen3-8b", None, False),
+    ("mlx-community/Qwen3-8B-4bit-DWQ", "qwen3-8b", None, True),
+    ("pdevine/qwen3.6:35b-a3b-q8_0", "qwen3.6-35b-a3b", None, True),
+    ("registry.ollama.ai/someone/qwen2.5-coder:32b-instruct-q8_0", "qwen2.5-coder-32b-instruct", None, True),
+    ("docker.io/ai/qwen3:8B-Q4_K_M", "qwen3-8b", None, True),
+    ("docker_model_runner/ai/llama3.2:3B-Q4_K_M", "llama-3.2-3b-instruct", None, True),
+    ("ollama://qwen3:8b", "qwen3-8b", "q4-k-m", False),
+    ("kimi-k2-5", "kimi-k2.5", None, True),
+    ("/models/GLM-4-7-Flash", "glm-4.7-flash", None, True),
+    ("llama-3-1-8b-instruct", "llama-3.1-8b-instruct", None, True),
+    ("deepseek-v3-2-exp", "deepseek-v3.2-exp", None, True),
+    ("mistral-small-3-1-24b-instruct-2503", "mistral-small-3.1-24b-instruct-2503", None, True),
+    # Meta-Llama-3 without Meta-, as Meta names Llama 3.1 on and re-packers write Llama 3 (turboderp/Llama-3-8B-Instruct-exl2).
+    ("Llama-3-8B-Instruct", "llama-3-8b-instruct", None, True),
+    ("someone/Llama-3-8B-Instruct-GPTQ-Int4", "llama-3-8b-instruct", None, True),
+    ("Llama-3-70B", "llama-3-70b-instruct", None, True),
+    ("/models/llama-3-8b", "llama-3-8b-instruct", None, True),
+])
+def test_ids13_forms_resolve(index: HfIdIndex, named: str, model: str, variant: str | None, same_architecture_only: bool) -> None:
+    assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
+
+
+@pytest.mark.parametrize("named", [
+    "someone/Qwen3-8B-abliterated-i1-GGUF", "Qwen3-33B.i1-Q4_K_M.gguf", "someone/Qwen3-8B-abliterated-hf", "Qwen3-8B-Base-hf",
+    "someone/qwen3:8b-abliterated", "huihui_ai/qwen3-abliterated:8b", "ai/gemma3", "ollama://deepseek-r1",
+    "ollama/deepseek-r1", "registry.ollama.ai/library/deepseek-r1", "kimi-k2-5-abliterated", "kimi-k2-7-coder", "qwen3-1-7b", "SmolLM3-3B", "qwen3-33b-2-5",
+    "Llama-3-8B-Instruct-Gradient-1048k", "Llama-3-8B-64k", "Llama-3-33B", "Llama-3-8B-Instruct-abliterated",
+])
+def test_ids13_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

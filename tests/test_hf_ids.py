@@ -281,7 +281,7 @@ def test_a_quantization_tag_picks_its_own_build(index: HfIdIndex, named: str, mo
     "qwen3.8:27b",  # not in the catalog
     "qwen2.5-coder:14b-base-q2_K",  # a base checkpoint named by the tag
     "qwen3.6:27b-abliterated-q4_K_M",
-    "pdevine/qwen3.6:35b-a3b-q8_0",  # a user's namespace on Ollama, not the library
+    "pdevine/qwen3.6:27b-abliterated-q4_K_M",  # a user's push: read as its name, which is another checkpoint's
     "registry.ollama.ai/huihui_ai/qwen3-abliterated:8b",
     "glm-4.7-flash:latest",  # no size: the library default's, which the name does not say
 ])

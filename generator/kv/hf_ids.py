@@ -11,7 +11,8 @@ Rules past exact names, each setting `same_architecture_only` (the config.json i
 model's, so the KV bytes per token are the same; the weights are not):
 - a re-packer's repository (any owner) named like a catalog model's own repository plus
   quantization or packaging words (`RedHatAI/Qwen3-32B-FP8-dynamic`, `unsloth/gemma-3-27b-it-bnb-4bit`,
-  `mlx-community/Qwen3-8B-4bit`, `inferencerlabs/GLM-5-MLX-4.8bit`, `bartowski/Qwen3-8B-GGUF`);
+  `mlx-community/Qwen3-8B-4bit`, `inferencerlabs/GLM-5-MLX-4.8bit`, `bartowski/Qwen3-8B-GGUF`, `DeepSeek-V3.2-w8a8-QuaRot`,
+  `glm-4.5-air-hf`);
 - a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`), and a GGUF-my-repo
   repository, which holds one such file (`someone/Qwen3-0.6B-Q8_0-GGUF`, read as `Qwen3-0.6B-Q8_0.gguf`);
 - a name carrying its owner before an underscore, as bartowski's re-packs do (`Qwen_Qwen3-8B-Q4_K_M.gguf`,
@@ -67,6 +68,17 @@ model's, so the KV bytes per token are the same; the weights are not):
   Qwen3-VL-8B-Instruct), read with the hyphen, as the architecture alone;
 - a catalog repository named with a packaging word (`nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16`) answers to its
   name without it (`NVIDIA-Nemotron-3-Nano-30B-A3B`) and re-packs of that name, as the architecture alone;
+- a name pushed under a user's namespace, `namespace/name:size…` (`maryasov/qwen2.5-coder:32b-instruct-q8_0` on Ollama,
+  `ai/llama3.2:3B-Q4_K_M` for Docker Model Runner), read as the tag `name:size…` by the rules above, as the architecture
+  alone; RamaLama's `ollama://` transport before an Ollama name, and LiteLLM's `docker_model_runner/` route, are dropped;
+- a version's dot written as a hyphen, as a name that must be a DNS label spells it (`kimi-k2-5`, `GLM-4-7-Flash`,
+  `llama-3-1-8b-instruct`): only a one-digit part after a version number and before `-` or the end, only when the name as
+  written matches nothing, and not when reading the hyphen as a decimal size's point (`qwen3-1-7b` as Qwen3-1.7B) names
+  a record too; a spelling, so the architecture alone;
+- Meta-Llama-3's names without Meta- (`Llama-3-8B-Instruct`, `llama3-8b`), as Meta names Llama 3.1 on and re-packers
+  write Llama 3: a spelling, so the architecture alone;
+- mradermacher's imatrix quants (`Qwen3-8B.i1-Q4_K_M.gguf`, `mradermacher/Qwen3-8B-i1-GGUF`) and a GGUF file's split
+  parts after `.gguf` (`.gguf.part1of2`), read as the file;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
@@ -94,21 +106,31 @@ _URL_PREFIX = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co|mo
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _SHARD = re.compile(r"-\d{5}-of-\d{5}(?=\.gguf$)", re.I)
 _SHARD_BARE = re.compile(r"-\d{5}-of-\d{5}$")
+_GGUF_PART = re.compile(r"(?<=\.gguf)\.part\d+of\d+$", re.I)
 # GGUF-my-repo uploads one quantization of a model to `{username}/{MODEL_NAME}-{q_method}-GGUF`
 # (https://github.com/pcuenca/gguf-my-repo/blob/4a9cc9a7d4cbfb625d84d89234bfd5e036ceb7a3/app.py): without -GGUF, a GGUF file's name.
 _GGUF_MY_REPO = re.compile(r"(?<=[A-Za-z0-9_])-GGUF$", re.I)
 # The quantization a GGUF file name ends with (Model-Q4_K_M.gguf, model.Q8_0.gguf, model-UD-IQ1_S.gguf), llama-quantize's
 # type names (MXFP4_MOE among them: https://github.com/ggml-org/llama.cpp/blob/03161a4eb9a2ec66ef97789f347c5a28279f06ea/tools/quantize/quantize.cpp).
-_QUANT_SUFFIX = re.compile(r"[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$", re.I)
+# mradermacher's weighted (imatrix) quants write i1 before the type and split a large file into parts after .gguf:
+# DeepSeek-V2-Chat-0628.i1-Q2_K.gguf.part1of2 in mradermacher/DeepSeek-V2-Chat-0628-i1-GGUF
+# (https://huggingface.co/mradermacher/DeepSeek-V2-Chat-0628-i1-GGUF/raw/8fec412c3e03a8f00bcc3bc0215fc2afa01797a2/README.md).
+_QUANT_SUFFIX = re.compile(r"[-._](?:UD-|i1-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$", re.I)
 # One word re-packers append to the base repository's name, e.g. the parts of -GPTQ-Int4,
 # -FP8-dynamic, -W4A16-G128, -unsloth-bnb-4bit, -MLX-4bit, -GGUF, -AWQ-INT4, .quantized.w8a8,
-# -int4-AutoRound, -int4-mixed-AutoRound, -int4-AutoRound-awq-sym (Intel, OPEA), -int8-ov (OpenVINO).
+# -int4-AutoRound, -int4-mixed-AutoRound, -int4-AutoRound-awq-sym (Intel, OPEA), -int8-ov (OpenVINO), -w8a8-QuaRot
+# (Ascend's msModelSlim rotates the weights before quantizing them, its `quarot` step: "MiniMax-M2.7-w8a8-QuaRot | W8A8
+# quantized version" of MiniMax-M2.7 in https://github.com/vllm-project/vllm-ascend/blob/916af79f7992aadf2e307b252df60038f42adc4c/docs/source/tutorials/models/MiniMax-M2.7.md),
+# -i1 (mradermacher's imatrix quants, below), -DWQ (mlx-lm's distilled weight quantization, "mlx_lm.dwq --model Qwen/Qwen3-0.6B",
+# https://github.com/ml-explore/mlx-lm/blob/5b00d5b087fa1bec22ecf3fc56f6fd54efd6026e/mlx_lm/LEARNED_QUANTS.md; catalystsec/MiniMax-M2-4bit-DWQ),
+# -hf (the same weights in the Transformers format: meta-llama/Llama-2-7b-hf is "the base 7B model in HF transformers
+# format" beside meta-llama/Llama-2-7b, "in original Llama format", https://huggingface.co/collections/meta-llama/llama-2-family).
 # Stripped from the end one at a time. A mixed-precision MLX quant names its average bits per weight with a decimal
 # (-MLX-3.3bit: "3-bit baseline with important layers at 8-bit", bpw 3.331, https://huggingface.co/spicyneuron/Kimi-K2.6-MLX-3.3bit;
 # inferencerlabs/GLM-5.1-MLX-4.8bit in https://github.com/jundot/omlx/issues/694): the same config.json, other weights.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+(?:\.\d+)?bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
 # upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
@@ -130,8 +152,23 @@ _CACHE_DIR = re.compile(r"(?:models--)?([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)")
 # An Ollama library tag: name, then `:`, then a size or flavour and optional -parts (qwen3:30b-a3b-q4_K_M).
 _OLLAMA_TAG = re.compile(r"^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$", re.I)
 _OLLAMA_REGISTRY = re.compile(r"^(?:https?://)?(?:registry\.ollama\.ai|ollama\.com)/library/", re.I)
-# A LiteLLM provider route (see the module docstring): `openai/` only before owner/name.
-_LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm)/|^openai/(?=[^/]+/[^/]+$)", re.I)
+# A LiteLLM provider route (see the module docstring): `openai/` only before owner/name. RamaLama's `ollama://` transport
+# takes an Ollama name (https://github.com/containers/ramalama/blob/f3b51cfb6074e18de1e99f12f22e4224bd6bc24a/docs/options/model-transports.md).
+_LITELLM_ROUTE = re.compile(r"^(?:ollama|ollama_chat|hosted_vllm|docker_model_runner)/|^ollama://|^openai/(?=[^/]+/[^/]+$)", re.I)
+# An Ollama name under a user's namespace, host/namespace/model:tag (name.go, cited above; `library` is Ollama's own):
+# maryasov/qwen2.5-coder:32b-instruct-q8_0 is that user's push of a model named like the library's qwen2.5-coder:32b. Docker
+# Model Runner's models on Docker Hub are named the same way, ai/llama3.2:3B-Q4_K_M (https://www.promptfoo.dev/docs/providers/docker;
+# its LiteLLM route is docker_model_runner/, https://docs.litellm.ai/docs/providers/docker_model_runner).
+_OLLAMA_NAMESPACED = re.compile(
+    r"^(?:(?:https?://)?(?:registry\.ollama\.ai|ollama\.com|docker\.io)/)?[a-z0-9][a-z0-9._-]*/([a-z0-9][a-z0-9._-]*:[a-z0-9._-]+)$", re.I)
+# A version's dot written as a hyphen (kimi-k2-5, GLM-4-7-Flash, llama-3-1-8b), as names that must be DNS labels spell it:
+# a Kubernetes object name holds only lowercase letters, digits and `-` (https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names),
+# and vLLM Ascend names its test of zai-org/GLM-4.7-Flash GLM-4-7-Flash.yaml
+# (https://github.com/vllm-project/vllm-ascend/blob/09c2fbe36aca062dfcf399df954bc95d2adcd119/tests/e2e/models/configs/GLM-4-7-Flash.yaml).
+# Only a one-digit part after a version number and before `-` or the end (never a size: GLM-4-9B, SmolLM3-3B stay).
+_HYPHEN_DOT = re.compile(r"(?<=[A-Za-z-]\d)-(?=\d(?:-|$))")
+# The other reading of the same spelling, a decimal size (qwen3-1-7b as Qwen3-1.7B): when it resolves too, neither is read.
+_HYPHEN_SIZE_DOT = re.compile(r"(?<=-\d)-(?=\d+[bmt](?:-|$))", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
 _FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
 # Qwen's own GGUF files write the family and VL as one word: Qwen3VL-8B-Instruct-Q4_K_M.gguf in Qwen/Qwen3-VL-8B-Instruct-GGUF
@@ -199,9 +236,11 @@ class HfIdIndex:
                 if variant.ollama_tag:
                     self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
         # A catalog repository named with a packaging word (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16) also answers
-        # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture.
+        # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture; so does
+        # Meta-Llama-3-8B-Instruct without Meta- (_without_meta).
         stripped = [(_key(form), Resolved(model.id, None, True)) for model in models_seen
-                    for repo in (model.hf_repo, *model.hf_aliases) for form in _unpackaged(repo.split("/")[1])]
+                    for repo in (model.hf_repo, *model.hf_aliases)
+                    for form in (*_unpackaged(repo.split("/")[1]), *_without_meta(repo.split("/")[1]))]
         self.names = _unique(names)
         self.stripped = _unique(stripped)
         self.base_names = _unique(base_names + stripped)
@@ -212,8 +251,9 @@ class HfIdIndex:
                                      for repo in (model.hf_repo, *model.hf_aliases) for word in _words(repo.split("/")[1])
                                      if _SIZE.fullmatch(word))
         # Each model's own names as words, with its config.json: what a family-and-size name is matched on.
-        self.families = [(_words(repo.split("/")[1]), Resolved(model.id, None, True), model.config.as_config_json())
-                         for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)]
+        self.families = [(_words(name), Resolved(model.id, None, True), model.config.as_config_json())
+                         for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)
+                         for name in (repo.split("/")[1], *_without_meta(repo.split("/")[1]))]
         self.owners = {_key(repo.split("/")[0]) for model in models_seen for repo in (model.hf_repo, *model.hf_aliases)}
         self.bases = _base_checkpoints(models_seen)
         # GGUF repositories a variant loads from: their quantizations, as `repo:QUANT` names them.
@@ -229,8 +269,23 @@ class HfIdIndex:
 
     def resolve(self, named: str) -> Resolved | None:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
+        found = self._resolve(named)
+        path = re.fullmatch(r"(.*[/\\])?([^/\\:]+)", named.strip().strip("'\"`").rstrip("/\\"))
+        if found is not None or path is None or (dotted := _HYPHEN_DOT.sub(".", path.group(2))) == path.group(2):
+            return found
+        # kimi-k2-5 as kimi-k2.5: a spelling of the name, so the architecture alone, when the decimal-size reading names nothing.
+        head = path.group(1) or ""
+        found = self._resolve(head + dotted)
+        if found is None or self._resolve(head + _HYPHEN_SIZE_DOT.sub(".", path.group(2))) is not None:
+            return None
+        return Resolved(found.model_id, None, True)
+
+    def _resolve(self, named: str) -> Resolved | None:
         text = _URL_PREFIX.sub("", named.strip().strip("'\"`")).rstrip("/\\").replace(_MODELSCOPE_DOT, ".")
-        text = _OLLAMA_REGISTRY.sub("", _LITELLM_ROUTE.sub("", text))
+        ollama = re.match(r"ollama", text, re.I) is not None and _LITELLM_ROUTE.match(text) is not None or _OLLAMA_REGISTRY.match(text)
+        text = _GGUF_PART.sub("", _OLLAMA_REGISTRY.sub("", _LITELLM_ROUTE.sub("", text)))
+        if ollama and not re.search(r"[:/\\]", text):
+            text += ":latest"  # an Ollama name without a tag is tagged latest (name.go): deepseek-r1 is no Hugging Face name here
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
         if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
@@ -239,6 +294,9 @@ class HfIdIndex:
             if (found := self._tag(tag)) is not None or not _created_name(tag):
                 return found  # qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
             text = tag.group(1)  # a full checkpoint name with Ollama's default tag: the name
+        if (pushed := _OLLAMA_NAMESPACED.match(text)) is not None and (tag := _OLLAMA_TAG.match(pushed.group(1))) is not None \
+                and _pushed_words(tag) and (found := self._tag(tag)) is not None:
+            return Resolved(found.model_id, None, True)  # a user's push of a name at a size: the architecture alone
         text = re.sub(r"/(?:tree|blob|resolve)/[^/]+(?:/.*)?$", "", text)
         quant = None
         if "/" in text and (tail := re.search(r":([A-Za-z0-9_.-]+)$", text)) is not None and not _key(text).endswith(".gguf"):
@@ -396,6 +454,21 @@ def _created_name(tag: re.Match[str]) -> bool:
     registry.ollama.ai/library/?:latest in https://github.com/ollama/ollama/blob/12734c108a2745e063f61765e2dc22fa6d9c902c/types/model/name.go).
     A library name alone (glm-4.7-flash:latest, gemma4:latest) means the library's default size, which it does not say."""
     return tag.group(2).lower() == "latest" and tag.group(3) is None and any(_SIZE.fullmatch(w) for w in _words(tag.group(1)))
+
+
+def _without_meta(name: str) -> list[str]:
+    """Meta-Llama-3-8B-Instruct as Llama-3-8B-Instruct: Meta dropped the word from its repositories' names from Llama 3.1 on
+    ("renamed to meta-llama/Llama-3.1-8B-Instruct, which is how the models have been named in Llama 3.2 and after",
+    https://github.com/oumi-ai/oumi/pull/1357), and re-packers write Llama 3 so too (turboderp/Llama-3-8B-Instruct-exl2,
+    https://huggingface.co/turboderp/Llama-3-8B-Instruct-exl2). A spelling, so the architecture alone."""
+    return [name[len("Meta-"):]] if _key(name).startswith("meta-llama-") else []
+
+
+def _pushed_words(tag: re.Match[str]) -> bool:
+    """A pushed name's tag: a size, then only active-size, variant and quantization words (not -abliterated, a fine-tune)."""
+    rest = tag.group(3).split("-") if tag.group(3) else []
+    return bool(_SIZE.fullmatch(tag.group(2))) and all(
+        _ACTIVE.fullmatch(w) or w.lower() in _CHAT_WORDS or _OLLAMA_QUANT.fullmatch(w) for w in rest)
 
 
 def _unpackaged(name: str) -> list[str]:

@@ -20,19 +20,27 @@ const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b
 const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)\/(?:models\/)?/i;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
-const QUANT_SUFFIX = /[-._](?:UD-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$/i;
+// mradermacher's imatrix quants write i1 before the type and split big files after .gguf (hf_ids.py gives the source).
+const QUANT_SUFFIX = /[-._](?:UD-|i1-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF16|F32|FP16|MXFP4(?:_MOE)?)$/i;
 const SHARD_BARE = /-\d{5}-of-\d{5}$/;
+const GGUF_PART = /(?<=\.gguf)\.part\d+of\d+$/i;
 // GGUF-my-repo's `{username}/{MODEL_NAME}-{q_method}-GGUF`: without -GGUF, a GGUF file's name.
 const GGUF_MY_REPO = /(?<=[A-Za-z0-9_])-GGUF$/i;
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+(?:\\.\\d+)?bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
 const OLLAMA_REGISTRY = /^(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com)\/library\//i;
-// A LiteLLM provider route (hf_ids.py's docstring gives the sources): `openai/` only before owner/name.
-const LITELLM_ROUTE = /^(?:ollama|ollama_chat|hosted_vllm)\/|^openai\/(?=[^/]+\/[^/]+$)/i;
+// A LiteLLM provider route (hf_ids.py's docstring gives the sources): `openai/` only before owner/name; RamaLama's ollama://.
+const LITELLM_ROUTE = /^(?:ollama|ollama_chat|hosted_vllm|docker_model_runner)\/|^ollama:\/\/|^openai\/(?=[^/]+\/[^/]+$)/i;
+// A name under a user's namespace, as Ollama and Docker Model Runner name pushes (maryasov/qwen2.5-coder:32b-instruct-q8_0).
+const OLLAMA_NAMESPACED =
+  /^(?:(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com|docker\.io)\/)?[a-z0-9][a-z0-9._-]*\/([a-z0-9][a-z0-9._-]*:[a-z0-9._-]+)$/i;
+// A version's dot written as a hyphen, as DNS-label names spell it (kimi-k2-5); the decimal-size reading (qwen3-1-7b).
+const HYPHEN_DOT = /(?<=[A-Za-z-]\d)-(?=\d(?:-|$))/g;
+const HYPHEN_SIZE_DOT = /(?<=-\d)-(?=\d+[bmt](?:-|$))/gi;
 const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
@@ -72,6 +80,8 @@ function unpackaged(name) {
   return forms;
 }
 const ownNames = (m) => [m.repo, ...(m.aliases || [])];
+/** _without_meta: Meta-Llama-3-8B-Instruct as Llama-3-8B-Instruct, the naming Meta took up from Llama 3.1 on. */
+const withoutMeta = (name) => key(name).startsWith("meta-llama-") ? [name.slice("Meta-".length)] : [];
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
 const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
 const canonical = (value) => Array.isArray(value) ? "[" + value.map(canonical).join(",") + "]"
@@ -139,8 +149,10 @@ function buildIndex(raw) {
     .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
       .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
   // A catalog repository named with a packaging word also answers to its name without it, as the architecture.
-  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => unpackaged(repo.split("/")[1]).map((f) => [key(f), target(m.id, null, true)])));
-  const families = raw.models.flatMap((m) => ownNames(m).map((repo) => [wordsOf(repo.split("/")[1]), target(m.id, null, true), canonical(m.config)]));
+  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [...unpackaged(repo.split("/")[1]), ...withoutMeta(repo.split("/")[1])]
+    .map((f) => [key(f), target(m.id, null, true)])));
+  const families = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [repo.split("/")[1], ...withoutMeta(repo.split("/")[1])])
+    .map((name) => [wordsOf(name), target(m.id, null, true), canonical(m.config)]));
   const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
   return { repos, files, tags, library, librarySizes, names: unique(names), stripped: unique(stripped),
            baseNames: unique([...baseNames, ...stripped]), families, owners,
@@ -270,8 +282,23 @@ const createdName = (tag) => tag[2].toLowerCase() === "latest" && !tag[3] && wor
 export function resolveModel(modelText, raw) {
   if (!modelText) return null;
   const index = buildIndex(raw);
+  const found = resolveText(index, modelText);
+  const path = /^(.*[/\\])?([^/\\:]+)$/.exec(String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(/[/\\]+$/, ""));
+  if (found || !path || path[2].replace(HYPHEN_DOT, ".") === path[2]) return found;
+  // kimi-k2-5 as kimi-k2.5: a spelling, so the architecture alone, when the decimal-size reading names nothing.
+  const head = path[1] || "", dotted = resolveText(index, head + path[2].replace(HYPHEN_DOT, "."));
+  if (!dotted || resolveText(index, head + path[2].replace(HYPHEN_SIZE_DOT, "."))) return null;
+  return target(dotted.model_id, null, true);
+}
+
+function resolveText(index, modelText) {
+  if (!modelText) return null;
   let text = String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(URL_PREFIX, "").replace(/[/\\]+$/, "")
-    .replace(MODELSCOPE_DOT, ".").replace(LITELLM_ROUTE, "").replace(OLLAMA_REGISTRY, "");
+    .replace(MODELSCOPE_DOT, ".");
+  const ollama = /^ollama/i.test(text) && LITELLM_ROUTE.test(text) || OLLAMA_REGISTRY.test(text);
+  text = text.replace(LITELLM_ROUTE, "").replace(OLLAMA_REGISTRY, "").replace(GGUF_PART, "");
+  // An Ollama name without a tag is tagged latest (name.go): deepseek-r1 is no Hugging Face name here.
+  if (ollama && !/[:/\\]/.test(text)) text += ":latest";
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
   if (index.library.has(libraryName)) return index.library.get(libraryName);
@@ -279,6 +306,11 @@ export function resolveModel(modelText, raw) {
   const tagged = tag ? ollamaTag(index, tag) : null;
   if (tag && (tagged || !createdName(tag))) return tagged;  // qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
   if (tag) text = tag[1];  // a full checkpoint name with Ollama's default tag: the name
+  const pushed = OLLAMA_NAMESPACED.exec(text), pushedTag = pushed ? OLLAMA_TAG.exec(pushed[1]) : null;
+  const pushedWords = pushedTag && SIZE.test(pushedTag[2]) && (pushedTag[3] ? pushedTag[3].split("-") : [])
+    .every((w) => ACTIVE.test(w) || CHAT_WORDS.has(w.toLowerCase()) || OLLAMA_QUANT.test(w));
+  const pushedFound = pushedWords ? ollamaTag(index, pushedTag) : null;
+  if (pushedFound) return target(pushedFound.model_id, null, true);  // a user's push of a name at a size: the architecture
   text = text.replace(/\/(?:tree|blob|resolve)\/[^/]+(?:\/.*)?$/, "");
   let quant = null;
   const tail = text.includes("/") && !key(text).endsWith(".gguf") ? /:([A-Za-z0-9_.-]+)$/.exec(text) : null;

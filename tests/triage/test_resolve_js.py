@@ -92,12 +92,25 @@ CASES = [
     "Qwen3.5-27B-Q4_K_M", "Qwen3-8B-UD-Q4_K_XL", "Qwen3-8B-IQ3_XXS", "gpt-oss-20b-MXFP4_MOE", "Qwen3-Coder-30B-A3B-Q4_K_M",
     "Qwen3-Coder-30B-A3B-Instruct-BF16-00001-of-00002", "Qwen3-8B-Base-Q4_K_M", "Qwen3-8B-abliterated-Q4_K_M", "gemma-3-27b-pt-Q4_K_M",
     "Qwen3-33B-Q4_K_M", "Qwen3VL-8B-Thinking-Q4_K_M", "someone/Qwen3-8B-abliterated-IQ3_XXS", "gpt-oss-21b-MXFP4_MOE",
+    # -QuaRot, -hf, -i1, .partNofM, -DWQ, user namespaces, ollama://, docker_model_runner/, a version's dot as a hyphen.
+    "/path/to/weight/Qwen3-8B-w8a8-QuaRot", "someone/Qwen3-8B-hf", "OpenGVLab/InternVL3-8B", "mradermacher/Qwen3-8B-i1-GGUF",
+    "/models/Qwen3-8B.i1-Q4_K_M.gguf", "/models/Qwen3-8B.Q4_K_M.gguf.part1of2", "mlx-community/Qwen3-8B-4bit-DWQ",
+    "pdevine/qwen3.6:35b-a3b-q8_0", "registry.ollama.ai/someone/qwen2.5-coder:32b-instruct-q8_0", "docker.io/ai/qwen3:8B-Q4_K_M",
+    "docker_model_runner/ai/llama3.2:3B-Q4_K_M", "ollama://qwen3:8b", "kimi-k2-5", "/models/GLM-4-7-Flash", "llama-3-1-8b-instruct",
+    "deepseek-v3-2-exp", "mistral-small-3-1-24b-instruct-2503", "someone/Qwen3-8B-abliterated-i1-GGUF", "Qwen3-33B.i1-Q4_K_M.gguf",
+    "someone/Qwen3-8B-abliterated-hf", "Qwen3-8B-Base-hf", "someone/qwen3:8b-abliterated", "ai/gemma3", "ollama://deepseek-r1",
+    "ollama/deepseek-r1", "ollama_chat/deepseek-r1", "kimi-k2-5-abliterated", "kimi-k2-7-coder", "qwen3-1-7b", "SmolLM3-3B", "qwen3-33b-2-5",
+    r"C:\\models\\kimi-k2-5", "'kimi-k2-5'", "/srv/llama-3-2-3b-instruct/",
+    "Llama-3-8B-Instruct", "someone/Llama-3-70B-Instruct-AWQ", "/models/llama-3-8b", "Llama-3-8B-Instruct-Gradient-1048k",
+    "Llama-3-8B-64k", "Llama-3-33B", "Llama-3-8B-Instruct-abliterated", "meta-llama/Llama-3-8B-Instruct",
 ]
 
 
 def _ids() -> list[str]:
     holdout = [entry["id"] for name in ("model_ids_holdout.yaml", "model_ids_holdout2.yaml", "model_ids_holdout3.yaml",
-                                                       "model_ids_holdout4.yaml", "model_ids_holdout5.yaml", "model_ids_holdout6.yaml")
+                                                       "model_ids_holdout4.yaml", "model_ids_holdout5.yaml", "model_ids_holdout6.yaml",
+                                                       "model_ids_holdout7.yaml", "model_ids_holdout8.yaml", "model_ids_holdout9.yaml",
+                                                       "model_ids_holdout10.yaml")
                for entry in yaml.safe_load((ROOT / "tests/data" / name).read_text(encoding="utf-8"))["ids"]]
     return list(dict.fromkeys([*named_model_ids(ROOT), *holdout, *CASES]))
 
