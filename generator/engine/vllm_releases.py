@@ -318,17 +318,31 @@ def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eage
 #   0.22-0.23: Qwen3ForCausalLM only, not MoE, not quantized;
 #   0.24: the architectures listed in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (Qwen3, Llama, Mistral,
 #         DeepSeek-V2, Qwen2-MoE, Granite-MoE);
-#   0.25-0.28: every generating model that is neither hybrid nor MoE, plus the listed MoE ones.
+#   0.25-0.28: every generating model that is neither hybrid nor MoE, plus the listed MoE ones;
+#   0.29-0.32: every model (dense, MoE, hybrid, multimodal, quantized) unless Triton is missing or a feature V2 lacks
+#         is on (ngram speculative decoding, custom logits processors, sequence parallelism, dual batch overlap, ...:
+#         _get_v2_model_runner_unsupported_features); on ROCm the architectures in ROCM_DEFAULT_MRV1_ARCHITECTURES
+#         (DeepSeek-V3.2 and V4; GLM-MoE-DSA too in 0.31) keep the V1 runner, a list 0.32 drops. The T4 0.30.0 start
+#         in the log table prints "Using V2 Model Runner" for Qwen2.5.
+# 0.33 still defaults every model to V2, but its sampler warm-up adds a second pass with every sampling parameter on
+# (SamplingParams.for_sampler_warmup: penalties, logit bias, min_p, top-k/top-p, logprobs), whose bytes per logit were
+# not read; 0.33 therefore stays on the V1 rules here (no row), a known gap of the newest release.
 V2_RUNNER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.22.0/vllm/config/vllm.py#L518",
     "https://github.com/vllm-project/vllm/blob/v0.24.0/vllm/config/vllm.py#L68",
     "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/config/vllm.py#L605",
     "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/v1/worker/gpu/model_runner.py#L843",
     "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L896",
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/config/vllm.py#L645",  # use_v2_model_runner: every model
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/config/vllm.py#L71",  # ROCM_DEFAULT_MRV1_ARCHITECTURES
+    "https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/config/vllm.py#L75",
+    "https://github.com/vllm-project/vllm/blob/v0.32.0/vllm/config/vllm.py#L706",  # no ROCm list
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/model_runner.py#L1008",  # the warm-up pass
 )
 # config.json model_type of the architectures those lists name.
 _V2_ARCHS_024 = ("qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe")
 _V2_MOE_ARCHS = ("deepseek_v2", "qwen2_moe", "granitemoe")
+_ROCM_V1_ARCHS_029 = ("DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM")
 
 
 @dataclass(frozen=True)
@@ -336,19 +350,25 @@ class V2RunnerRow:
     first: tuple[int, int, int]
     last: tuple[int, int, int]
     model_types: tuple[str, ...] | None  # None: every model type
-    moe_types: tuple[str, ...]  # the MoE model types it takes (other MoE models stay on the V1 runner)
+    moe_types: tuple[str, ...] | None  # the MoE model types it takes (None: every MoE model; others stay on V1)
     quantized: bool  # whether quantized checkpoints get it
+    hybrid: bool = False  # whether hybrid (Mamba / linear-attention) models get it
+    estimate_zero: bool = True  # profile_cudagraph_memory returns 0 (0.22-0.28)
+    rocm_v1_archs: tuple[str, ...] = ()  # config.json architectures that keep the V1 runner on ROCm
 
 
 V2_RUNNER_DEFAULTS: tuple[V2RunnerRow, ...] = (
     V2RunnerRow((0, 22, 0), (0, 23, 99), ("qwen3",), (), False),
     V2RunnerRow((0, 24, 0), (0, 24, 99), _V2_ARCHS_024, _V2_ARCHS_024, True),
     V2RunnerRow((0, 25, 0), (0, 28, 99), None, _V2_MOE_ARCHS, True),
+    V2RunnerRow((0, 29, 0), (0, 30, 99), None, None, True, True, False, _ROCM_V1_ARCHS_029),
+    V2RunnerRow((0, 31, 0), (0, 31, 99), None, None, True, True, False, _ROCM_V1_ARCHS_029 + ("GlmMoeDsaForCausalLM",)),
+    V2RunnerRow((0, 32, 0), (0, 32, 99), None, None, True, True, False),
 )
 
 
 def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
-    """The release's default V2-runner rule while its graph estimate is 0 (0.22-0.28), else None."""
+    """The release's default V2-runner rule (0.22-0.32), else None."""
     for row in V2_RUNNER_DEFAULTS:
         if row.first <= version <= row.last:
             return row
@@ -356,14 +376,46 @@ def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
 
 
 @lru_cache(maxsize=1024, typed=True)
+def runs_v2_runner(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool, quantized: bool,
+                   architectures: tuple[str, ...] = (), rocm: bool = False) -> bool:
+    """True when the release runs this model on the V2 model runner by default."""
+    row = v2_runner_row(version)
+    if row is None or (is_hybrid and not row.hybrid) or (rocm and any(a in row.rocm_v1_archs for a in architectures)):
+        return False
+    return ((row.model_types is None or model_type in row.model_types)
+            and (not is_moe or row.moe_types is None or model_type in row.moe_types)
+            and (row.quantized or not quantized))
+
+
+@lru_cache(maxsize=1024, typed=True)
 def v2_runner_skips_estimate(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool,
                              quantized: bool) -> bool:
     """True when the release runs this model on the V2 model runner, whose estimate is 0 up to 0.28."""
     row = v2_runner_row(version)
-    if row is None or is_hybrid:
-        return False
-    return ((row.model_types is None or model_type in row.model_types) and (not is_moe or model_type in row.moe_types)
-            and (row.quantized or not quantized))
+    return row is not None and row.estimate_zero and runs_v2_runner(version, model_type, is_moe, is_hybrid, quantized)
+
+
+# The V2 runner's sampler keeps per-request penalty statistics on the GPU from load_model on:
+# PenaltiesState.prompt_bin_mask (max_num_reqs x cdiv(vocab, 32) int32) and output_bin_counts (max_num_reqs x vocab
+# int32; "This tensor is rarely used but can be very large, taking up GBs of GPU memory"), made after the weights are
+# measured and before the profile run. Up to 0.26 the budget (weights + non-torch growth + torch peak growth during
+# profiling) does not see them; from 0.27 it subtracts everything resident after profiling (total_consumed, the drop in
+# free memory since the worker's start snapshot), so they leave the KV budget. The T4 0.30.0 start prints it: 3.24 GiB
+# consumed against 2.98 GiB of weights, 0.13 of non-torch base and 0.15 of these buffers at 256 x 151,936.
+V2_PENALTIES_COUNTED_FROM = (0, 27, 0)
+V2_PENALTIES_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/sample/penalties.py#L32",
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L437",  # Sampler(...) in load_model
+    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/sample/penalties.py#L40",
+    "https://github.com/vllm-project/vllm/blob/v0.27.0/vllm/utils/mem_utils.py#L234",
+)
+
+
+def v2_penalties_bytes(version: tuple[int, int, int], max_num_seqs: int, vocab_size: int) -> int:
+    """The V2 sampler's penalty buffers the release's budget subtracts (0 before 0.27)."""
+    if version < V2_PENALTIES_COUNTED_FROM:
+        return 0
+    return max_num_seqs * (vocab_size + -(-vocab_size // 32)) * 4
 
 
 # --------------------------------------------------------------------------- MLA block sizes
