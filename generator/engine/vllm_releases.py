@@ -336,7 +336,7 @@ V2_RUNNER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/config/vllm.py#L645",  # use_v2_model_runner: every model
     "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/config/vllm.py#L71",  # ROCM_DEFAULT_MRV1_ARCHITECTURES
     "https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/config/vllm.py#L75",
-    "https://github.com/vllm-project/vllm/blob/v0.32.0/vllm/config/vllm.py#L706",  # no ROCm list
+    "https://github.com/vllm-project/vllm/blob/v0.32.0/vllm/config/vllm.py#L703",  # no ROCm list
     "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/model_runner.py#L1008",  # the warm-up pass
 )
 # config.json model_type of the architectures those lists name.
