@@ -61,6 +61,19 @@ SAMPLER_SOURCES = (
 # 0.26 mutates the model-dtype logits in place; from 0.27 it returns them untouched when no request needs
 # processing: the logits alone, 2 B (read at 0.26.0, 0.27.1, 0.28.0, 0.31.0).
 V2_SAMPLER_BYTES_PER_LOGIT = (((0, 22, 0), 6), ((0, 26, 0), 2))
+# From 0.33 _dummy_sampler_run makes a second pass with SamplingParams.for_sampler_warmup (temperature, top-k 50,
+# top-p 0.9, min_p, penalties, logit bias, bad words, logprobs): apply_sampling_params copies the logits to fp32 (4 B
+# beside the caller's 2 B), the logits processors, temperature and min_p work in place, then FlashInfer's
+# top_k_top_p_sampling_from_logits holds its masked logits and their softmax (4 + 4 B: 14 B, as V1's FlashInfer path),
+# or, without FlashInfer, the Triton top-k/top-p kernel masks in place and the Gumbel kernel keeps per-block maxima
+# only (6 B). Read at v0.33.0 (model_runner.py _dummy_sampler_run, sample/sampler.py, sample/gumbel.py).
+V2_WARMUP_PASS_FROM = (0, 33, 0)
+V2_WARMUP_PASS_BYTES = {FLASHINFER: SAMPLER_BYTES_PER_LOGIT[FLASHINFER], TRITON: 6}
+V2_WARMUP_PASS_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/model_runner.py#L1008",
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/sample/sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/sample/ops/topk_topp_sampler.py#L631",
+)
 V2_SAMPLER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.22.1/vllm/v1/worker/gpu/sample/sampler.py#L133",
     "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/v1/worker/gpu/sample/sampler.py",
@@ -125,11 +138,13 @@ def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, 
                             v2_runner: bool = False) -> int:
     if v0 or version < (0, 8, 0):
         return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
-    if v2_runner and version >= V2_SAMPLER_BYTES_PER_LOGIT[0][0]:
-        return [size for first, size in V2_SAMPLER_BYTES_PER_LOGIT if first <= version][-1]
     backend = backend or default_sampler_backend(version)
     if backend == NATIVE and version >= NATIVE_RUNS_TRITON_FROM:
         backend = TRITON
+    if v2_runner and version >= V2_WARMUP_PASS_FROM:
+        return V2_WARMUP_PASS_BYTES[backend]
+    if v2_runner and version >= V2_SAMPLER_BYTES_PER_LOGIT[0][0]:
+        return [size for first, size in V2_SAMPLER_BYTES_PER_LOGIT if first <= version][-1]
     if backend == FLASHINFER and version < FLASHINFER_FROM_LOGITS_FROM:
         return FLASHINFER_FROM_PROBS_BYTES
     return SAMPLER_BYTES_PER_LOGIT[backend]
@@ -324,9 +339,8 @@ def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eage
 #         _get_v2_model_runner_unsupported_features); on ROCm the architectures in ROCM_DEFAULT_MRV1_ARCHITECTURES
 #         (DeepSeek-V3.2 and V4; GLM-MoE-DSA too in 0.31) keep the V1 runner, a list 0.32 drops. The T4 0.30.0 start
 #         in the log table prints "Using V2 Model Runner" for Qwen2.5.
-# 0.33 still defaults every model to V2, but its sampler warm-up adds a second pass with every sampling parameter on
-# (SamplingParams.for_sampler_warmup: penalties, logit bias, min_p, top-k/top-p, logprobs), whose bytes per logit were
-# not read; 0.33 therefore stays on the V1 rules here (no row), a known gap of the newest release.
+#   0.33: every model; its sampler warm-up adds a second pass with every sampling parameter on
+#         (SamplingParams.for_sampler_warmup), so the warm-up peak is that pass's (V2_WARMUP_PASS_FROM below).
 V2_RUNNER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.22.0/vllm/config/vllm.py#L518",
     "https://github.com/vllm-project/vllm/blob/v0.24.0/vllm/config/vllm.py#L68",
@@ -364,11 +378,12 @@ V2_RUNNER_DEFAULTS: tuple[V2RunnerRow, ...] = (
     V2RunnerRow((0, 29, 0), (0, 30, 99), None, None, True, True, False, _ROCM_V1_ARCHS_029),
     V2RunnerRow((0, 31, 0), (0, 31, 99), None, None, True, True, False, _ROCM_V1_ARCHS_029 + ("GlmMoeDsaForCausalLM",)),
     V2RunnerRow((0, 32, 0), (0, 32, 99), None, None, True, True, False),
+    V2RunnerRow((0, 33, 0), _END, None, None, True, True, False),
 )
 
 
 def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
-    """The release's default V2-runner rule (0.22-0.32), else None."""
+    """The release's default V2-runner rule (0.22 on), else None."""
     for row in V2_RUNNER_DEFAULTS:
         if row.first <= version <= row.last:
             return row

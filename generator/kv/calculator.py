@@ -37,6 +37,13 @@ def _fill_in(text: str, values: dict[str, str]) -> str:
     return text
 
 
+def _every_model_on_v2(version: tuple[int, int, int]) -> bool:
+    """Whether the release runs every model on the V2 runner and counts its penalty buffers (plan.py _stage_costs)."""
+    row = releases.v2_runner_row(version)
+    universal = row is not None and row.model_types is None and row.moe_types is None and row.quantized and row.hybrid
+    return universal and not row.rocm_v1_archs and releases.v2_penalties_bytes(version, 1, 1) > 0
+
+
 def vllm_constants() -> dict[str, Any]:
     version = vllm.parse_version(VLLM_VERSION)
     sample = vllm.DerivedMaxLen(1, 1, "max_position_embeddings", "1", None)
@@ -61,6 +68,9 @@ def vllm_constants() -> dict[str, Any]:
         "too_long_tail": too_long_tail,
         "cudagraph_note": note,
         "assumptions": asdict(vllm.ASSUMPTIONS),
+        # Every model of the newest release runs on the V2 runner, whose penalty buffers leave the budget (older
+        # releases: kvcalc-release.js sets assumptions.v2_penalties per model).
+        "v2_penalties": _every_model_on_v2(version),
         # kvcalc-release.js's tables: the releases in runs of equal rules, and the constants its rules read.
         "releases": vllm_release_ranges(),
         "release_facts": {
