@@ -61,6 +61,19 @@ SAMPLER_SOURCES = (
 # 0.26 mutates the model-dtype logits in place; from 0.27 it returns them untouched when no request needs
 # processing: the logits alone, 2 B (read at 0.26.0, 0.27.1, 0.28.0, 0.31.0).
 V2_SAMPLER_BYTES_PER_LOGIT = (((0, 22, 0), 6), ((0, 26, 0), 2))
+# From 0.33 _dummy_sampler_run makes a second pass with SamplingParams.for_sampler_warmup (temperature, top-k 50,
+# top-p 0.9, min_p, penalties, logit bias, bad words, logprobs): apply_sampling_params copies the logits to fp32 (4 B
+# beside the caller's 2 B), the logits processors, temperature and min_p work in place, then FlashInfer's
+# top_k_top_p_sampling_from_logits holds its masked logits and their softmax (4 + 4 B: 14 B, as V1's FlashInfer path),
+# or, without FlashInfer, the Triton top-k/top-p kernel masks in place and the Gumbel kernel keeps per-block maxima
+# only (6 B). Read at v0.33.0 (model_runner.py _dummy_sampler_run, sample/sampler.py, sample/gumbel.py).
+V2_WARMUP_PASS_FROM = (0, 33, 0)
+V2_WARMUP_PASS_BYTES = {FLASHINFER: SAMPLER_BYTES_PER_LOGIT[FLASHINFER], TRITON: 6}
+V2_WARMUP_PASS_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/model_runner.py#L1008",
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/sample/sampler.py",
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/sample/ops/topk_topp_sampler.py#L631",
+)
 V2_SAMPLER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.22.1/vllm/v1/worker/gpu/sample/sampler.py#L133",
     "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/v1/worker/gpu/sample/sampler.py",
@@ -125,11 +138,13 @@ def sampler_bytes_per_logit(version: tuple[int, int, int], backend: str | None, 
                             v2_runner: bool = False) -> int:
     if v0 or version < (0, 8, 0):
         return SAMPLER_BYTES_PER_LOGIT[V0_SAMPLER]
-    if v2_runner and version >= V2_SAMPLER_BYTES_PER_LOGIT[0][0]:
-        return [size for first, size in V2_SAMPLER_BYTES_PER_LOGIT if first <= version][-1]
     backend = backend or default_sampler_backend(version)
     if backend == NATIVE and version >= NATIVE_RUNS_TRITON_FROM:
         backend = TRITON
+    if v2_runner and version >= V2_WARMUP_PASS_FROM:
+        return V2_WARMUP_PASS_BYTES[backend]
+    if v2_runner and version >= V2_SAMPLER_BYTES_PER_LOGIT[0][0]:
+        return [size for first, size in V2_SAMPLER_BYTES_PER_LOGIT if first <= version][-1]
     if backend == FLASHINFER and version < FLASHINFER_FROM_LOGITS_FROM:
         return FLASHINFER_FROM_PROBS_BYTES
     return SAMPLER_BYTES_PER_LOGIT[backend]
@@ -318,17 +333,30 @@ def subtracts_cudagraph_estimate_for(version: tuple[int, int, int], enforce_eage
 #   0.22-0.23: Qwen3ForCausalLM only, not MoE, not quantized;
 #   0.24: the architectures listed in DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES (Qwen3, Llama, Mistral,
 #         DeepSeek-V2, Qwen2-MoE, Granite-MoE);
-#   0.25-0.28: every generating model that is neither hybrid nor MoE, plus the listed MoE ones.
+#   0.25-0.28: every generating model that is neither hybrid nor MoE, plus the listed MoE ones;
+#   0.29-0.32: every model (dense, MoE, hybrid, multimodal, quantized) unless Triton is missing or a feature V2 lacks
+#         is on (ngram speculative decoding, custom logits processors, sequence parallelism, dual batch overlap, ...:
+#         _get_v2_model_runner_unsupported_features); on ROCm the architectures in ROCM_DEFAULT_MRV1_ARCHITECTURES
+#         (DeepSeek-V3.2 and V4; GLM-MoE-DSA too in 0.31) keep the V1 runner, a list 0.32 drops. The T4 0.30.0 start
+#         in the log table prints "Using V2 Model Runner" for Qwen2.5.
+#   0.33: every model; its sampler warm-up adds a second pass with every sampling parameter on
+#         (SamplingParams.for_sampler_warmup), so the warm-up peak is that pass's (V2_WARMUP_PASS_FROM below).
 V2_RUNNER_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.22.0/vllm/config/vllm.py#L518",
     "https://github.com/vllm-project/vllm/blob/v0.24.0/vllm/config/vllm.py#L68",
     "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/config/vllm.py#L605",
     "https://github.com/vllm-project/vllm/blob/v0.28.0/vllm/v1/worker/gpu/model_runner.py#L843",
     "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L896",
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/config/vllm.py#L645",  # use_v2_model_runner: every model
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/config/vllm.py#L71",  # ROCM_DEFAULT_MRV1_ARCHITECTURES
+    "https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/config/vllm.py#L75",
+    "https://github.com/vllm-project/vllm/blob/v0.32.0/vllm/config/vllm.py#L703",  # no ROCm list
+    "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/model_runner.py#L1008",  # the warm-up pass
 )
 # config.json model_type of the architectures those lists name.
 _V2_ARCHS_024 = ("qwen3", "llama", "mistral", "deepseek_v2", "qwen2_moe", "granitemoe")
 _V2_MOE_ARCHS = ("deepseek_v2", "qwen2_moe", "granitemoe")
+_ROCM_V1_ARCHS_029 = ("DeepseekV32ForCausalLM", "DeepseekV4ForCausalLM")
 
 
 @dataclass(frozen=True)
@@ -336,19 +364,26 @@ class V2RunnerRow:
     first: tuple[int, int, int]
     last: tuple[int, int, int]
     model_types: tuple[str, ...] | None  # None: every model type
-    moe_types: tuple[str, ...]  # the MoE model types it takes (other MoE models stay on the V1 runner)
+    moe_types: tuple[str, ...] | None  # the MoE model types it takes (None: every MoE model; others stay on V1)
     quantized: bool  # whether quantized checkpoints get it
+    hybrid: bool = False  # whether hybrid (Mamba / linear-attention) models get it
+    estimate_zero: bool = True  # profile_cudagraph_memory returns 0 (0.22-0.28)
+    rocm_v1_archs: tuple[str, ...] = ()  # config.json architectures that keep the V1 runner on ROCm
 
 
 V2_RUNNER_DEFAULTS: tuple[V2RunnerRow, ...] = (
     V2RunnerRow((0, 22, 0), (0, 23, 99), ("qwen3",), (), False),
     V2RunnerRow((0, 24, 0), (0, 24, 99), _V2_ARCHS_024, _V2_ARCHS_024, True),
     V2RunnerRow((0, 25, 0), (0, 28, 99), None, _V2_MOE_ARCHS, True),
+    V2RunnerRow((0, 29, 0), (0, 30, 99), None, None, True, True, False, _ROCM_V1_ARCHS_029),
+    V2RunnerRow((0, 31, 0), (0, 31, 99), None, None, True, True, False, _ROCM_V1_ARCHS_029 + ("GlmMoeDsaForCausalLM",)),
+    V2RunnerRow((0, 32, 0), (0, 32, 99), None, None, True, True, False),
+    V2RunnerRow((0, 33, 0), _END, None, None, True, True, False),
 )
 
 
 def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
-    """The release's default V2-runner rule while its graph estimate is 0 (0.22-0.28), else None."""
+    """The release's default V2-runner rule (0.22 on), else None."""
     for row in V2_RUNNER_DEFAULTS:
         if row.first <= version <= row.last:
             return row
@@ -356,14 +391,46 @@ def v2_runner_row(version: tuple[int, int, int]) -> V2RunnerRow | None:
 
 
 @lru_cache(maxsize=1024, typed=True)
+def runs_v2_runner(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool, quantized: bool,
+                   architectures: tuple[str, ...] = (), rocm: bool = False) -> bool:
+    """True when the release runs this model on the V2 model runner by default."""
+    row = v2_runner_row(version)
+    if row is None or (is_hybrid and not row.hybrid) or (rocm and any(a in row.rocm_v1_archs for a in architectures)):
+        return False
+    return ((row.model_types is None or model_type in row.model_types)
+            and (not is_moe or row.moe_types is None or model_type in row.moe_types)
+            and (row.quantized or not quantized))
+
+
+@lru_cache(maxsize=1024, typed=True)
 def v2_runner_skips_estimate(version: tuple[int, int, int], model_type: str, is_moe: bool, is_hybrid: bool,
                              quantized: bool) -> bool:
     """True when the release runs this model on the V2 model runner, whose estimate is 0 up to 0.28."""
     row = v2_runner_row(version)
-    if row is None or is_hybrid:
-        return False
-    return ((row.model_types is None or model_type in row.model_types) and (not is_moe or model_type in row.moe_types)
-            and (row.quantized or not quantized))
+    return row is not None and row.estimate_zero and runs_v2_runner(version, model_type, is_moe, is_hybrid, quantized)
+
+
+# The V2 runner's sampler keeps per-request penalty statistics on the GPU from load_model on:
+# PenaltiesState.prompt_bin_mask (max_num_reqs x cdiv(vocab, 32) int32) and output_bin_counts (max_num_reqs x vocab
+# int32; "This tensor is rarely used but can be very large, taking up GBs of GPU memory"), made after the weights are
+# measured and before the profile run. Up to 0.26 the budget (weights + non-torch growth + torch peak growth during
+# profiling) does not see them; from 0.27 it subtracts everything resident after profiling (total_consumed, the drop in
+# free memory since the worker's start snapshot), so they leave the KV budget. The T4 0.30.0 start prints it: 3.24 GiB
+# consumed against 2.98 GiB of weights, 0.13 of non-torch base and 0.15 of these buffers at 256 x 151,936.
+V2_PENALTIES_COUNTED_FROM = (0, 27, 0)
+V2_PENALTIES_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/sample/penalties.py#L32",
+    "https://github.com/vllm-project/vllm/blob/v0.29.0/vllm/v1/worker/gpu/model_runner.py#L437",  # Sampler(...) in load_model
+    "https://github.com/vllm-project/vllm/blob/v0.27.1/vllm/v1/worker/gpu/sample/penalties.py#L40",
+    "https://github.com/vllm-project/vllm/blob/v0.27.0/vllm/utils/mem_utils.py#L234",
+)
+
+
+def v2_penalties_bytes(version: tuple[int, int, int], max_num_seqs: int, vocab_size: int) -> int:
+    """The V2 sampler's penalty buffers the release's budget subtracts (0 before 0.27)."""
+    if version < V2_PENALTIES_COUNTED_FROM:
+        return 0
+    return max_num_seqs * (vocab_size + -(-vocab_size // 32)) * 4
 
 
 # --------------------------------------------------------------------------- MLA block sizes

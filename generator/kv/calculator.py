@@ -37,6 +37,13 @@ def _fill_in(text: str, values: dict[str, str]) -> str:
     return text
 
 
+def _every_model_on_v2(version: tuple[int, int, int]) -> bool:
+    """Whether the release runs every model on the V2 runner and counts its penalty buffers (plan.py _stage_costs)."""
+    row = releases.v2_runner_row(version)
+    universal = row is not None and row.model_types is None and row.moe_types is None and row.quantized and row.hybrid
+    return universal and not row.rocm_v1_archs and releases.v2_penalties_bytes(version, 1, 1) > 0
+
+
 def vllm_constants() -> dict[str, Any]:
     version = vllm.parse_version(VLLM_VERSION)
     sample = vllm.DerivedMaxLen(1, 1, "max_position_embeddings", "1", None)
@@ -61,6 +68,9 @@ def vllm_constants() -> dict[str, Any]:
         "too_long_tail": too_long_tail,
         "cudagraph_note": note,
         "assumptions": asdict(vllm.ASSUMPTIONS),
+        # Every model of the newest release runs on the V2 runner, whose penalty buffers leave the budget (older
+        # releases: kvcalc-release.js sets assumptions.v2_penalties per model).
+        "v2_penalties": _every_model_on_v2(version),
         # kvcalc-release.js's tables: the releases in runs of equal rules, and the constants its rules read.
         "releases": vllm_release_ranges(),
         "release_facts": {
@@ -112,14 +122,19 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
         "v0_chunk": releases.v0_chunked_prefill_tokens(version),
         "batch": [[least, list(names), list(excluded), seqs, tokens] for least, names, excluded, seqs, tokens in releases.batch_tiers(version)],
         "sampler": releases.sampler_bytes_per_logit(version, None),
-        # The V2 model runner's own sampler warm-up, for the models "v2" names (0.22-0.28).
+        # The V2 model runner's own sampler warm-up, for the models "v2" names (0.22-0.32).
         "v2_sampler": None if v2 is None else releases.sampler_bytes_per_logit(version, None, v2_runner=True),
         # The NCCL / custom all-reduce buffers of TP > 1 in the non-torch term (V1 0.8-0.10.x; Hopper only).
         "nccl_init": releases.counts_distributed_init(version),
         # The graph estimate subtracted by default: [on CUDA, on ROCm].
         "graphs": [releases.subtracts_cudagraph_estimate_for(version, False),
                    releases.subtracts_cudagraph_estimate_for(version, False, releases._ROCM_NAMES[0])],
-        "v2": None if v2 is None else [None if v2.model_types is None else list(v2.model_types), list(v2.moe_types), v2.quantized],
+        # [model types or None, MoE types or None (every MoE model), quantized, hybrid, estimate 0, ROCm V1 architectures].
+        "v2": None if v2 is None else [None if v2.model_types is None else list(v2.model_types),
+                                       None if v2.moe_types is None else list(v2.moe_types), v2.quantized, v2.hybrid,
+                                       v2.estimate_zero, list(v2.rocm_v1_archs)],
+        # The V2 sampler's penalty buffers leave the budget (vllm_releases.v2_penalties_bytes).
+        "v2_penalties": releases.v2_penalties_bytes(version, 1, 1) > 0,
         # Which forced MLA block sizes apply: [FlashMLA's 64 on Hopper, CUTLASS MLA's 128 on Blackwell].
         "mla": [releases.default_mla_block_size(version, releases._HOPPER_NAMES[0]) is not None,
                 releases.default_mla_block_size(version, releases._BLACKWELL_NAMES[0]) == 128],

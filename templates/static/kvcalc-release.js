@@ -38,7 +38,7 @@ function releaseV(W, v, R, name) {
     mla_block: { ...W.mla_block, hopper: R.mla[0] ? W.mla_block.hopper : [], blackwell: R.mla[1] ? W.mla_block.blackwell : [] },
     assumptions: { ...A, non_torch_bytes: v0 ? A.non_torch_bytes_v0 : A.non_torch_bytes, sampler_bytes_per_logit: v0 ? F.v0_sampler : R.sampler,
       // counts_distributed_init and is_hopper_gpu: NCCL buffers per TP peer in the non-torch term.
-      nccl_peer_bytes: R.nccl_init && !v0 && has(W.mla_block.hopper) ? A.nccl_init_bytes_per_peer_hopper : 0 },
+      nccl_peer_bytes: R.nccl_init && !v0 && has(W.mla_block.hopper) ? A.nccl_init_bytes_per_peer_hopper : 0, v2_penalties: false },
     geometry: R.hybrid ? G : { ...G, hybrid: { ...G.hybrid, too_old: F.hybrid_too_old.replace("{version}", v.join(".")) } },
     // batch_defaults_for: V0 by the length, V1 by the release's first tier the GPU meets.
     batch: (total, _name, len) => (v0 ? [F.v0_seqs, len > F.v0_chunk_above ? R.v0_chunk : Math.max(len, F.v0_min_tokens)]
@@ -46,10 +46,11 @@ function releaseV(W, v, R, name) {
     // graph_estimate_subtracted: the release's default on CUDA or ROCm, unless the V2 model runner of 0.22-0.28 takes the model.
     // kvcalc.js calls it once per request, before the budget: the model's V2 runner also warms up its own sampler
     // (sampler_bytes_per_logit(v2_runner=True)), so it sets this request's bytes per logit here.
+    // From 0.27 the V2 sampler's penalty buffers leave the budget too (vllm_releases.v2_penalties_bytes).
     graphs: (s, g) => {
-      const v2 = !v0 && v2Runner(R.v2, s.hf_config, g);
-      if (v2) V.assumptions.sampler_bytes_per_logit = R.v2_sampler;
-      return !s.enforce_eager && R.graphs[+has(W.mla_block.rocm)] && !v2;
+      const v2 = !v0 && v2Runner(R.v2, s.hf_config, g, has(W.mla_block.rocm));
+      if (v2) Object.assign(V.assumptions, { sampler_bytes_per_logit: R.v2_sampler, v2_penalties: R.v2_penalties });
+      return !s.enforce_eager && R.graphs[+has(W.mla_block.rocm)] && !(v2 && R.v2[4]);
     },
     // V0 had no hybrid allocator: every layer keeps every token in one block table.
     groups: v0 ? (g) => {
@@ -65,11 +66,13 @@ function releaseV(W, v, R, name) {
   return [V, gib];
 }
 
-/** v2_runner_skips_estimate for the release's row [model types or null, MoE types, quantized too]. */
-function v2Runner(row, hf, g) {
-  if (!row || g.kinds.includes("state")) return false;
+/** runs_v2_runner for the release's row [model types or null, MoE types or null, quantized too, hybrid too, estimate 0,
+ * architectures ROCm keeps on V1]. */
+function v2Runner(row, hf, g, rocm) {
+  if (!row || (g.kinds.includes("state") && !row[3])) return false;
+  if (rocm && Array.isArray(hf.architectures) && hf.architectures.some((a) => row[5].includes(String(a)))) return false;
   const type = String(hf.model_type || ""), moe = lib.moeShape(lib.vTextConfig(hf))[0] > 0;
-  return (row[0] === null || row[0].includes(type)) && (!moe || row[1].includes(type)) && (row[2] || !lib.isObj(hf.quantization_config));
+  return (row[0] === null || row[0].includes(type)) && (!moe || row[1] === null || row[1].includes(type)) && (row[2] || !lib.isObj(hf.quantization_config));
 }
 
 /** The release's log lines and "GPU KV cache size" count, from the figures planVllm gives (kv_cache_tokens_logged, plan_vllm). */

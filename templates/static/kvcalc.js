@@ -345,7 +345,10 @@ function stageBudget(s, g, shape, stage, layers, V) {
   const unified = RegExp(A.unified_memory_gpus, "i").test(s.gpu_name);  // budget.py unified_memory_gpu
   // plan.py _stage_budget: releases that count the distributed init add NCCL buffers per TP peer (kvcalc-release.js).
   const nccl = tp * pp > 1 ? A.non_torch_extra_bytes_tp + (tp - 1) * (A.nccl_peer_bytes || 0) : 0;
-  const nonTorch = A.non_torch_bytes + nccl + (unified ? A.unified_memory_bytes : 0);
+  // plan.py _stage_costs: the V2 sampler's penalty buffers on the last stage (the newest release: V.v2_penalties;
+  // older ones: kvcalc-release.js sets assumptions.v2_penalties).
+  const penalties = (A.v2_penalties ?? V.v2_penalties) && stage === pp - 1 ? s.max_num_seqs * (g.vocab + Math.ceil(g.vocab / 32)) * 4 : 0;
+  const nonTorch = A.non_torch_bytes + nccl + (unified ? A.unified_memory_bytes : 0) + penalties;
   const activation = activationPeak(g, s.hf_config, tp, s.max_num_batched_tokens, s.max_num_seqs, A);
   const cudagraph = !s.graphs ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
   const requested = Math.ceil(s.gpu_total_bytes * s.gpu_memory_utilization);

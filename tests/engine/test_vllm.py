@@ -991,7 +991,8 @@ def test_unified_memory_term_follows_vllms_capability_list():
     for gpu in gpus:
         unified = gpu.get("compute_capability") in ("8.7", "11.0", "12.1")
         assert all(unified_memory_gpu(name) == unified for name in [gpu["name"], *gpu.get("aliases", [])]), gpu["id"]
-    base = VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=119 * GIB, weights_bytes=15 * GIB, max_model_len=8192)
+    # One sequence limit for both: the V2 runner's penalty buffers grow with it, and the two GPUs' defaults differ.
+    base = VllmInputs(hf_config=LLAMA_8B, gpu_total_bytes=119 * GIB, weights_bytes=15 * GIB, max_model_len=8192, max_num_seqs=256)
     spark, other = (plan_vllm(replace(base, gpu_name=name)) for name in ("NVIDIA GB10", "NVIDIA GH200 480GB"))
     assert spark.breakdown.non_torch_bytes - other.breakdown.non_torch_bytes == ASSUMPTIONS.unified_memory_bytes
 

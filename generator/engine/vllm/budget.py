@@ -34,7 +34,11 @@ class BudgetAssumptions:
         "(median 0.13; H100, 0.11.0, llm-d/llm-d-benchmark). An earlier fit of requested - weights - available KV - "
         "activation term to the RTX 3090 0.17.1 and A100 0.10.1.1 logs gave 0.28 GiB while the sampler term counted "
         "8 B per logit on their Triton and FlashInfer paths; the code at those tags holds 14 B "
-        "(vllm_releases.SAMPLER_BYTES_PER_LOGIT), and with it the same logs leave 0.02-0.14 GiB."
+        "(vllm_releases.SAMPLER_BYTES_PER_LOGIT), and with it the same logs leave 0.02-0.14 GiB. On vLLM's V2 model "
+        "runner (every model from 0.29) the term also holds the sampler's penalty buffers, max_num_seqs x vocabulary x "
+        "4 bytes, which the budget counts from 0.27 "
+        "(https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/sample/penalties.py#L48); the T4 0.30 and "
+        "A100 0.31 logs print them."
     )
     unified_memory_gpus: str = r"\b(gb10|dgx[ -]spark|jetson|thor)\b"
     unified_memory_bytes: int = round(1.37 * GIB)

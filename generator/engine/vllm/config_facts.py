@@ -57,3 +57,9 @@ class ConfigFacts:
         hf = self.hf_config
         return (str(hf.get("model_type") or ""), self.moe[0] > 0, self.geometry.has_state,
                 isinstance(hf.get("quantization_config"), Mapping))
+
+    @cached_property
+    def architectures(self) -> tuple[str, ...]:
+        """config.json's architectures (ROCm keeps some of them on the V1 runner, vllm_releases.runs_v2_runner)."""
+        archs = self.hf_config.get("architectures")
+        return tuple(str(a) for a in archs) if isinstance(archs, (list, tuple)) else ()

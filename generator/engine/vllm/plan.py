@@ -53,8 +53,11 @@ from generator.engine.vllm_releases import (
     counts_distributed_init,
     default_mla_block_size,
     is_hopper_gpu,
+    is_rocm_gpu,
     runs_v0_engine,
+    runs_v2_runner,
     sampler_bytes_per_logit,
+    v2_penalties_bytes,
     v2_runner_skips_estimate,
 )
 from generator.schema import MAX_BYTES, check_int
@@ -317,10 +320,14 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
                 non_torch += (tp - 1) * assumptions.nccl_init_bytes_per_peer_hopper
         if unified_memory_gpu(inputs.gpu_name, assumptions):
             non_torch += assumptions.unified_memory_bytes
+    # The V2 model runner (vllm_releases.runs_v2_runner) warms up its own sampler and, from 0.27, its penalty
+    # buffers on the sampling (last) stage leave the budget.
+    model = facts_for(inputs, facts)
+    v2 = not v0 and runs_v2_runner(version, *model.v2_runner_traits, model.architectures, is_rocm_gpu(inputs.gpu_name))
+    if v2 and last and inputs.non_torch_bytes is None:
+        non_torch += v2_penalties_bytes(version, resolved.max_num_seqs, geometry.vocab_size)
     activation = inputs.activation_peak_bytes
     if activation is None:
-        # The V2 model runner of 0.22-0.28 (the models v2_runner_skips_estimate names) warms up its own sampler.
-        v2 = v2_runner_skips_estimate(version, *facts_for(inputs, facts).v2_runner_traits)
         activation = estimate_activation_peak(geometry, facts.moe, tp, resolved.max_num_batched_tokens, resolved.max_num_seqs, assumptions,
                                       sampler_bytes_per_logit(version, inputs.sampler_backend, v0, v2))
     if inputs.encoder_cache_tokens and first:
