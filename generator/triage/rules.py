@@ -268,6 +268,14 @@ LOOKALIKE_LINES = [
     # runner. ggml reports a failed allocation with its own log line ("failed to allocate ... buffer") and a
     # null buffer, not a throw, so the exit alone names no memory failure; with a memory line the pages stay.
     r"\bsignal: (illegal instruction|segmentation fault|floating point exception)\b|\bexit status 0x(c00000(1d|05|94)|e06d7363)\b|^SIG(ILL: illegal instruction|SEGV: segmentation violation|FPE: floating-point exception)",
+    # SGLang's CUDA-graph runner wraps whatever capture raised as f"Capture cuda graph failed: {e}" and
+    # appends one list of possible solutions ("1. set --mem-fraction-static to a smaller value ...") to
+    # every such failure (CUDA_GRAPH_CAPTURE_FAILED_MSG in python/sglang/srt/model_executor/
+    # runner_backend_utils/__init__.py at sgl-project/sglang v0.5.23). The cause is what follows the colon:
+    # torch's out-of-memory there is a generic line, and so no look-alike; any other cause (a gloo
+    # timeout, an illegal access, an assert, an exception with no message) with no memory line elsewhere is
+    # not memory running out, whatever the list of remedies says.
+    r"Capture cuda graph failed:",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in

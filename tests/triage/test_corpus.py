@@ -160,6 +160,8 @@ CLASS_CASES = {
     "vllm-0356": "a traceback cut at the vision model's self.patch_embedding(...): the profile run",
     "ollama-0261": "Ollama's 'model request too large for system' warning: the system-memory check",
     "ollama-0262": "a title shortening that warning to 'model request too large'",
+    # holdout21, after its blind figure.
+    "sglang-0175": "SGLang's capture failure with no memory cause, only its list of remedies: a look-alike",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 
