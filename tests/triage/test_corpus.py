@@ -162,6 +162,8 @@ CLASS_CASES = {
     "ollama-0262": "a title shortening that warning to 'model request too large'",
     # holdout21, after its blind figure.
     "sglang-0175": "SGLang's capture failure with no memory cause, only its list of remedies: a look-alike",
+    "vllm-0369": "vLLM V1's input check of early 2025, 'Prompt length of N is longer than the maximum model length'",
+    "vllm-0371": "vLLM's decoder-prompt check cut after 'is longer than' in a title",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -1,5 +1,5 @@
 """Classes drawn from the spent holdout21 split, each on the real texts of tests/data/pasted_errors.yaml:
-SGLang's capture failure whose cause is not memory.
+SGLang's capture failure whose cause is not memory, vLLM's early V1 input check and a cut one.
 """
 
 from __future__ import annotations
@@ -19,3 +19,12 @@ def test_sglangs_capture_failure_without_a_memory_cause_gets_no_page() -> None:
     # So does a memory line elsewhere in the paste.
     text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n" + BY_ID["sglang-0175"]["text"]
     assert triage_paste("sglang-0175", text).best.id == "sglang-cuda-oom"
+
+
+def test_vllms_early_v1_input_check_and_a_cut_decoder_prompt_check_are_the_request_page() -> None:
+    # vllm-0369: V1's check from January to April 2025, "Prompt length of N is longer than ...".
+    assert triage_paste("vllm-0369").best.id == "vllm-request-too-long"
+    # vllm-0371: the later wording cut after "is longer than" in an issue title.
+    assert triage_paste("vllm-0371").best.id == "vllm-request-too-long"
+    # A prompt length in other words names no page.
+    assert triage_paste("vllm-0369", "Prompt length is longer than expected").best is None
