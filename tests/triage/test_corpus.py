@@ -164,6 +164,7 @@ CLASS_CASES = {
     "sglang-0175": "SGLang's capture failure with no memory cause, only its list of remedies: a look-alike",
     "vllm-0369": "vLLM V1's input check of early 2025, 'Prompt length of N is longer than the maximum model length'",
     "vllm-0371": "vLLM's decoder-prompt check cut after 'is longer than' in a title",
+    "vllm-0377": "vLLM's free-memory check wrapped at a space ('lessthan' once joined)",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

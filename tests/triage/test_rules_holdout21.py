@@ -1,5 +1,6 @@
 """Classes drawn from the spent holdout21 split, each on the real texts of tests/data/pasted_errors.yaml:
-SGLang's capture failure whose cause is not memory, vLLM's early V1 input check and a cut one.
+SGLang's capture failure whose cause is not memory, vLLM's early V1 input check and a cut one,
+a free-memory check wrapped at any space.
 """
 
 from __future__ import annotations
@@ -28,3 +29,14 @@ def test_vllms_early_v1_input_check_and_a_cut_decoder_prompt_check_are_the_reque
     assert triage_paste("vllm-0371").best.id == "vllm-request-too-long"
     # A prompt length in other words names no page.
     assert triage_paste("vllm-0369", "Prompt length is longer than expected").best is None
+
+
+def test_vllms_free_memory_check_wrapped_at_any_space_is_its_page() -> None:
+    # vllm-0377: the check wrapped between "less" and "than"; joined, the space is gone.
+    assert triage_paste("vllm-0377").best.id == "vllm-startup-free-memory"
+    text = ("ValueError: Free memory on device cuda:0 (1.33/23.98 GiB) on startup is less than\n"
+            "desired GPU memory utilization (0.95, 22.79 GiB).")
+    assert triage_paste("vllm-0377", text).best.id == "vllm-startup-free-memory"
+    # vLLM's INFO line with the same numbers is no failure.
+    text = "INFO 07-14 09:50:23 [gpu_worker.py:855] Free memory on device (77.57/79.11 GiB) on startup. Desired GPU memory utilization is (0.9, 71.2 GiB)."
+    assert triage_paste("vllm-0377", text).best is None
