@@ -383,6 +383,10 @@ ENGINE_MARKERS = {
         # Ollama's own words for the llama-server it runs (llm/llama_server.go from v0.30), and the
         # source tree its bundled llama.cpp was built in, which asserts print.
         [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
+        # The name alone, as titles and prompts write it ("ollama crashed at 0.1.31 - CUDA out of memory",
+        # "$ Ollama run ..."), weaker than a line of its own; not a host named so in journald's column
+        # ("Dec 03 17:30:50 ollama llama-swap[3704265]: "), which is any program's line.
+        [3, r"\b[Oo]llama\b(?! [\w.-]+\[\d+\]: )"],
     ],
     "sglang": [
         # The launcher's SIGQUIT handler logs "Received sigquit from a child process" when a

@@ -165,6 +165,7 @@ CLASS_CASES = {
     "vllm-0369": "vLLM V1's input check of early 2025, 'Prompt length of N is longer than the maximum model length'",
     "vllm-0371": "vLLM's decoder-prompt check cut after 'is longer than' in a title",
     "vllm-0377": "vLLM's free-memory check wrapped at a space ('lessthan' once joined)",
+    "ollama-0281": "a title naming ollama in lower case with a CUDA out-of-memory: Ollama's default page",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -40,3 +40,12 @@ def test_vllms_free_memory_check_wrapped_at_any_space_is_its_page() -> None:
     # vLLM's INFO line with the same numbers is no failure.
     text = "INFO 07-14 09:50:23 [gpu_worker.py:855] Free memory on device (77.57/79.11 GiB) on startup. Desired GPU memory utilization is (0.9, 71.2 GiB)."
     assert triage_paste("vllm-0377", text).best is None
+
+
+def test_a_title_naming_ollama_is_ollamas() -> None:
+    # ollama-0281: "ollama crashed at 0.1.31 - CUDA out of memory": a runner out of GPU memory, step unknown.
+    result = triage_paste("ollama-0281")
+    assert (result.engine, result.best.id) == ("ollama", "ollama-cuda-oom")
+    # A host named ollama in journald's column is any program's line, not Ollama's.
+    text = "Dec 03 17:30:50 ollama llama-swap[3704265]: ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory"
+    assert triage_paste("ollama-0281", text).engine == "llamacpp"
