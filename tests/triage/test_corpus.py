@@ -166,6 +166,7 @@ CLASS_CASES = {
     "vllm-0371": "vLLM's decoder-prompt check cut after 'is longer than' in a title",
     "vllm-0377": "vLLM's free-memory check wrapped at a space ('lessthan' once joined)",
     "ollama-0281": "a title naming ollama in lower case with a CUDA out-of-memory: Ollama's default page",
+    "ollama-0274": "the kernel's OOM killer ending Ollama ('OOM: Killed process' in a title naming it): system memory",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -1,6 +1,7 @@
 """Classes drawn from the spent holdout21 split, each on the real texts of tests/data/pasted_errors.yaml:
 SGLang's capture failure whose cause is not memory, vLLM's early V1 input check and a cut one,
-a free-memory check wrapped at any space.
+a free-memory check wrapped at any space,
+Ollama's name in a title, the kernel's OOM killer ending Ollama.
 """
 
 from __future__ import annotations
@@ -49,3 +50,14 @@ def test_a_title_naming_ollama_is_ollamas() -> None:
     # A host named ollama in journald's column is any program's line, not Ollama's.
     text = "Dec 03 17:30:50 ollama llama-swap[3704265]: ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9000.00 MiB on device 0: cudaMalloc failed: out of memory"
     assert triage_paste("ollama-0281", text).engine == "llamacpp"
+
+
+def test_the_kernels_oom_killer_ending_ollama_is_the_system_memory_page() -> None:
+    # ollama-0274: a title naming Ollama and quoting the kernel's line as "OOM: Killed process".
+    assert triage_paste("ollama-0274").best.id == "ollama-system-memory"
+    # The kernel's line itself names the process it killed.
+    text = "[ 8812.123456] Out of memory: Killed process 4242 (ollama) total-vm:81234567kB, anon-rss:60123456kB"
+    assert triage_paste("ollama-0274", text).best.id == "ollama-system-memory"
+    # Another process killed is not Ollama's.
+    text = "[ 8812.123456] Out of memory: Killed process 4242 (python3) total-vm:81234567kB, anon-rss:60123456kB"
+    assert triage_paste("ollama-0274", text).best is None
