@@ -393,6 +393,11 @@ ENGINE_MARKERS = {
         # scheduler dies (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config, at
         # sglang 18bfdd16794a857cefaebc00a0964935b8d0a026): a wrapper line, but SGLang's own.
         [5, r"Received sigquit from a child process"],
+        # SGLang's bug-report form opens the title with "[Bug] " (.github/ISSUE_TEMPLATE/1-bug-report.yml at
+        # sgl-project/sglang 343e7165529ba0b11ffd671c05596bcdfb214e05); vLLM's with "[Bug]: " (400-bug-report.yml
+        # at vllm-project/vllm 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6), llama.cpp's "Eval bug: ", Ollama's
+        # none. Weak: a title alone, and any line of an engine's own outweighs it.
+        [2, r"^\[Bug\] "],
         [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }

@@ -167,6 +167,8 @@ CLASS_CASES = {
     "vllm-0377": "vLLM's free-memory check wrapped at a space ('lessthan' once joined)",
     "ollama-0281": "a title naming ollama in lower case with a CUDA out-of-memory: Ollama's default page",
     "ollama-0274": "the kernel's OOM killer ending Ollama ('OOM: Killed process' in a title naming it): system memory",
+    "sglang-0173": "a title opening with SGLang's '[Bug] ' form and a CUDA OOM: SGLang's default page",
+    "sglang-0051": "a title opening with SGLang's '[Bug] ' form and torch's out-of-memory",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -1,7 +1,7 @@
 """Classes drawn from the spent holdout21 split, each on the real texts of tests/data/pasted_errors.yaml:
 SGLang's capture failure whose cause is not memory, vLLM's early V1 input check and a cut one,
 a free-memory check wrapped at any space,
-Ollama's name in a title, the kernel's OOM killer ending Ollama.
+Ollama's name in a title, the kernel's OOM killer ending Ollama, SGLang's bug-report title.
 """
 
 from __future__ import annotations
@@ -61,3 +61,13 @@ def test_the_kernels_oom_killer_ending_ollama_is_the_system_memory_page() -> Non
     # Another process killed is not Ollama's.
     text = "[ 8812.123456] Out of memory: Killed process 4242 (python3) total-vm:81234567kB, anon-rss:60123456kB"
     assert triage_paste("ollama-0274", text).best is None
+
+
+def test_sglangs_bug_title_marks_sglang() -> None:
+    # sglang-0173: "[Bug] CUDA OOM when DP attention enabled ...": SGLang's form, a CUDA OOM of unknown step.
+    result = triage_paste("sglang-0173")
+    assert (result.engine, result.best.id) == ("sglang", "sglang-cuda-oom")
+    # vLLM's form has a colon; a vLLM line outweighs the title's prefix.
+    assert triage_paste("sglang-0173", "[Bug]: CUDA OOM when loading").engine is None
+    text = "[Bug] CUDA OOM\n(EngineCore_DP0 pid=1) ERROR 05-12 10:11:12 [core.py:718] EngineCore failed to start."
+    assert triage_paste("sglang-0173", text).engine == "vllm"
