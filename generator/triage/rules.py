@@ -343,6 +343,11 @@ GENERIC_OOM = [
     r"\b(UR_RESULT|ZE_RESULT|PI)_ERROR_OUT_OF_(DEVICE|HOST)_MEMORY\b",
 ]
 
+# A one-line paste (an issue title) that no signature matched and that says memory ran out in the
+# reader's own words ("OOM", "out of memory") is taken as a generic out-of-memory line: the engine it
+# names, and the step it names ("when loading"), decide the page, as for any generic line.
+TITLE_OOM = r"\b(OOM|[Oo]ut of [Mm]emory)\b"
+
 # Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
 # inside, so its own markers weigh more than the llama.cpp lines its logs carry.
 ENGINE_MARKERS = {
@@ -398,7 +403,7 @@ ENGINE_MARKERS = {
         # at vllm-project/vllm 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6), llama.cpp's "Eval bug: ", Ollama's
         # none. Weak: a title alone, and any line of an engine's own outweighs it.
         [2, r"^\[Bug\] "],
-        [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
+        [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }
 
@@ -476,6 +481,7 @@ RULES = {
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
     "retried_lines": RETRIED_LINES,
     "generic_oom": GENERIC_OOM,
+    "title_oom": TITLE_OOM,
     "lookalike_lines": LOOKALIKE_LINES,
     "absurd_size": ABSURD_SIZE,
     "memory_statement": MEMORY_STATEMENT,

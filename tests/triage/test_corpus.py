@@ -169,6 +169,8 @@ CLASS_CASES = {
     "ollama-0274": "the kernel's OOM killer ending Ollama ('OOM: Killed process' in a title naming it): system memory",
     "sglang-0173": "a title opening with SGLang's '[Bug] ' form and a CUDA OOM: SGLang's default page",
     "sglang-0051": "a title opening with SGLang's '[Bug] ' form and torch's out-of-memory",
+    "sglang-0178": "a title in SGLang's form saying 'OOM' in the reader's words: a generic out-of-memory of SGLang",
+    "sglang-0179": "a title naming 'Sglang' and 'out of memory' in the reader's words",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -1,7 +1,8 @@
 """Classes drawn from the spent holdout21 split, each on the real texts of tests/data/pasted_errors.yaml:
 SGLang's capture failure whose cause is not memory, vLLM's early V1 input check and a cut one,
 a free-memory check wrapped at any space,
-Ollama's name in a title, the kernel's OOM killer ending Ollama, SGLang's bug-report title.
+Ollama's name in a title, the kernel's OOM killer ending Ollama, SGLang's bug-report title,
+a title naming an engine and an OOM in the reader's words.
 """
 
 from __future__ import annotations
@@ -71,3 +72,19 @@ def test_sglangs_bug_title_marks_sglang() -> None:
     assert triage_paste("sglang-0173", "[Bug]: CUDA OOM when loading").engine is None
     text = "[Bug] CUDA OOM\n(EngineCore_DP0 pid=1) ERROR 05-12 10:11:12 [core.py:718] EngineCore failed to start."
     assert triage_paste("sglang-0173", text).engine == "vllm"
+
+
+def test_a_title_naming_the_engine_and_an_oom_in_its_own_words_is_a_generic_line() -> None:
+    # sglang-0178: "[Bug] Serve Qwen3-GPTQ with OOM issue" (SGLang's form); sglang-0179: "Sglang ... out of memory".
+    assert triage_paste("sglang-0178").best.id == "sglang-cuda-oom"
+    result = triage_paste("sglang-0179")
+    assert (result.engine, result.best.id) == ("sglang", "sglang-cuda-oom")
+    # The step a title names still decides: Ollama loading the model.
+    assert triage_paste("sglang-0179", "ollama OOM when loading gemma3").best.id == "ollama-llama-server-terminated"
+    # A title naming no engine, or naming no shortage, gets no page.
+    assert triage_paste("sglang-0179", "Serve Qwen3-GPTQ with OOM issue").best is None
+    assert triage_paste("sglang-0179", "[Bug] Serve Qwen3-GPTQ crashes").best is None
+    # SGLang's own "Decode out of memory" keeps its signature's page (the KV pool), not the generic one.
+    assert triage_paste("sglang-0179", "[Bug] Decode out of memory. Try to lower your batch size.").best.id == "sglang-kv-pool-full"
+    # A log line is not a title: lines of a log that say "OOM" in passing are left to the log.
+    assert triage_paste("sglang-0179", "[Bug] Serve with OOM issue\nsomething else").best is None
