@@ -345,8 +345,9 @@ GENERIC_OOM = [
 
 # A one-line paste (an issue title) that no signature matched and that says memory ran out in the
 # reader's own words ("OOM", "out of memory") is taken as a generic out-of-memory line: the engine it
-# names, and the step it names ("when loading"), decide the page, as for any generic line.
-TITLE_OOM = r"\b(OOM|[Oo]ut of [Mm]emory)\b"
+# names, and the step it names ("when loading"), decide the page, as for any generic line. Not a title
+# that says memory did not run out ("crashes, but not OOM").
+TITLE_OOM = r"^(?!.*\b([Nn]ot|[Nn]o|[Ww]ithout|[Nn]ever)( an?)? (OOM|[Oo]ut of [Mm]emory)\b).*\b(OOM|[Oo]ut of [Mm]emory)\b"
 
 # Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
 # inside, so its own markers weigh more than the llama.cpp lines its logs carry.

@@ -84,6 +84,7 @@ def test_a_title_naming_the_engine_and_an_oom_in_its_own_words_is_a_generic_line
     # A title naming no engine, or naming no shortage, gets no page.
     assert triage_paste("sglang-0179", "Serve Qwen3-GPTQ with OOM issue").best is None
     assert triage_paste("sglang-0179", "[Bug] Serve Qwen3-GPTQ crashes").best is None
+    assert triage_paste("sglang-0179", "[Bug] Serve Qwen3-GPTQ crashes, but not OOM").best is None
     # SGLang's own "Decode out of memory" keeps its signature's page (the KV pool), not the generic one.
     assert triage_paste("sglang-0179", "[Bug] Decode out of memory. Try to lower your batch size.").best.id == "sglang-kv-pool-full"
     # A log line is not a title: lines of a log that say "OOM" in passing are left to the log.
