@@ -297,13 +297,14 @@ def _step_page(rules: Mapping[str, Any], engine: str, step: str, line: str) -> s
 
 def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str, Any]], engine: str | None,
                    rules: Mapping[str, Any], by_id: Mapping[str, TriageRecord],
-                   offer: Callable[[Candidate], None]) -> str | None:
+                   offer: Callable[[Candidate], None], titled: bool = False) -> str | None:
     """Offer the page of the step a generic out-of-memory line (or a cut traceback) was reached at;
-    returns that step. `raw_lines` keep their log prefixes, which name the module that logged."""
+    returns that step. `raw_lines` keep their log prefixes, which name the module that logged.
+    `titled`: the paste is a title in the reader's words that says memory ran out, its one line generic."""
     scores = rules["scores"]
     # A generic out-of-memory line names no page; the step the run had reached does. So does the
     # step of a traceback cut before its exception line.
-    generic_lines = [index for index, fact in enumerate(facts) if fact["generic"]]
+    generic_lines = [index for index, fact in enumerate(facts) if fact["generic"]] or ([0] if titled else [])
     cut_traceback = (not generic_lines and any(_search(rules["traceback_line"], line) for line in lines)
                      and not any(_search(rules["exception_line"], line) for line in lines))
     # A cut traceback is placed by its frames alone: a log line before it says how far the run
@@ -413,7 +414,10 @@ def triage(text: str, records: Iterable[TriageRecord], rules: Mapping[str, Any] 
                                                (f"{record.engine} failure inside {engine}: {record.id}",))))
 
     raw_lines = [_clean(raw) for raw in text.split("\n")]
-    step = _route_by_step(lines, raw_lines, facts, engine, rules, by_id, offer)
+    # A title that no signature matched says memory ran out in the reader's words ("Serve Qwen3-GPTQ
+    # with OOM issue"): with the engine it names, a generic out-of-memory line of that engine.
+    titled = not best and len(lines) == 1 and bool(_search(rules["title_oom"], lines[0]))
+    step = _route_by_step(lines, raw_lines, facts, engine, rules, by_id, offer, titled)
 
     ranked = sorted((c for c in best.values() if c.score >= scores["minimum"]), key=lambda c: (-c.score, c.id))
     return TriageResult(engine, release, step, tuple(ranked), extract_numbers(lines, rules), _confident(ranked, scores))

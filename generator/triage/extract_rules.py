@@ -19,6 +19,9 @@ EXTRACT = [
     ["gpu_total_gib", r"total_gpu_memory \(([\d.]+) ?GiB\)", "float"],
     # torch's OOM text: "GPU 0 has a total capacity of X GiB" since 2.2, "total capacty" (sic) in 2.1, "(GPU 0; X GiB total capacity; ...)" before.
     ["gpu_total_gib", r"total capac(?:i)?ty of ?([\d.]+) GiB", "float"],
+    # Ascend's torch_npu words it the same with "NPU" ("(NPU 2; 60.96 GiB total capacity; ...)"), and its workspace
+    # allocator with no space before the parenthesis ("NPUWorkspaceAllocator tried to allocate 216.00 MiB(NPU 0; ...",
+    # as Ascend/sglang#667 quotes it).
     ["gpu_total_gib", r"\((?:GPU|NPU) \d+; ([\d.]+) GiB total capacity;", "float"],
     ["gpu_total_gib", r"Free memory on device[^(]*\([\d.]+/([\d.]+) GiB\)", "float"],
     ["free_gib", r"Free memory on device[^(]*\(([\d.]+)/[\d.]+ GiB\)", "float"],
@@ -55,9 +58,7 @@ EXTRACT = [
     ["num_gpu_blocks", r"num_gpu_blocks=(\d+)", "int"],
     ["max_concurrency", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x", "float"],
     ["needed_kv_gib", r"([\d.]+) GiB KV cache is needed", "float"],
-    ["tried_to_allocate_mib", r"Tried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
-    # torch_npu's workspace allocator (Ascend): "NPUWorkspaceAllocator tried to allocate 216.00 MiB(NPU 0; ...".
-    ["tried_to_allocate_mib", r"Allocator tried to allocate ([\d.]+) ?(GiB|MiB|KiB)", "mib"],
+    ["tried_to_allocate_mib", r"[Tt]ried to allocate ([\d.]+) (GiB|MiB|KiB)", "mib"],
     ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
     ["n_ctx", r"\bkv_size = (\d+)", "int"],
     ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
@@ -92,8 +93,9 @@ EXTRACT = [
     ["request_tokens", r"Requested tokens \((\d+)\) exceed context window", "int"],
     # vLLM's own input check: "The decoder prompt (length N) is longer than the maximum model length of M" (0.8 to 0.11),
     # "The prompt (total length N) is too long to fit into the model (context length M)" (0.6.3 to 0.7.3, multimodal models).
-    ["request_tokens", r"prompt \(length (\d+)\) is longer than", "int"],
-    # the same check as LLaMA-Factory's vLLM runs print it (hiyouga/LlamaFactory#7723).
+    # V1's check of early 2025: "Prompt length of N is longer than the maximum model length of M". Titles cut the
+    # decoder-prompt wording after "is longer than".
+    ["request_tokens", r"prompt \(length (\d+)\) is longer than\b", "int"],
     ["request_tokens", r"Prompt length of (\d+) is longer than the maximum model length", "int"],
     ["request_tokens", r"prompt \(total length (\d+)\) is too long to fit", "int"],
     ["context_tokens", r"maximum context length is (\d+) tokens", "int"],

@@ -290,6 +290,14 @@ LOOKALIKE_LINES = [
     # reports behaviour a release broke, which no setting of theirs fixes, unless the title itself says that
     # memory or the context ran short (MEMORY_STATEMENT), when the pages stay.
     r"^(\[\w+\]:? ?|[\w.]+ bug: ?)?\[?[Rr]egression\b(?!.*(" + MEMORY_STATEMENT + "))",
+    # SGLang's CUDA-graph runner wraps whatever capture raised as f"Capture cuda graph failed: {e}" and
+    # appends one list of possible solutions ("1. set --mem-fraction-static to a smaller value ...") to
+    # every such failure (CUDA_GRAPH_CAPTURE_FAILED_MSG in python/sglang/srt/model_executor/
+    # runner_backend_utils/__init__.py at sgl-project/sglang v0.5.23). The cause is what follows the colon:
+    # torch's out-of-memory there is a generic line, and so no look-alike; any other cause (a gloo
+    # timeout, an illegal access, an assert, an exception with no message) with no memory line elsewhere is
+    # not memory running out, whatever the list of remedies says.
+    r"Capture cuda graph failed:",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
@@ -355,6 +363,12 @@ GENERIC_OOM = [
     r"\b(UR_RESULT|ZE_RESULT|PI)_ERROR_OUT_OF_(DEVICE|HOST)_MEMORY\b",
 ]
 
+# A one-line paste (an issue title) that no signature matched and that says memory ran out in the
+# reader's own words ("OOM", "out of memory") is taken as a generic out-of-memory line: the engine it
+# names, and the step it names ("when loading"), decide the page, as for any generic line. Not a title
+# that says memory did not run out ("crashes, but not OOM").
+TITLE_OOM = r"^(?!.*\b([Nn]ot|[Nn]o|[Ww]ithout|[Nn]ever)( an?)? (OOM|[Oo]ut of [Mm]emory)\b).*\b(OOM|[Oo]ut of [Mm]emory)\b"
+
 # Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
 # inside, so its own markers weigh more than the llama.cpp lines its logs carry.
 ENGINE_MARKERS = {
@@ -399,13 +413,22 @@ ENGINE_MARKERS = {
         # Ollama's own words for the llama-server it runs (llm/llama_server.go from v0.30), and the
         # source tree its bundled llama.cpp was built in, which asserts print.
         [5, r"llama-server process has terminated|llama-server reported out-of-memory during startup|[\\/]ollama[\\/]llm[\\/]llama\.cpp[\\/]"],
+        # The name alone, as titles and prompts write it ("ollama crashed at 0.1.31 - CUDA out of memory",
+        # "$ Ollama run ..."), weaker than a line of its own; not a host named so in journald's column
+        # ("Dec 03 17:30:50 ollama llama-swap[3704265]: "), which is any program's line.
+        [3, r"\b[Oo]llama\b(?! [\w.-]+\[\d+\]: )"],
     ],
     "sglang": [
         # The launcher's SIGQUIT handler logs "Received sigquit from a child process" when a
         # scheduler dies (python/sglang/srt/entrypoints/engine.py, _set_envs_and_config, at
         # sglang 18bfdd16794a857cefaebc00a0964935b8d0a026): a wrapper line, but SGLang's own.
         [5, r"Received sigquit from a child process"],
-        [5, r"sglang|SGLang|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
+        # SGLang's bug-report form opens the title with "[Bug] " (.github/ISSUE_TEMPLATE/1-bug-report.yml at
+        # sgl-project/sglang 343e7165529ba0b11ffd671c05596bcdfb214e05); vLLM's with "[Bug]: " (400-bug-report.yml
+        # at vllm-project/vllm 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6), llama.cpp's "Eval bug: ", Ollama's
+        # none. Weak: a title alone, and any line of an engine's own outweighs it.
+        [2, r"^\[Bug\] "],
+        [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }
 
@@ -483,6 +506,7 @@ RULES = {
     "expected_when_equal": EXPECTED_WHEN_EQUAL,
     "retried_lines": RETRIED_LINES,
     "generic_oom": GENERIC_OOM,
+    "title_oom": TITLE_OOM,
     "lookalike_lines": LOOKALIKE_LINES,
     "absurd_size": ABSURD_SIZE,
     "memory_statement": MEMORY_STATEMENT,

@@ -337,6 +337,10 @@
     // step of a traceback cut before its exception line.
     var genericLines = [];
     facts.forEach(function (fact, index) { if (fact.generic.length) genericLines.push(index); });
+    // A title that no signature matched and that says memory ran out in the reader's words: a generic line.
+    if (!genericLines.length && !Object.keys(best).length && lines.length === 1 && search(rules.title_oom, lines[0])) {
+      genericLines.push(0);
+    }
     var cutTraceback = !genericLines.length &&
       lines.some(function (line) { return search(rules.traceback_line, line); }) &&
       !lines.some(function (line) { return search(rules.exception_line, line); });

@@ -172,6 +172,17 @@ CLASS_CASES = {
     "llamacpp-0292": "the main example's 'prompt is too long (N tokens, max M)': the context is exceeded",
     "sglang-0172": "a traceback cut in ModelRunner.__init__ (SGLang's startup): the CUDA OOM page",
     "ollama-0248": "`ollama ps` showing '100% CPU' for the model (holdout17): the offload page",
+    # holdout21, after its blind figure: 72.5% right first, 2.5% wrong page, 10 with none (40 counted).
+    "sglang-0175": "SGLang's capture failure with no memory cause, only its list of remedies: a look-alike",
+    "vllm-0369": "vLLM V1's input check of early 2025, 'Prompt length of N is longer than the maximum model length'",
+    "vllm-0371": "vLLM's decoder-prompt check cut after 'is longer than' in a title",
+    "vllm-0377": "vLLM's free-memory check wrapped at a space ('lessthan' once joined)",
+    "ollama-0281": "a title naming ollama in lower case with a CUDA out-of-memory: Ollama's default page",
+    "ollama-0274": "the kernel's OOM killer ending Ollama ('OOM: Killed process' in a title naming it): system memory",
+    "sglang-0173": "a title opening with SGLang's '[Bug] ' form and a CUDA OOM: SGLang's default page",
+    "sglang-0051": "a title opening with SGLang's '[Bug] ' form and torch's out-of-memory",
+    "sglang-0178": "a title in SGLang's form saying 'OOM' in the reader's words: a generic out-of-memory of SGLang",
+    "sglang-0179": "a title naming 'Sglang' and 'out of memory' in the reader's words",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 
