@@ -83,6 +83,9 @@ EXTRACT = [
     ["system_memory_available_gib", r"than is available \(([\d.]+) GiB\)", "float"],
     ["system_memory_available_gib", r"too large for this system \(([\d.]+) GiB\)", "float"],
     ["request_tokens", r"you requested (\d+) tokens", "int"],
+    # vLLM's OpenAI server, prompt alone over the limit: "However, your request has N input tokens." (0.15.1 in
+    # vllm-project/vllm#33921).
+    ["request_tokens", r"your request has (\d+) input tokens", "int"],
     ["request_tokens", r"request \((\d+) tokens\)", "int"],
     ["request_tokens", r"\bn_prompt_tokens\"?\s*[=:]\s*(\d+)", "int"],
     ["request_tokens", r"Input length \((\d+) tokens\)", "int"],
