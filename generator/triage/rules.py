@@ -367,7 +367,8 @@ GENERIC_OOM = [
 # reader's own words ("OOM", "out of memory") is taken as a generic out-of-memory line: the engine it
 # names, and the step it names ("when loading"), decide the page, as for any generic line. Not a title
 # that says memory did not run out ("crashes, but not OOM").
-TITLE_OOM = r"^(?!.*\b([Nn]ot|[Nn]o|[Ww]ithout|[Nn]ever)( an?)? (OOM|[Oo]ut of [Mm]emory)\b).*\b(OOM|[Oo]ut of [Mm]emory)\b"
+# "OOM" is also a verb in titles ("OOMs reserving compute buffer", "OOMed", "OOMing").
+TITLE_OOM = r"^(?!.*\b([Nn]ot|[Nn]o|[Ww]ithout|[Nn]ever)( an?)? (OOM|[Oo]ut of [Mm]emory)\b).*\b(OOM(s|e?d|ing)?|[Oo]ut of [Mm]emory)\b"
 
 # Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
 # inside, so its own markers weigh more than the llama.cpp lines its logs carry.
@@ -400,6 +401,10 @@ ENGINE_MARKERS = {
         # ggml's source tree, which its CUDA_CHECK and GGML_ASSERT lines name ("in function alloc at
         # ...\ggml\src\ggml-cuda\ggml-cuda.cu:457"), whichever front end (KoboldCpp, LLamaSharp) built it.
         [2, r"\bggml[\\/]src[\\/]ggml-\w+[\\/.]"],
+        # llama.cpp's bug-report forms open the title with "Eval bug: " and "Misc. bug: "
+        # (.github/ISSUE_TEMPLATE/011-bug-results.yml, 019-bug-misc.yml at ggml-org/llama.cpp
+        # 74d087935d27e402716ddf6c6e24b71f4ff2e032); as weak as SGLang's "[Bug] " below.
+        [2, r"^(Eval|Misc\.) bug: "],
     ],
     "ollama": [
         # Not the JSON log line of llama.cpp's server ({"level":"ERR", ...}): Ollama's runner printed it only
@@ -417,6 +422,9 @@ ENGINE_MARKERS = {
         # "$ Ollama run ..."), weaker than a line of its own; not a host named so in journald's column
         # ("Dec 03 17:30:50 ollama llama-swap[3704265]: "), which is any program's line.
         [3, r"\b[Oo]llama\b(?! [\w.-]+\[\d+\]: )"],
+        # Ollama's "llama runner process has terminated" (llm/server.go, above) in a reader's shortened
+        # words ("Runner Terminated" in a title), as weak as the name.
+        [3, r"\b[Rr]unner ([Pp]rocess )?([Hh]as )?[Tt]erminated\b"],
     ],
     "sglang": [
         # The launcher's SIGQUIT handler logs "Received sigquit from a child process" when a

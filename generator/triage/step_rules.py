@@ -169,6 +169,10 @@ STEPS_NEXT_FRAMED = {
         # (load_model in aphrodite/task_handler/model_runner.py at aphrodite-engine/aphrodite-engine
         # 76c05c559193486abde8d4fc0d02c9e0227048e4, v0.6.3).
         ["profile_run", 2, r"Loading model weights took|Total model weights memory usage: "],
+        # The API server's access log of a request it answered ("POST /v1/chat/completions HTTP/1.1" 200 OK):
+        # startup was over, and the engine was serving; a worker's traceback after it came from a request.
+        # Not another status (a 400 is a request refused before any GPU work) nor the sleep-mode endpoints.
+        ["request", 6, r"\"POST /v1/\S+ HTTP/[\d.]+\" 200\b"],
     ],
 }
 

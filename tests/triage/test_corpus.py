@@ -184,6 +184,12 @@ CLASS_CASES = {
     "sglang-0051": "a title opening with SGLang's '[Bug] ' form and torch's out-of-memory",
     "sglang-0178": "a title in SGLang's form saying 'OOM' in the reader's words: a generic out-of-memory of SGLang",
     "sglang-0179": "a title naming 'Sglang' and 'out of memory' in the reader's words",
+    # holdout22, after its blind figure: 82.1% right first, 0.0% wrong page, 7 with none (39 counted).
+    "sglang-0181": "SGLang's retract_decode abort, 'Out of memory even after retracting all other requests'",
+    "llamacpp-0306": "Mesa RADV's 'radv/amdgpu: Failed to allocate a buffer:' (VK_ERROR_OUT_OF_DEVICE_MEMORY)",
+    "llamacpp-0304": "a title in llama.cpp's 'Eval bug: ' form that 'OOMs' on decode: a compute buffer while running",
+    "ollama-0292": "a title quoting ggml's ROCm out-of-memory and Ollama's runner terminated in the reader's words",
+    "vllm-0380": "a worker's traceback cut after the API server answered a request (200): the request page",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 
