@@ -204,6 +204,14 @@ def test_hf_config_keeps_the_kv_keys() -> None:
     assert "rope_theta" not in fields and "architectures" not in fields
 
 
+def test_hf_config_drops_a_zero_expert_count_as_dense() -> None:
+    # Granite-4.0-H-1B's config.json writes num_local_experts 0 and num_experts_per_tok 0 (no routed experts).
+    dense = {**TINY_CONFIG, "model_type": "granitemoehybrid", "num_local_experts": 0, "num_experts_per_tok": 0}
+    fields, notes = hf_config_fields(dense)
+    assert "num_local_experts" not in fields and "num_experts_per_tok" not in fields
+    assert any("num_local_experts=0" in n for n in notes)
+
+
 def test_hf_config_reads_text_config_dtype_and_default_kv_heads() -> None:
     nested = {"model_type": "gemma3", "dtype": "bfloat16", "text_config": {k: v for k, v in TINY_CONFIG.items() if k not in ("num_key_value_heads", "torch_dtype", "model_type")}}
     fields, notes = hf_config_fields(nested)

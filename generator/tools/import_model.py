@@ -70,6 +70,7 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
         out[key] = value
     _layer_count_by_another_name(cfg, out, notes)
     _pattern_as_letters(out, notes)
+    _zero_experts_dropped(out, notes)
     if "num_key_value_heads" not in out and "num_attention_heads" in out:
         out["num_key_value_heads"] = out["num_attention_heads"]
         notes.append("config.json has no num_key_value_heads: every head keeps its own KV (transformers' default), so it equals num_attention_heads")
@@ -108,6 +109,16 @@ def _pattern_as_letters(out: dict[str, Any], notes: list[str]) -> None:
     if isinstance(pattern, str) and isinstance(out.get("layer_types"), list):
         out.pop("sliding_window_pattern")
         notes.append(f"left out sliding_window_pattern={pattern!r}: layer_types states the same layers one by one")
+
+
+def _zero_experts_dropped(out: dict[str, Any], notes: list[str]) -> None:
+    """Granite-4.0-H's dense sizes (1B, 350M) write num_local_experts 0: transformers' GraniteMoeHybrid
+    layer then has no routed experts (has_experts is num_local_experts > 0) and runs its shared MLP alone,
+    so a zero expert count means a dense model, not a field the record can hold."""
+    for key in ("num_local_experts", "num_experts", "n_routed_experts", "num_experts_per_tok"):
+        if out.get(key) == 0:
+            out.pop(key)
+            notes.append(f"left out {key}=0: no routed experts, a dense model")
 
 
 def _slugify(text: str) -> str:
