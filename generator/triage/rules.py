@@ -298,6 +298,20 @@ LOOKALIKE_LINES = [
     # timeout, an illegal access, an assert, an exception with no message) with no memory line elsewhere is
     # not memory running out, whatever the list of remedies says.
     r"Capture cuda graph failed:",
+    # vLLM's engine and its workers timing out on each other: the shared-memory message queue's
+    # acquire_read and acquire_write raise a bare TimeoutError when their timeout passes
+    # (vllm/distributed/device_communicators/shm_broadcast.py at vllm-project/vllm
+    # 00264800f555bb4f4541dbcfdf728e839b3f2acb), and the executor's collective_rpc re-raises it as
+    # TimeoutError(f"RPC call to {method} timed out.") (vllm/v1/executor/multiproc_executor.py at
+    # 00f6c9bf92aa69c72d5828d28d029129775223b7). A hang or a lost peer, not memory running out; the
+    # "EngineCore encountered a fatal error" and busy-loop frames around it report that timeout.
+    r"^TimeoutError$|\bRPC call to \w+ timed out\b",
+    # The same executor reports a worker's exception as "Worker failed with error '<the worker's error>',
+    # please check the stack trace above for the root cause" (collective_rpc, as above; 0.8 releases
+    # printed the format and the error as a tuple). When that error says nothing of memory (a code error
+    # such as "'tuple' object has no attribute 'ndim'", a missing kernel backend), it is the cause, and a
+    # shell's "Killed" as the processes shut down is no out-of-memory kill.
+    r"Worker failed with error\b(?!.*(" + MEMORY_STATEMENT + "|Tried to allocate))",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
