@@ -350,6 +350,12 @@ GENERIC_OOM = [
     # and the driver's string for CUDA_ERROR_OUT_OF_MEMORY is "out of memory": a Triton kernel of the
     # engine (vLLM's and SGLang's attention, MoE and sampling kernels) ran out; the step decides the page.
     r"Triton Error \[CUDA\]: out of memory",
+    # ggml's CUBLAS_CHECK reports a cuBLAS status through ggml_cuda_error as "CUDA error: <status>": with CUDA 12
+    # and later cublasGetStatusString's words, before it the status's name (cublas_get_error_str in
+    # ggml/src/ggml-cuda/common.cuh at ggml-org/llama.cpp 00108827d87949b538ad1821f81a6b111827fcda).
+    # CUBLAS_STATUS_ALLOC_FAILED ("the resource allocation failed") is cuBLAS failing to allocate its handle or
+    # workspace on the GPU: memory ran out, as Ollama's maintainers read it in ollama/ollama#6139.
+    r"\bCUDA error: (CUBLAS_STATUS_ALLOC_FAILED|the resource allocation failed)\b",
     r"\bCUDA out of memory\b",
     r"Tried to allocate [\d.]+ [GMK]iB",
     # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with

@@ -36,3 +36,31 @@ def test_a_workers_error_that_is_not_memory_is_a_lookalike_before_killed() -> No
     assert triage_paste("vllm-0407", oom).lookalike is None
     # The shell's "Killed" after vLLM's loading lines, with no worker error, is still host memory (vllm-0212).
     assert triage_paste("vllm-0212").best.id == "vllm-host-memory"
+
+
+def test_sglangs_not_enough_memory_quoted_to_its_first_sentence_is_its_page() -> None:
+    # sglang-0191: "RuntimeError: Not enough memory", SGLang's KV-pool refusal without its remedy sentence.
+    assert triage_paste("sglang-0191").best.id == "sglang-not-enough-memory"
+    assert triage_paste("sglang-0191", "[2026-05-20 10:00:00] RuntimeError: Not enough memory.").best.id == (
+        "sglang-not-enough-memory")
+    # Other tools' "Not enough memory to ..." sentences, or the words without the exception, name no page.
+    assert triage_paste("sglang-0191", "RuntimeError: Not enough memory to convert image to array").best is None
+    assert triage_paste("sglang-0191", "Not enough memory").best is None
+
+
+def test_ggmls_cublas_allocation_failure_is_a_generic_out_of_memory() -> None:
+    # ollama-0299: "CUDA error: the resource allocation failed" (CUDA 12's words for CUBLAS_STATUS_ALLOC_FAILED)
+    # in a title naming an Ollama model tag: Ollama's page for an out-of-memory of unknown step.
+    result = triage_paste("ollama-0299")
+    assert (result.engine, result.best.id) == ("ollama", "ollama-cuda-oom")
+    # The status's name, as builds before CUDA 12 print it, is the same failure; inside Ollama's runner
+    # terminated message the runner's page keeps its place (ollama-0178).
+    assert triage_paste("ollama-0299", "qwen3:8b - CUDA error: CUBLAS_STATUS_ALLOC_FAILED").best.id == "ollama-cuda-oom"
+    assert triage_paste("ollama-0178").best.id == "ollama-llama-server-terminated"
+    # In a llama.cpp log while a batch runs, the step decides: a compute buffer while running.
+    text = ("slot update_slots: id  0 | task 0 | prompt processing progress, n_past = 512\n"
+            "CUDA error: the resource allocation failed\n"
+            "  current device: 0, in function cublas_handle at ggml/src/ggml-cuda/common.cuh:1500")
+    assert triage_paste("ollama-0299", text).best.id == "llamacpp-compute-buffer-failed"
+    # Another cuBLAS status is no allocation failure.
+    assert triage_paste("ollama-0299", "qwen3:8b - CUDA error: CUBLAS_STATUS_EXECUTION_FAILED").best is None
