@@ -298,6 +298,20 @@ LOOKALIKE_LINES = [
     # timeout, an illegal access, an assert, an exception with no message) with no memory line elsewhere is
     # not memory running out, whatever the list of remedies says.
     r"Capture cuda graph failed:",
+    # vLLM's engine and its workers timing out on each other: the shared-memory message queue's
+    # acquire_read and acquire_write raise a bare TimeoutError when their timeout passes
+    # (vllm/distributed/device_communicators/shm_broadcast.py at vllm-project/vllm
+    # 00264800f555bb4f4541dbcfdf728e839b3f2acb), and the executor's collective_rpc re-raises it as
+    # TimeoutError(f"RPC call to {method} timed out.") (vllm/v1/executor/multiproc_executor.py at
+    # 00f6c9bf92aa69c72d5828d28d029129775223b7). A hang or a lost peer, not memory running out; the
+    # "EngineCore encountered a fatal error" and busy-loop frames around it report that timeout.
+    r"^TimeoutError$|\bRPC call to \w+ timed out\b",
+    # The same executor reports a worker's exception as "Worker failed with error '<the worker's error>',
+    # please check the stack trace above for the root cause" (collective_rpc, as above; 0.8 releases
+    # printed the format and the error as a tuple). When that error says nothing of memory (a code error
+    # such as "'tuple' object has no attribute 'ndim'", a missing kernel backend), it is the cause, and a
+    # shell's "Killed" as the processes shut down is no out-of-memory kill.
+    r"Worker failed with error\b(?!.*(" + MEMORY_STATEMENT + "|Tried to allocate))",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
@@ -336,6 +350,12 @@ GENERIC_OOM = [
     # and the driver's string for CUDA_ERROR_OUT_OF_MEMORY is "out of memory": a Triton kernel of the
     # engine (vLLM's and SGLang's attention, MoE and sampling kernels) ran out; the step decides the page.
     r"Triton Error \[CUDA\]: out of memory",
+    # ggml's CUBLAS_CHECK reports a cuBLAS status through ggml_cuda_error as "CUDA error: <status>": with CUDA 12
+    # and later cublasGetStatusString's words, before it the status's name (cublas_get_error_str in
+    # ggml/src/ggml-cuda/common.cuh at ggml-org/llama.cpp 00108827d87949b538ad1821f81a6b111827fcda).
+    # CUBLAS_STATUS_ALLOC_FAILED ("the resource allocation failed") is cuBLAS failing to allocate its handle or
+    # workspace on the GPU: memory ran out, as Ollama's maintainers read it in ollama/ollama#6139.
+    r"\bCUDA error: (CUBLAS_STATUS_ALLOC_FAILED|the resource allocation failed)\b",
     r"\bCUDA out of memory\b",
     r"Tried to allocate [\d.]+ [GMK]iB",
     # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with

@@ -190,6 +190,11 @@ CLASS_CASES = {
     "llamacpp-0304": "a title in llama.cpp's 'Eval bug: ' form that 'OOMs' on decode: a compute buffer while running",
     "ollama-0292": "a title quoting ggml's ROCm out-of-memory and Ollama's runner terminated in the reader's words",
     "vllm-0380": "a worker's traceback cut after the API server answered a request (200): the request page",
+    # holdout23, after its blind figure: 91.7% right first, 2.8% wrong page, 2 with none (36 counted).
+    "vllm-0402": "vLLM's shared-memory queue timing out (a bare TimeoutError) under a fatal busy loop: a look-alike",
+    "vllm-0407": "'Worker failed with error' naming a code error, then the shell's 'Killed': a look-alike, not host memory",
+    "sglang-0191": "SGLang's 'RuntimeError: Not enough memory' quoted without its remedy sentence: the KV-pool page",
+    "ollama-0299": "ggml's cuBLAS allocation failure ('CUDA error: the resource allocation failed'): a generic OOM",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 
