@@ -12,9 +12,9 @@ from typing import Mapping
 import generator.parallel as parallel
 import generator.value_pickle as value_pickle
 from generator.check.plan_meta import NO_META, PageMeta
-from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_facts
+from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_sections
 from generator.errors import Issue, RenderError
-from generator.render.page_links import Link, page_links
+from generator.render.page_links import Link, record, section_texts
 from generator.render.page_links import PageFacts as LinkFacts
 from generator.write.manifest import Entry
 from generator.write.state import load_cache, save_cache
@@ -25,17 +25,34 @@ _SUMMARY = ("title", "description", "noindex", "refresh")  # what the site-wide 
 def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, url: str = "") -> tuple[tuple, bytes]:
     """What the HTML check needs from a page (its head from the plan, meta; its links, ids and
     sections from the HTML): the few fields every check of the whole site reads, and the rest
-    slimmed and compressed (about a kilobyte a page), so a build can keep every page's facts (and
-    the cache can hold them between builds) at 100k pages. The facts are stored by the HTML's
-    hash, which covers the head: the templates print it.
+    slimmed (slim_facts) and compressed (about a kilobyte a page), so a build can keep every page's
+    facts (and the cache can hold them between builds) at 100k pages. The facts are stored by the
+    HTML's hash, which covers the head: the templates print it.
 
     The blob holds plain tuples (_unpack makes the facts of them again): pickling a class per link
     took longer than recording the links."""
-    facts = slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules)
+    text = html.decode("utf-8")
+    ids, duplicate_ids, links, regions = record(text, url)
+    words, disclosures = _disclosures(rules)
+    sections = slim_sections(section_texts(text, regions, words), disclosures, words)
     meta = meta or NO_META
     summary = tuple(getattr(meta, name) for name in _SUMMARY)
-    fields = (facts.ids, facts.duplicate_ids, list(map(tuple, facts.links)), *summary, meta.canonical, list(meta.json_ld), facts.sections)
+    fields = (ids, duplicate_ids, links, *summary, meta.canonical, list(meta.json_ld), sections)
     return summary, zlib.compress(value_pickle.dumps(fields), 1)
+
+
+_DISCLOSURES: dict[int, tuple[Mapping[str, object], frozenset[str], tuple[str, ...]]] = {}
+
+
+def _disclosures(rules: Mapping[str, object]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The affiliate rules' disclosure words and sentences, worked out once per rules."""
+    known = _DISCLOSURES.get(id(rules))
+    if known is None or known[0] is not rules:
+        if len(_DISCLOSURES) >= 8:
+            _DISCLOSURES.clear()
+        disclosures = tuple(d for rule in rules.values() for d in rule.disclosures)  # type: ignore[attr-defined]
+        known = _DISCLOSURES[id(rules)] = (rules, disclosure_words(rules), disclosures)  # type: ignore[arg-type]
+    return known[1], known[2]
 
 
 # check_pages reads a page's facts while it checks that page, then the few pages its fragment links

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Collection, Iterable, Mapping
+from typing import Collection, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urljoin, urlsplit
 
 from generator.check.affiliates import AffiliateRule, _host, _squash, affiliate_rule
@@ -243,12 +243,17 @@ def slim_facts(facts: PageFacts, affiliates: Mapping[str, AffiliateRule]) -> Pag
     (squashed) text only when it holds a disclosure, which is all the affiliate check looks for.
     A build keeps these per page between runs, and at 100k pages the text would not fit in memory."""
     disclosures = [d for rule in affiliates.values() for d in rule.disclosures]
-    words = disclosure_words(affiliates)
-    sections = []
-    for texts in facts.sections:
+    return replace(facts, sections=slim_sections(facts.sections, disclosures, disclosure_words(affiliates)))
+
+
+def slim_sections(sections: Iterable[list[str]], disclosures: Sequence[str], words: Collection[str]) -> list[list[str]]:
+    """slim_facts' sections: each section's text squashed when it holds one of disclosures, else none.
+    words (disclosure_words of the same rules) leave out at once a section whose texts hold none."""
+    slim = []
+    for texts in sections:
         if "" not in words and not any(word in part for part in texts for word in words):
-            sections.append([])
+            slim.append([])
             continue
         text = _squash(" ".join(texts))
-        sections.append([text] if any(d in text for d in disclosures) else [])
-    return replace(facts, sections=sections)
+        slim.append([text] if any(d in text for d in disclosures) else [])
+    return slim
