@@ -210,7 +210,8 @@ def check_built(paths: set[str], facts: Mapping[str, PageFacts], base_url: str, 
                  scope: set[str] | None, jobs: int, store: FactsStore | HeldFacts) -> None:
     """check_pages over the built site. A whole-site check of a big site checks links in chunks of
     pages across processes (serial, it was the longest step of a cold build after the parallel
-    render), then titles and descriptions once; the problems come out in check_pages' order."""
+    render) while this process checks titles and descriptions once; the problems come out in
+    check_pages' order."""
     count = parallel.job_count(jobs)
     if scope is not None or count < 2 or len(facts) < _PARALLEL_CHECK_PAGES:
         check_pages(paths, facts, base_url, rules, scope=scope)
@@ -219,9 +220,11 @@ def check_built(paths: set[str], facts: Mapping[str, PageFacts], base_url: str, 
     urls = sorted(facts)
     problems: list[Issue] = []
     with parallel.workers((paths, facts, base_url, rules, urls), jobs) as pool:
-        for found in pool.map(_link_problems, parallel.chunks(len(urls), -(-len(urls) // (count * 4)))):
+        parts = pool.map(_link_problems, parallel.chunks(len(urls), -(-len(urls) // (count * 4))))  # forked here
+        meta = page_problems(paths, facts, base_url, rules, links=False)
+        for found in parts:
             problems.extend(found)
-    problems.extend(page_problems(paths, facts, base_url, rules, links=False))
+    problems.extend(meta)
     if problems:
         raise RenderError(problems)
 
