@@ -14,8 +14,8 @@ import generator.value_pickle as value_pickle
 from generator.check.plan_meta import NO_META, PageMeta
 from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_sections
 from generator.errors import Issue, RenderError
-from generator.render.page_links import Link, record, section_texts
 from generator.render.page_links import PageFacts as LinkFacts
+from generator.render.page_links import record, section_texts
 from generator.write.manifest import Entry
 from generator.write.state import load_cache, save_cache
 
@@ -148,8 +148,10 @@ class FactsStore:
 
 
 def _unpack(blob: bytes) -> LinkFacts:
+    """The facts pack_facts packed; the links stay plain tuples in Link's field order (check_pages
+    reads them by position), which is what making them Links again cost most of."""
     ids, duplicate_ids, links, title, description, noindex, refresh, canonical, json_ld, sections = value_pickle.loads(zlib.decompress(blob))
-    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=list(map(Link._make, links)), title=title, description=description,
+    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=links, title=title, description=description,
                      noindex=noindex, canonical=canonical, refresh=refresh, json_ld=json_ld, sections=sections)
 
 
