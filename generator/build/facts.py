@@ -12,10 +12,10 @@ from typing import Mapping
 import generator.parallel as parallel
 import generator.value_pickle as value_pickle
 from generator.check.plan_meta import NO_META, PageMeta
-from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_facts
+from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_sections
 from generator.errors import Issue, RenderError
-from generator.render.page_links import Link, page_links
 from generator.render.page_links import PageFacts as LinkFacts
+from generator.render.page_links import record, section_texts
 from generator.write.manifest import Entry
 from generator.write.state import load_cache, save_cache
 
@@ -25,17 +25,34 @@ _SUMMARY = ("title", "description", "noindex", "refresh")  # what the site-wide 
 def pack_facts(html: bytes, rules: Mapping[str, object], meta: PageMeta | None, url: str = "") -> tuple[tuple, bytes]:
     """What the HTML check needs from a page (its head from the plan, meta; its links, ids and
     sections from the HTML): the few fields every check of the whole site reads, and the rest
-    slimmed and compressed (about a kilobyte a page), so a build can keep every page's facts (and
-    the cache can hold them between builds) at 100k pages. The facts are stored by the HTML's
-    hash, which covers the head: the templates print it.
+    slimmed (slim_facts) and compressed (about a kilobyte a page), so a build can keep every page's
+    facts (and the cache can hold them between builds) at 100k pages. The facts are stored by the
+    HTML's hash, which covers the head: the templates print it.
 
     The blob holds plain tuples (_unpack makes the facts of them again): pickling a class per link
     took longer than recording the links."""
-    facts = slim_facts(page_links(html.decode("utf-8"), url, disclosure_words(rules)), rules)
+    text = html.decode("utf-8")
+    ids, duplicate_ids, links, regions = record(text, url)
+    words, disclosures = _disclosures(rules)
+    sections = slim_sections(section_texts(text, regions, words), disclosures, words)
     meta = meta or NO_META
     summary = tuple(getattr(meta, name) for name in _SUMMARY)
-    fields = (facts.ids, facts.duplicate_ids, list(map(tuple, facts.links)), *summary, meta.canonical, list(meta.json_ld), facts.sections)
+    fields = (ids, duplicate_ids, links, *summary, meta.canonical, list(meta.json_ld), sections)
     return summary, zlib.compress(value_pickle.dumps(fields), 1)
+
+
+_DISCLOSURES: dict[int, tuple[Mapping[str, object], frozenset[str], tuple[str, ...]]] = {}
+
+
+def _disclosures(rules: Mapping[str, object]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The affiliate rules' disclosure words and sentences, worked out once per rules."""
+    known = _DISCLOSURES.get(id(rules))
+    if known is None or known[0] is not rules:
+        if len(_DISCLOSURES) >= 8:
+            _DISCLOSURES.clear()
+        disclosures = tuple(d for rule in rules.values() for d in rule.disclosures)  # type: ignore[attr-defined]
+        known = _DISCLOSURES[id(rules)] = (rules, disclosure_words(rules), disclosures)  # type: ignore[arg-type]
+    return known[1], known[2]
 
 
 # check_pages reads a page's facts while it checks that page, then the few pages its fragment links
@@ -131,8 +148,10 @@ class FactsStore:
 
 
 def _unpack(blob: bytes) -> LinkFacts:
+    """The facts pack_facts packed; the links stay plain tuples in Link's field order (check_pages
+    reads them by position), which is what making them Links again cost most of."""
     ids, duplicate_ids, links, title, description, noindex, refresh, canonical, json_ld, sections = value_pickle.loads(zlib.decompress(blob))
-    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=list(map(Link._make, links)), title=title, description=description,
+    return LinkFacts(ids=ids, duplicate_ids=duplicate_ids, links=links, title=title, description=description,
                      noindex=noindex, canonical=canonical, refresh=refresh, json_ld=json_ld, sections=sections)
 
 
@@ -193,7 +212,8 @@ def check_built(paths: set[str], facts: Mapping[str, PageFacts], base_url: str, 
                  scope: set[str] | None, jobs: int, store: FactsStore | HeldFacts) -> None:
     """check_pages over the built site. A whole-site check of a big site checks links in chunks of
     pages across processes (serial, it was the longest step of a cold build after the parallel
-    render), then titles and descriptions once; the problems come out in check_pages' order."""
+    render) while this process checks titles and descriptions once; the problems come out in
+    check_pages' order."""
     count = parallel.job_count(jobs)
     if scope is not None or count < 2 or len(facts) < _PARALLEL_CHECK_PAGES:
         check_pages(paths, facts, base_url, rules, scope=scope)
@@ -202,9 +222,11 @@ def check_built(paths: set[str], facts: Mapping[str, PageFacts], base_url: str, 
     urls = sorted(facts)
     problems: list[Issue] = []
     with parallel.workers((paths, facts, base_url, rules, urls), jobs) as pool:
-        for found in pool.map(_link_problems, parallel.chunks(len(urls), -(-len(urls) // (count * 4)))):
+        parts = pool.map(_link_problems, parallel.chunks(len(urls), -(-len(urls) // (count * 4))))  # forked here
+        meta = page_problems(paths, facts, base_url, rules, links=False)
+        for found in parts:
             problems.extend(found)
-    problems.extend(page_problems(paths, facts, base_url, rules, links=False))
+    problems.extend(meta)
     if problems:
         raise RenderError(problems)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Collection, Iterable, Mapping
+from typing import Collection, Iterable, Mapping, Sequence
 from urllib.parse import unquote, urljoin, urlsplit
 
 from generator.check.affiliates import AffiliateRule, _host, _squash, affiliate_rule
@@ -140,8 +140,7 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, PageFact
         facts = pages[url]
         for dup in facts.duplicate_ids:
             problem(url, 1, "id", f"id {dup!r} appears twice on the page")
-        for link in facts.links:
-            href = link.href
+        for href, line, rel, sections, tag in facts.links:  # a Link, or the plain tuple a build packs
             if ":" in href or href.startswith("//"):  # only these can reach another host
                 found = hosts.get(href)
                 if found is None:
@@ -153,28 +152,28 @@ def page_problems(paths: set[str] | frozenset[str], pages: Mapping[str, PageFact
                 host, scheme = "", ""
             rule = affiliate_rule(host, affiliates) if scheme in ("http", "https") else None
             if rule is not None:
-                missing = {"sponsored", "noopener"} - link.rel
+                missing = {"sponsored", "noopener"} - rel
                 if missing:
-                    problem(url, link.line, "rel", f"affiliate link to {host} lacks rel {' and '.join(sorted(missing))}",
+                    problem(url, line, "rel", f"affiliate link to {host} lacks rel {' and '.join(sorted(missing))}",
                             'Make it with the sponsored_links macro (rel="sponsored noopener")')
-                texts = [_squash(" ".join(facts.sections[i])) for i in link.sections]
+                texts = [_squash(" ".join(facts.sections[i])) for i in sections]
                 if not any(d in text for d in rule.disclosures for text in texts):
-                    problem(url, link.line, "disclosure", f"affiliate link to {host} has no disclosure in its <section>",
+                    problem(url, line, "disclosure", f"affiliate link to {host} has no disclosure in its <section>",
                             "Put the program's disclosure sentence in the same <section> as the link")
                 continue
             # A link from the root or with a scheme means the same on every page: once it checked
             # out, its next occurrences (the navigation on every page) need no second look.
             if href in verified:
                 continue
-            path, fragment = target_of(url, link.href)
+            path, fragment = target_of(url, href)
             if path is None or path.startswith(GENERATED_LATER):
                 continue
             target_file, target_url = _target_file(path, paths)
             if target_file not in paths:
-                problem(url, link.line, "link", f"<{link.tag}> points at {link.href}, which the build does not produce")
+                problem(url, line, "link", f"<{tag}> points at {href}, which the build does not produce")
                 continue
             if fragment and target_file.endswith(".html") and fragment not in pages[target_url].ids:
-                problem(url, link.line, "link", f"{link.href}: no element with id {fragment!r} on {target_url}")
+                problem(url, line, "link", f"{href}: no element with id {fragment!r} on {target_url}")
             elif href.startswith("/") or ":" in href.split("/", 1)[0]:
                 if len(verified) >= _MEMO_SIZE:
                     verified.clear()
@@ -243,12 +242,17 @@ def slim_facts(facts: PageFacts, affiliates: Mapping[str, AffiliateRule]) -> Pag
     (squashed) text only when it holds a disclosure, which is all the affiliate check looks for.
     A build keeps these per page between runs, and at 100k pages the text would not fit in memory."""
     disclosures = [d for rule in affiliates.values() for d in rule.disclosures]
-    words = disclosure_words(affiliates)
-    sections = []
-    for texts in facts.sections:
+    return replace(facts, sections=slim_sections(facts.sections, disclosures, disclosure_words(affiliates)))
+
+
+def slim_sections(sections: Iterable[list[str]], disclosures: Sequence[str], words: Collection[str]) -> list[list[str]]:
+    """slim_facts' sections: each section's text squashed when it holds one of disclosures, else none.
+    words (disclosure_words of the same rules) leave out at once a section whose texts hold none."""
+    slim = []
+    for texts in sections:
         if "" not in words and not any(word in part for part in texts for word in words):
-            sections.append([])
+            slim.append([])
             continue
         text = _squash(" ".join(texts))
-        sections.append([text] if any(d in text for d in disclosures) else [])
-    return replace(facts, sections=sections)
+        slim.append([text] if any(d in text for d in disclosures) else [])
+    return slim

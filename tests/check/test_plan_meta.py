@@ -76,9 +76,18 @@ def test_sections_without_the_words_get_no_text_and_a_word_behind_a_reference_is
     assert page_links(html, "/x/").sections[0] == [" We earn a  comm ission. "]
 
 
-@pytest.mark.parametrize("markup", ["<P>upper case</P>", "<p class='single'>quoted</p>", "a < b is text", "<script>never ends"])
+@pytest.mark.parametrize("markup", ["<P>upper case</P>", "<p class='single'>quoted</p>", "a < b is text", "<script>never ends",
+                                    '<a href>no target</a>', '<section id>no id</section>'])
 def test_markup_outside_what_the_templates_emit_is_refused_not_misread(markup: str) -> None:
     with pytest.raises(RenderError) as raised:
         page_links(f"<!doctype html>\n<main>{markup}</main>", "/x/")
     (issue,) = raised.value.issues
     assert issue.path == "site/x/" and issue.line == 2 and "does not read" in issue.message
+
+
+def test_a_section_gets_its_text_when_a_word_is_in_its_markup_and_the_references_hide_none() -> None:
+    html = ('<!doctype html>\n<section><p>commission &amp; &quot;more&quot;</p><section>inner commission</section></section>'
+            '<section>none &lt; here</section><section>commiss</section>ion<p>commission outside</p>')
+    words = frozenset({"commission"})
+    full = page_links(html, "/x/").sections
+    assert page_links(html, "/x/", words).sections == [full[0], full[1], [], []]
