@@ -140,6 +140,8 @@ class _Planner:
     def plan(self) -> Plan:
         memo = self.memo
         self.reusable = memo is not None and memo.same_shared(self.d, self.results)
+        self._stable = memo.unchanged_pairs(self.d, self.results) if memo is not None and not self.reusable else None
+        self._same_fits: dict[int, tuple[list[dict[str, Any]], bool]] = {}
         self.plan_pairs()
         self.plan_errors()
         self.plan_tables()
@@ -164,9 +166,10 @@ class _Planner:
         memo = self.memo
         units: dict[str, _PairUnit] = {}
         for error in self.d.errors.values():
-            unit = memo.units.get(error.id) if memo is not None and self.reusable else None
-            if unit is None or not self._still_current(unit, error):
-                # The same error with other featured pairs or dates: most pages come out as before.
+            unit = memo.units.get(error.id) if memo is not None else None
+            if unit is None or not self.reusable or not self._still_current(unit, error):
+                # The same error with other featured pairs, dates or shared records (a GPU or model edit):
+                # most pages come out as before.
                 unit = self._plan_error_pairs(error, featured, unit if unit is not None and unit.error == error else None)
             units[error.id] = unit
             self.pages.extend(unit.pages)
@@ -226,6 +229,8 @@ class _Planner:
             if numbers.key in featured:
                 inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
             page = old_pages.get(url)
+            if page is not None and not self.reusable and not self._reads_the_same(page, numbers):
+                page = None
             if page is None or not (page.indexable == indexable and page.inputs == inputs and page.lastmod == self.lastmod(inputs)
                                     and page.view.inputs[0].intro == intro and page.view.inputs[0].duplicate_of == duplicate_of):
                 title, description = self.pair_title(error, gpu, model, variant, numbers)
@@ -243,6 +248,17 @@ class _Planner:
             unit.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
         unit.dates = self._dates_read(unit.pages)
         return unit
+
+    def _reads_the_same(self, page: Page, numbers: PairNumbers) -> bool:
+        """Whether a pair page planned from other shared records reads what planning it now would
+        (PlanMemo.unchanged_pairs; the caller compares the error's own inputs)."""
+        if self._stable is None or not self._stable(numbers.gpu, numbers.model):
+            return False
+        before = page.view.inputs[0].fits_elsewhere
+        known = self._same_fits.get(id(before))
+        if known is None or known[0] is not before:
+            known = self._same_fits[id(before)] = (before, before == self.gpus_that_fit(numbers))
+        return known[1]
 
     def key_of(self, kind: str, record_id: str) -> str:
         """The record key "kind:id", one string object per record however many pages name it."""
