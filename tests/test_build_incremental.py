@@ -461,13 +461,13 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 def _bundles_made(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Which search bundles each build runs Pagefind for (the pairs' one started while the pages
-    render, the other after), in the order of the builds that run it."""
+    render, the other once they are staged), in the order of the builds that run it."""
     made: list[list[str]] = []
     real_start, real_write = search_stage.start_search, incremental.write_incremental
 
-    def recording(site_dir, executable, bundles, output=None):
+    def recording(site_dir, executable, bundles, output=None, where=None):
         made[-1].extend(bundle.folder for bundle in bundles)
-        return real_start(site_dir, executable, bundles, output)
+        return real_start(site_dir, executable, bundles, output, where)
 
     def one_build(*args, **kwargs):
         made.append([])
