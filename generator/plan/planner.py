@@ -36,6 +36,8 @@ class _Planner:
         self._runnable: dict[str, int] | None = None
         self._keys: dict[tuple[str, str], str] = {}
         self._variants = {(m.id, v.id): v for m in dataset.models.values() for v in m.variants}
+        self._siblings: dict[tuple[str, str, str], ModelVariant | None] = {}
+        self._by_scenario: dict[str, list[PairNumbers]] | None = None
 
     # ---- shared pieces
 
@@ -66,13 +68,19 @@ class _Planner:
         """The build of the same model a reader of another engine would run: Q4_K_M GGUF for
         llama.cpp and Ollama, the smallest checkpoint for vLLM (the engine works out vLLM levers for
         that build on every GPU: pairs.vllm_sibling)."""
+        key = (model.id, variant.id, engine)
+        if key in self._siblings:  # asked for every pair page of every GPU: once per build is enough
+            return self._siblings[key]
         candidates = [v for v in model.variants if engine in v.engines and v.id != variant.id]
         if engine == "vllm":
-            return smallest_vllm_build(candidates)
-        preferred = [v for v in candidates if v.gguf_type == "Q4_K_M"] or candidates
-        if engine == "ollama":
-            preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
-        return preferred[0] if preferred else None
+            found = smallest_vllm_build(candidates)
+        else:
+            preferred = [v for v in candidates if v.gguf_type == "Q4_K_M"] or candidates
+            if engine == "ollama":
+                preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
+            found = preferred[0] if preferred else None
+        self._siblings[key] = found
+        return found
 
     def command_builds(self, error: ErrorSignature, model: Model, variant: ModelVariant,
                        numbers: PairNumbers) -> tuple[tuple[str, ModelVariant, PairNumbers], ...]:
@@ -153,7 +161,12 @@ class _Planner:
         return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))
 
     def pairs_for(self, error: ErrorSignature) -> list[PairNumbers]:
-        chosen = {n.key: n for n in self.results.values() if error.pair_pages and error.scenario in n.scenarios}
+        if self._by_scenario is None:  # each error reads the pairs of its scenario: one pass over the results for all
+            self._by_scenario = defaultdict(list)
+            for n in self.results.values():
+                for scenario in set(n.scenarios):
+                    self._by_scenario[scenario].append(n)
+        chosen = {n.key: n for n in self._by_scenario.get(error.scenario, ())} if error.pair_pages else {}
         for pair in self.d.pairs:
             if error.id in pair.errors:
                 key = (pair.gpu, pair.model, pair.variant)
