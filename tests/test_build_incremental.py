@@ -134,6 +134,16 @@ def _edit_gpu_buy_link(root: Path) -> None:
     edit_yaml(root / "data/gpus.yaml", lambda d: next(g for g in d["gpus"] if g["id"] == "test-card-80gb").update(buy_query="Test Card 80GB PCIe"))
 
 
+def _edit_gpu_name(root: Path) -> None:
+    # Shows on that GPU's pages, in the GPU and model tables, and in the "GPUs that fit" lists of other GPUs' pair pages.
+    edit_yaml(root / "data/gpus.yaml", lambda d: next(g for g in d["gpus"] if g["id"] == "test-card-80gb").update(name="Test Card 80GB SXM"))
+
+
+def _edit_model_name(root: Path) -> None:
+    # Shows on that model's pages and in the GPU tables; no engine reads it.
+    edit_yaml(root / "data/models.yaml", lambda d: d["models"][-1].update(name=d["models"][-1]["name"] + " Renamed"))
+
+
 def _edit_affiliate_program(root: Path) -> None:
     edit_yaml(root / "data/affiliates.yaml", lambda d: d["programs"][1].update(name="RunPod Cloud"))
 
@@ -213,8 +223,8 @@ def test_a_resident_builder_equals_cold_builds_through_a_run_of_edits(root: Path
         _edit_error_prose(root)
 
     edits = [_edit_pair_intro, _edit_error_prose, _edit_gpu_buy_link, _add_featured_pair, _edit_pair_errors, _edit_error_short_name, next_day,
-             _edit_pair_intro, _edit_gpu_memory, _edit_template, _edit_affiliate_program, _edit_site_author,
-             _edit_model_variant, _edit_error_pair_pages_off, _remove_featured_pair]
+             _edit_pair_intro, _edit_gpu_memory, _edit_gpu_name, _edit_template, _edit_affiliate_program, _edit_site_author,
+             _edit_model_variant, _edit_model_name, _edit_error_pair_pages_off, _remove_featured_pair]
     for step, edit in enumerate(edits):
         edit(root)
         report = build_and_write(root, site, jobs=1, search=False, resident=resident)
@@ -451,13 +461,13 @@ def test_the_search_index_follows_incremental_builds_and_rolls_back_with_them(ro
 
 def _bundles_made(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Which search bundles each build runs Pagefind for (the pairs' one started while the pages
-    render, the other after), in the order of the builds that run it."""
+    render, the other once they are staged), in the order of the builds that run it."""
     made: list[list[str]] = []
     real_start, real_write = search_stage.start_search, incremental.write_incremental
 
-    def recording(site_dir, executable, bundles, output=None):
+    def recording(site_dir, executable, bundles, output=None, where=None):
         made[-1].extend(bundle.folder for bundle in bundles)
-        return real_start(site_dir, executable, bundles, output)
+        return real_start(site_dir, executable, bundles, output, where)
 
     def one_build(*args, **kwargs):
         made.append([])

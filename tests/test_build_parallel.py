@@ -91,12 +91,13 @@ def test_workers_return_chunks_in_order_with_the_shared_data() -> None:
     assert parallel.shared is None
 
 
-def test_a_template_error_in_a_worker_fails_the_build_and_keeps_the_site(big_root: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("broken", ["{{ page.no_such_field }}", "{{ page.title"], ids=["undefined", "syntax"])
+def test_a_template_error_in_a_worker_fails_the_build_and_keeps_the_site(big_root: Path, tmp_path: Path, broken: str) -> None:
     out = tmp_path / "site"
     build_and_write(big_root, out, jobs=2, search=False)
     before = tree(out)
     pair = big_root / "templates/pair.html"
-    pair.write_text(pair.read_text(encoding="utf-8").replace("{{ page.title }}", "{{ page.no_such_field }}", 1), encoding="utf-8")
+    pair.write_text(pair.read_text(encoding="utf-8").replace("{{ page.title }}", broken, 1), encoding="utf-8")
     with pytest.raises(RenderError) as caught:
         build_and_write(big_root, out, jobs=2, search=False)
     assert "templates/pair.html" in str(caught.value)

@@ -21,7 +21,7 @@ from generator.build.pipeline import Interrupts, SitePlan, build_summary, plan_s
 from generator.build.render_stage import RenderedEntry, RenderJob, check_rendered, collector_paused, outputs_unchanged, page_key, render_pages, render_site_files
 from generator.build.resident import Resident, published_now
 from generator.build.results_cache import cached_results
-from generator.build.search_stage import StubsBundle, record_search, stage_search, start_stubs
+from generator.build.search_stage import EarlyBundle, record_search, stage_search, start_stubs, start_wholes
 from generator.check.affiliates import affiliate_rules
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue
@@ -201,7 +201,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     store = FactsStore(state, facts_version, reuse=manifest is not None)
     staging = Staging(state)
     interrupts = Interrupts()
-    early: StubsBundle | None = None
+    early: list[EarlyBundle] = []  # search bundles started before the tree is complete
     try:
         with interrupts.installed():
             digest = ValueDigest()
@@ -235,27 +235,32 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             size = max(1, min(_RENDER_CHUNK, len(todo) // (parallel.job_count(jobs) * 4)))
 
             def start_search() -> None:  # the pairs' bundle, made while the pages render
-                nonlocal early
-                early = start_stubs(staging, out, pagefind, pages)
+                stubs = start_stubs(staging, out, pagefind, pages)
+                if stubs is not None:
+                    early.append(stubs)
 
             # A few pages render faster here than workers start (an edit's usual count).
             render_pages(job, store, jobs if len(todo) >= _PARALLEL_FROM else 1, size, take, progress, start_search)
             _stage_site_files(sp, job, staging, store, entries, changed)
             deleted = sorted(set(old) - set(entries))
+            html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
+            indexed = [*pages, *site_pages(sp.dataset, sp.plan, str(sp.site["base_url"]))]
+            if html_changed:  # the whole pages' bundle, made while the site is checked and the tree completed
+                wholes = start_wholes(staging, out, pagefind, indexed, entries, set(changed))
+                if wholes is not None:
+                    early.append(wholes)
             check_rendered(sp, rules, entries, store, check_scope(old, entries, changed, deleted, store) if manifest is not None else None, jobs)
             report.written, report.deleted, report.files = len(changed), len(deleted), len(entries)
-            html_changed = any(p.endswith(".html") for p in (*changed, *deleted))
             with interrupts.deferred():
-                indexed = [*pages, *site_pages(sp.dataset, sp.plan, str(sp.site["base_url"]))]
                 written = _finish(staging, out, entries, changed, inputs, job.render_key, pagefind, html_changed, indexed, manifest, early)
     except BaseException:
-        if early is not None:
-            early.close()
+        for bundle in early:
+            bundle.close()
         staging.discard()
         store.close()
         raise
-    if early is not None:
-        early.close()
+    for bundle in early:
+        bundle.close()
     staging.discard()
     store.save({e.sha for p, e in entries.items() if p.endswith(".html")})
     store.close()
@@ -268,7 +273,7 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
 
 def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
             pagefind: str | None, html_changed: bool, pages: Sequence[Page], before: Manifest | None,
-            early: StubsBundle | None = None) -> Manifest:
+            early: Sequence[EarlyBundle] = ()) -> Manifest:
     """Complete the staged tree (unchanged files linked from out, the search index, the marker),
     publish it and record what it holds. before: the manifest of out as this build found it."""
     placed = set(changed)

@@ -184,6 +184,8 @@ def render_pages(job: RenderJob, store: FactsStore | HeldFacts, jobs: int, size:
     started() runs once the workers have their tasks: what it does overlaps the rendering."""
     problems: list[Issue] = []
     done = len(job.pages) - len(job.todo)
+    if parallel.job_count(jobs) > 1 and job.todo:
+        _compile_templates(job)
     with parallel.workers(job, jobs) as pool:
         parts = pool.map(render_chunk, parallel.chunks(len(job.todo), size))
         if started is not None:
@@ -199,6 +201,19 @@ def render_pages(job: RenderJob, store: FactsStore | HeldFacts, jobs: int, size:
                 progress(done, len(job.pages))
     if problems:
         raise RenderError(problems)
+
+
+def _compile_templates(job: RenderJob) -> None:
+    """Compile the templates the pages to render use here, before the workers fork: they then share
+    them, and a resident builder (`kvtriage serve`) keeps them for its next builds, where each worker
+    of each build compiled its own."""
+    wanted = {job.pages[i].template for i in job.todo} | {"base"}
+    for name in job.env.list_templates(extensions=("html", "md")):
+        if name.startswith("partials/") or name.rpartition(".")[0] in wanted:
+            try:
+                job.env.get_template(name)
+            except jinja2.TemplateError:  # reported where the page renders, with the page named
+                continue
 
 
 def site_files(sp: SitePlan) -> list[RenderedFile]:

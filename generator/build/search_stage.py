@@ -5,7 +5,8 @@ search page loads; the pair pages' stubs into /pagefind-pairs/, which the search
 changes whole pages and no stub, so only /pagefind/ is made again (about 140 pages of a 10k-page
 site, against some 6,000 stubs). The stubs come from the plan alone (pair titles), so a build that
 needs the pairs' bundle anew starts it before the pages render (start_stubs), and it is made while
-they do."""
+they do; the whole pages' bundle starts once every page is staged (start_wholes), and is made while
+the build checks the site and completes the tree."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from generator.plan.pages import Page
 from generator.render.site_files import search_stubs, search_wholes
@@ -26,9 +27,10 @@ from generator.write.state import state_dir
 
 
 @dataclass
-class StubsBundle:
-    """The pairs' bundle, started while the pages render: made into output/<folder>, from sources whose
-    digest is digest. indexing and output are None when the published bundle was made from these sources."""
+class EarlyBundle:
+    """A bundle started before the tree is complete (start_stubs, start_wholes): made into
+    output/<folder>, from sources whose digest is digest. indexing and output are None when the
+    published bundle was made from these sources."""
 
     folder: str
     digest: str
@@ -43,7 +45,7 @@ class StubsBundle:
             shutil.rmtree(self.output, ignore_errors=True)
 
 
-def start_stubs(staging: Staging, out: Path, pagefind: str | None, pages: Sequence[Page]) -> StubsBundle | None:
+def start_stubs(staging: Staging, out: Path, pagefind: str | None, pages: Sequence[Page]) -> EarlyBundle | None:
     """Start making the pairs' bundle when the build will need it anew (it has stubs, and the published
     one is missing or was made from other sources), into a folder of the state beside the site
     (stage-*: a killed build's is removed as its stage is); a bundle with nothing running when the
@@ -51,30 +53,53 @@ def start_stubs(staging: Staging, out: Path, pagefind: str | None, pages: Sequen
     caller close()s it."""
     if pagefind is None:
         return None
-    folder = SEARCH_FOLDERS[1]
     stubs = tuple(search_stubs(pages))
     if not stubs:
         return None
+    return _start_early(staging, out, pagefind, SEARCH_FOLDERS[1], stubs, lambda path: "")  # stubs are read by their bytes
+
+
+def start_wholes(staging: Staging, out: Path, pagefind: str | None, pages: Sequence[Page], entries: Mapping[str, Entry],
+                 written: set[str]) -> EarlyBundle | None:
+    """Start making the whole pages' bundle once every page is staged (entries: every file of the new
+    tree; written: those this build wrote into the stage, the rest read from out), as start_stubs
+    does the pairs'; the caller calls it only when some HTML changed. None when there are no whole
+    pages to index (stage_search then clears the folder)."""
+    if pagefind is None:
+        return None
+    wholes = tuple(search_wholes(pages))
+    if not wholes:
+        return None
+
+    def where(relative: str) -> Path:
+        return (staging.dir if relative in written else out) / relative
+
+    return _start_early(staging, out, pagefind, SEARCH_FOLDERS[0], wholes, lambda path: entries[path].sha, where)
+
+
+def _start_early(staging: Staging, out: Path, pagefind: str, folder: str, sources: tuple[tuple[str, bytes | None], ...],
+                 sha_of: Callable[[str], str], where: Callable[[str], Path] | None = None) -> EarlyBundle:
     state = state_dir(out)
-    digest = sources_digest(pagefind, stubs, lambda path: "")  # stubs are read by their bytes
+    digest = sources_digest(pagefind, sources, sha_of)
     digest_file, kept = kept_names(folder)
     index, recorded = out / folder, state / digest_file
     if index.is_dir() and not index.is_symlink() and recorded.is_file() and recorded.read_text(encoding="ascii") == digest:
-        return StubsBundle(folder, digest)
+        return EarlyBundle(folder, digest)
     output = Path(tempfile.mkdtemp(prefix="stage-index-out-", dir=state))
     try:
-        return StubsBundle(folder, digest, start_search(staging.tree, pagefind, [Bundle(folder, stubs, state / kept)], output), output)
+        indexing = start_search(staging.tree, pagefind, [Bundle(folder, sources, state / kept)], output, where)
+        return EarlyBundle(folder, digest, indexing, output)
     except BaseException:
         shutil.rmtree(output, ignore_errors=True)
         raise
 
 
 def stage_search(staging: Staging, out: Path, entries: Mapping[str, Entry], pagefind: str | None, html_changed: bool,
-                 pages: Sequence[Page], early: StubsBundle | None = None) -> dict[str, str | None]:
+                 pages: Sequence[Page], early: Sequence[EarlyBundle] = ()) -> dict[str, str | None]:
     """Put the search bundles into the staged tree: each published one, linked, when what it is made
-    from has not changed, else a new one (the new ones made side by side; early: the pairs' bundle,
-    started while the pages rendered). Returns, per bundle whose record changes, the digest of its
-    sources to record once published (None: the bundle is gone)."""
+    from has not changed, else a new one (the new ones made side by side; early: those started before
+    the tree was complete). Returns, per bundle whose record changes, the digest of its sources to
+    record once published (None: the bundle is gone)."""
     if pagefind is None:
         for folder in SEARCH_FOLDERS:
             staging.clear(folder)
@@ -82,20 +107,22 @@ def stage_search(staging: Staging, out: Path, entries: Mapping[str, Entry], page
     state = state_dir(out)
     digests: dict[str, str | None] = {}
     todo: list[Bundle] = []
-    made_early = None
+    started = {bundle.folder: bundle for bundle in early}
+    made_early: list[EarlyBundle] = []
     for folder in SEARCH_FOLDERS:
         index = out / folder
         published = index.is_dir() and not index.is_symlink()
         if published and not html_changed:  # the sources are read from pages: none changed
             staging.keep_tree(folder, index)
             continue
-        if early is not None and early.folder == folder:
-            if early.indexing is None:  # the published bundle was made from these stubs
+        bundle = started.get(folder)
+        if bundle is not None:
+            if bundle.indexing is None:  # the published bundle was made from these sources
                 staging.keep_tree(folder, index)
             else:
                 staging.clear(folder)
-                made_early = early
-                digests[folder] = early.digest
+                made_early.append(bundle)
+                digests[folder] = bundle.digest
             continue
         sources = tuple(search_wholes(pages) if folder == SEARCH_FOLDERS[0] else search_stubs(pages))
         if not sources:  # Pagefind refuses to make an empty bundle; the search page then merges none
@@ -113,9 +140,10 @@ def stage_search(staging: Staging, out: Path, entries: Mapping[str, Entry], page
             digests[folder] = digest
     indexing = start_search(staging.tree, pagefind, todo) if todo else None
     try:
-        if made_early is not None and made_early.indexing is not None and made_early.output is not None:
-            made_early.indexing.wait()
-            os.rename(made_early.output / made_early.folder, staging.path_of(made_early.folder))
+        for bundle in made_early:
+            assert bundle.indexing is not None and bundle.output is not None
+            bundle.indexing.wait()
+            os.rename(bundle.output / bundle.folder, staging.path_of(bundle.folder))
         if indexing is not None:
             indexing.wait()
     finally:

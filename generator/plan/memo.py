@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Mapping, MutableMapping
+from typing import Any, Callable, Mapping, MutableMapping
 
 from generator.engine.pairs import PairNumbers, Results
 from generator.plan.pages import Page
@@ -45,9 +45,11 @@ class PlanMemo:
 
     An error's pair pages read its record, some featured pairs, some dates, and inputs every error
     shares: the site record, every GPU, model and affiliate program (through the GPUs that fit and
-    the buy links), and the engine numbers of every pair. Earlier pages are reused when the shared
-    records are equal, the numbers are the very same objects (the resident builder keeps unchanged
-    numbers), and the error's own inputs are equal. Anything else is planned afresh."""
+    the buy links), and the engine numbers of every pair. An error's pages are reused whole when the
+    shared records are equal, the numbers are the very same objects (the resident builder keeps
+    unchanged numbers), and the error's own inputs are equal. When only the shared inputs differ (a GPU,
+    or model edit), a page is reused when what it reads is equal (unchanged_pairs): those of other
+    GPUs and models, mostly. Anything else is planned afresh."""
 
     def __init__(self, stored: MutableMapping[str, bytes] | None = None,
                  numbers_keys: Mapping[tuple[str, str, str], str] | None = None) -> None:
@@ -84,7 +86,34 @@ class PlanMemo:
             return False
         return all(old.get(key) is numbers for key, numbers in results.items())
 
+    def unchanged_pairs(self, dataset: Dataset, results: Results) -> Callable[[str, str], bool] | None:
+        """When the shared inputs changed (see same_shared), which pairs' pages may still come out as
+        planned before: stable(gpu, model) is true when the GPU and model records are equal to the
+        last plan's and every numbers of that GPU and model are the very same objects. A pair page
+        reads nothing else of them (its sibling builds are the model's, on the same GPU), so with its
+        error's own inputs equal and the GPUs that fit its build equal, it is as before. None when
+        the site or affiliate records changed: every page reads them."""
+        if self._shared is None or self._results is None:
+            return None
+        site, gpus, models, affiliates = self._shared
+        if site != dataset.site or affiliates != dataset.affiliates:
+            return None
+        old = self._results
+        same_gpus = {key for key, gpu in dataset.gpus.items() if gpus.get(key) == gpu}
+        same_models = {key for key, model in dataset.models.items() if models.get(key) == model}
+        found: dict[tuple[str, str], bool] = {}
+
+        def stable(gpu: str, model: str) -> bool:
+            known = found.get((gpu, model))
+            if known is None:
+                known = found[(gpu, model)] = gpu in same_gpus and model in same_models and all(
+                    old.get((gpu, model, v.id)) is results.get((gpu, model, v.id)) for v in dataset.models[model].variants)
+            return known
+
+        return stable
+
     def remember(self, dataset: Dataset, results: Results) -> None:
         self._shared, self._results = self._shared_of(dataset), results
         live = {id(numbers) for numbers in results.values()}
         self._fingerprints = {key: kept for key, kept in self._fingerprints.items() if key[1] in live}
+

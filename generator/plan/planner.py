@@ -36,6 +36,8 @@ class _Planner:
         self._runnable: dict[str, int] | None = None
         self._keys: dict[tuple[str, str], str] = {}
         self._variants = {(m.id, v.id): v for m in dataset.models.values() for v in m.variants}
+        self._siblings: dict[tuple[str, str, str], ModelVariant | None] = {}
+        self._by_scenario: dict[str, list[PairNumbers]] | None = None
 
     # ---- shared pieces
 
@@ -66,13 +68,19 @@ class _Planner:
         """The build of the same model a reader of another engine would run: Q4_K_M GGUF for
         llama.cpp and Ollama, the smallest checkpoint for vLLM (the engine works out vLLM levers for
         that build on every GPU: pairs.vllm_sibling)."""
+        key = (model.id, variant.id, engine)
+        if key in self._siblings:  # asked for every pair page of every GPU: once per build is enough
+            return self._siblings[key]
         candidates = [v for v in model.variants if engine in v.engines and v.id != variant.id]
         if engine == "vllm":
-            return smallest_vllm_build(candidates)
-        preferred = [v for v in candidates if v.gguf_type == "Q4_K_M"] or candidates
-        if engine == "ollama":
-            preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
-        return preferred[0] if preferred else None
+            found = smallest_vllm_build(candidates)
+        else:
+            preferred = [v for v in candidates if v.gguf_type == "Q4_K_M"] or candidates
+            if engine == "ollama":
+                preferred = [v for v in preferred if v.ollama_tag] or [v for v in candidates if v.ollama_tag]
+            found = preferred[0] if preferred else None
+        self._siblings[key] = found
+        return found
 
     def command_builds(self, error: ErrorSignature, model: Model, variant: ModelVariant,
                        numbers: PairNumbers) -> tuple[tuple[str, ModelVariant, PairNumbers], ...]:
@@ -140,6 +148,8 @@ class _Planner:
     def plan(self) -> Plan:
         memo = self.memo
         self.reusable = memo is not None and memo.same_shared(self.d, self.results)
+        self._stable = memo.unchanged_pairs(self.d, self.results) if memo is not None and not self.reusable else None
+        self._same_fits: dict[int, tuple[list[dict[str, Any]], bool]] = {}
         self.plan_pairs()
         self.plan_errors()
         self.plan_tables()
@@ -151,7 +161,12 @@ class _Planner:
         return Plan(pages=tuple(sorted(self.pages, key=lambda p: p.url)), thin_report=dict(sorted(self.thin.items())))
 
     def pairs_for(self, error: ErrorSignature) -> list[PairNumbers]:
-        chosen = {n.key: n for n in self.results.values() if error.pair_pages and error.scenario in n.scenarios}
+        if self._by_scenario is None:  # each error reads the pairs of its scenario: one pass over the results for all
+            self._by_scenario = defaultdict(list)
+            for n in self.results.values():
+                for scenario in set(n.scenarios):
+                    self._by_scenario[scenario].append(n)
+        chosen = {n.key: n for n in self._by_scenario.get(error.scenario, ())} if error.pair_pages else {}
         for pair in self.d.pairs:
             if error.id in pair.errors:
                 key = (pair.gpu, pair.model, pair.variant)
@@ -164,9 +179,10 @@ class _Planner:
         memo = self.memo
         units: dict[str, _PairUnit] = {}
         for error in self.d.errors.values():
-            unit = memo.units.get(error.id) if memo is not None and self.reusable else None
-            if unit is None or not self._still_current(unit, error):
-                # The same error with other featured pairs or dates: most pages come out as before.
+            unit = memo.units.get(error.id) if memo is not None else None
+            if unit is None or not self.reusable or not self._still_current(unit, error):
+                # The same error with other featured pairs, dates or shared records (a GPU or model edit):
+                # most pages come out as before.
                 unit = self._plan_error_pairs(error, featured, unit if unit is not None and unit.error == error else None)
             units[error.id] = unit
             self.pages.extend(unit.pages)
@@ -226,6 +242,8 @@ class _Planner:
             if numbers.key in featured:
                 inputs += (f"pair:{gpu.id}--{model.id}-{variant.id}",)
             page = old_pages.get(url)
+            if page is not None and not self.reusable and not self._reads_the_same(page, numbers):
+                page = None
             if page is None or not (page.indexable == indexable and page.inputs == inputs and page.lastmod == self.lastmod(inputs)
                                     and page.view.inputs[0].intro == intro and page.view.inputs[0].duplicate_of == duplicate_of):
                 title, description = self.pair_title(error, gpu, model, variant, numbers)
@@ -243,6 +261,17 @@ class _Planner:
             unit.thin["pair does not hit the error (fits, or fails another way)"] += runnable - len(seen_urls)
         unit.dates = self._dates_read(unit.pages)
         return unit
+
+    def _reads_the_same(self, page: Page, numbers: PairNumbers) -> bool:
+        """Whether a pair page planned from other shared records reads what planning it now would
+        (PlanMemo.unchanged_pairs; the caller compares the error's own inputs)."""
+        if self._stable is None or not self._stable(numbers.gpu, numbers.model):
+            return False
+        before = page.view.inputs[0].fits_elsewhere
+        known = self._same_fits.get(id(before))
+        if known is None or known[0] is not before:
+            known = self._same_fits[id(before)] = (before, before == self.gpus_that_fit(numbers))
+        return known[1]
 
     def key_of(self, kind: str, record_id: str) -> str:
         """The record key "kind:id", one string object per record however many pages name it."""

@@ -81,12 +81,15 @@ def _read(handle: IO[bytes]) -> str:
     return handle.read().decode("utf-8", "replace")
 
 
-def start_search(site_dir: Path, executable: str, bundles: Sequence[Bundle], output: Path | None = None) -> Indexing:
+def start_search(site_dir: Path, executable: str, bundles: Sequence[Bundle], output: Path | None = None,
+                 where: Callable[[str], Path] | None = None) -> Indexing:
     """Start Pagefind for each bundle, making it into (output, else site_dir)/<its folder>, the
     processes side by side (each reads only its own sources, so none waits on another). Pagefind
     reads a folder of its own holding just a bundle's sources, so it never parses pages the index
     leaves out; a kept folder is brought in step here, at the cost of what changed. A bundle's bytes
-    do not depend on the folder it is made in."""
+    do not depend on the folder it is made in. where(path): the file a page source is read from
+    (default: site_dir/path), for a tree not yet complete: the files a build wrote, and the rest
+    published."""
     indexing = Indexing()
     try:
         for bundle in bundles:
@@ -94,7 +97,7 @@ def start_search(site_dir: Path, executable: str, bundles: Sequence[Bundle], out
             if source is None:
                 source = Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
                 indexing.made.append(source)
-            _settle_sources(source, site_dir, list(bundle.sources))
+            _settle_sources(source, where or (lambda relative: site_dir / relative), list(bundle.sources))
             out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
             try:
                 process = subprocess.Popen(
@@ -123,10 +126,10 @@ def _pagefind_env() -> dict[str, str]:
     return env
 
 
-def _settle_sources(source: Path, site_dir: Path, sources: list[tuple[str, bytes | None]]) -> None:
-    """Make source hold exactly the sources, whatever it held: a page is kept when it is site_dir's
-    very file, a stand-in when its bytes are equal; anything else is removed or written anew, never
-    written into."""
+def _settle_sources(source: Path, where: Callable[[str], Path], sources: list[tuple[str, bytes | None]]) -> None:
+    """Make source hold exactly the sources, whatever it held: a page is kept when it is the very
+    file it is read from (where), a stand-in when its bytes are equal; anything else is removed or
+    written anew, never written into."""
     if not source.is_dir() or source.is_symlink():
         clear_path(source)
         source.mkdir(parents=True)
@@ -136,7 +139,7 @@ def _settle_sources(source: Path, site_dir: Path, sources: list[tuple[str, bytes
     for relative, stand_in in sources:
         target = os.path.join(source, relative)
         if stand_in is None:
-            if same_file(target, site_dir / relative):
+            if same_file(target, where(relative)):
                 continue
         elif _holds(target, stand_in):
             continue
@@ -146,7 +149,7 @@ def _settle_sources(source: Path, site_dir: Path, sources: list[tuple[str, bytes
             os.makedirs(parent, exist_ok=True)
             made.add(parent)
         if stand_in is None:
-            os.link(site_dir / relative, target)
+            os.link(where(relative), target)
         else:
             with open(target, "wb") as handle:
                 handle.write(stand_in)

@@ -147,6 +147,29 @@ def test_a_plan_memo_reuses_unchanged_pages_and_equals_a_fresh_plan() -> None:
     assert not any(a is b for a, b in zip(third.pages, fourth.pages) if a.kind == "pair")
 
 
+def test_a_plan_memo_replans_only_the_pair_pages_of_an_edited_gpu() -> None:
+    """A GPU edit changes inputs every error's pages share; the memo keeps the pair pages of the
+    other GPUs (the same numbers objects, the same GPUs that fit) and the plan equals a fresh one."""
+    from generator.plan.memo import PlanMemo
+
+    dataset = load_dataset(FIXTURE_SITE)
+    gpu = dataset.gpus["rtx-4090"]
+    other = gpu.model_copy(update={"id": "test-card-16gb", "name": "Test Card 16GB", "marketed_gb": 16,
+                                   "cuda_total_bytes": 16 * 10**9, "buy_query": "Test Card 16GB"})
+    dataset = replace(dataset, gpus={gpu.id: gpu, other.id: other})
+    results = compute_results(dataset)
+    dates = {"*": "2026-11-29"}
+    memo = PlanMemo()
+    first = plan_pages(dataset, results, dates, memo)
+    edited = replace(dataset, gpus=dict(dataset.gpus, **{gpu.id: gpu.model_copy(update={"buy_query": "another query"})}))
+    after = plan_pages(edited, results, dates, memo)
+    assert _described(after) == _described(plan_pages(edited, results, dates))
+    before = {p.url: p for p in first.pages}
+    pairs = [p for p in after.pages if p.kind == "pair"]
+    kept = {p.url for p in pairs if p is before[p.url]}
+    assert kept == {p.url for p in pairs if f"/{other.id}/" in p.url} != set()
+
+
 def test_a_gpus_buy_link_is_in_the_views_of_its_own_pages_only(fixture_plan) -> None:
     """Lists of GPUs on other pages (the GPUs that fit, the model and error tables, the GPU index)
     carry what they show, so a buy-link edit leaves those pages' views, and so their keys, alone."""
