@@ -198,6 +198,15 @@ def test_the_eleventh_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdInd
     assert _resolved(index, entries) >= 35
 
 
+def test_the_twelfth_holdout_of_unseen_log_ids_is_well_formed() -> None:
+    # tests/data/model_ids_holdout12.yaml: 55 ids from 2025-2026 issues, gathered blind in search order and not yet
+    # measured. Only the file's shape is held here, and that no name repeats an earlier holdout's; the figure is
+    # written into the header once, on the merged resolver, and pinned then (as holdout11's was).
+    text, entries = _id_holdout(12, 55)
+    assert not _ids_before(12) & {entry["id"].lower() for entry in entries}
+    assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
+
+
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
 def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: str) -> None:
     # Records and the owner-written-onto-the-name rule were chosen from these files' misses (so their gain is
