@@ -198,13 +198,12 @@ def test_the_eleventh_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdInd
     assert _resolved(index, entries) >= 35
 
 
-def test_the_twelfth_holdout_of_unseen_log_ids_is_well_formed() -> None:
-    # tests/data/model_ids_holdout12.yaml: 55 ids from 2025-2026 issues, gathered blind in search order and not yet
-    # measured. Only the file's shape is held here, and that no name repeats an earlier holdout's; the figure is
-    # written into the header once, on the merged resolver, and pinned then (as holdout11's was).
-    text, entries = _id_holdout(12, 55)
-    assert not _ids_before(12) & {entry["id"].lower() for entry in entries}
-    assert re.search(r"^# measured: ", text, re.MULTILINE) is not None
+def test_the_twelfth_holdout_of_unseen_log_ids_is_measured_blind(index: HfIdIndex) -> None:
+    # tests/data/model_ids_holdout12.yaml: 55 ids from 2025-2026 issues, most from the reader's launch command or
+    # log, gathered in search order without running the resolver, then measured once (33 of 55). The header's
+    # figure is pinned and held as a floor. No rule or record may be written from its misses.
+    _, entries = _measured_once(12, 55, 33)
+    assert _resolved(index, entries) >= 33
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
