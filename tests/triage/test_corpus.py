@@ -210,7 +210,7 @@ def test_a_fixed_miss_class_keeps_its_page(paste_id: str) -> None:
     assert _first(paste) == paste["page"], CLASS_CASES[paste_id]
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15", "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21", "holdout22", "holdout23"])
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15", "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21", "holdout22", "holdout23", "holdout24"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
     blind = f"\n  blind: {BLIND[split]}" if split in BLIND else ""
