@@ -129,6 +129,7 @@ BLIND = {
     "holdout21": "50.0% right first, 5.0% wrong page, 18 with none (40 counted)",
     "holdout22": "61.5% right first, 0.0% wrong page, 15 with none (39 counted)",
     "holdout23": "80.6% right first, 8.3% wrong page, 4 with none (36 counted)",
+    "holdout24": "75.0% right first, 9.4% wrong page, 5 with none (32 counted)",
 }
 
 
