@@ -18,8 +18,9 @@ from ..conftest import FIXED_TODAY, FIXTURE_SITE, REPO
 
 STATIC = REPO / "templates" / "static"
 VLLM_PAIR_PAGE = "oom/vllm-max-model-len-error/rtx-4090/qwen2.5-coder-32b-instruct-awq/index.html"
-# What a reader's browser fetches as JavaScript on first view of a vLLM pair page, gzipped.
-VLLM_PAIR_JS_BUDGET = 16 * 1024
+# What a reader's browser fetches as JavaScript on first view of a vLLM pair page, gzipped: about 16.0 KiB with the
+# V2 model runner's sampler and penalty terms; the budget leaves room for one more release's rules, no more.
+VLLM_PAIR_JS_BUDGET = 17 * 1024
 
 
 def gzipped_size(content: bytes) -> int:
@@ -66,7 +67,7 @@ def vllm_pair_page_scripts(files: dict[str, bytes]) -> list[str]:
     return sorted({url.lstrip("/") for url in urls})
 
 
-def test_a_vllm_pair_page_loads_at_most_16_kib_of_gzipped_javascript(site_files: dict[str, bytes]) -> None:
+def test_a_vllm_pair_page_loads_at_most_17_kib_of_gzipped_javascript(site_files: dict[str, bytes]) -> None:
     scripts = vllm_pair_page_scripts(site_files)
     assert {"static/kvcalc.js", "static/kvcalc-ui.js"} <= set(scripts)
     total = sum(gzipped_size(site_files[path]) for path in scripts)
