@@ -38,6 +38,8 @@ EXTRACT = [
     ["max_model_len", r"Maximum concurrency for ([\d,]+) tokens per request", "int"],
     ["derived_max_len", r"estimated maximum model length is (\d+)", "int"],
     ["derived_max_len", r"derived max_model_len \(\w+=(\d+)", "int"],
+    # the model's limit as a reader writes it beside max_model_len ("max_model_len is greater than max_position=40960").
+    ["derived_max_len", r"max_model_len.*\bmax_position(?:_embeddings)?=(\d+)", "int"],
     ["kv_cache_dtype", r"kv_cache_dtype=(\w+)", "str"],
     ["kv_cache_dtype", r"'kv_cache_dtype': '(\w+)'", "str"],
     ["gpu_memory_utilization", r"gpu_memory_utilization=([\d.]+)", "float"],
@@ -65,6 +67,8 @@ EXTRACT = [
     ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
     ["n_seq_max", r"\bn_slots = (\d+)", "int"],
     ["type_k", r"\btype_k = '(\w+)'", "str"],
+    # the KV line of llama.cpp's context setup: "KV self size  = 13800.00 MiB, K (q8_0): 6120.00 MiB, V (f16): ...".
+    ["type_k", r"KV self size .*, K \((\w+)\): [\d.]+ MiB", "str"],
     ["kv_buffer_mib", r"KV self size\s*=\s*([\d.]+) MiB", "float"],
     ["kv_buffer_mib", r"KV buffer size\s*=\s*([\d.]+) MiB", "float"],
     ["kv_buffer_mib", r"llama_kv_cache\w*: size = *([\d.]+) MiB", "float"],
