@@ -12,7 +12,7 @@ from typing import Mapping
 import generator.parallel as parallel
 import generator.value_pickle as value_pickle
 from generator.check.plan_meta import NO_META, PageMeta
-from generator.check.site_checks import check_pages, disclosure_words, page_problems, page_url, slim_sections
+from generator.check.site_checks import check_pages, disclosure_sentences, disclosure_words, page_problems, page_url, slim_sections
 from generator.errors import Issue, RenderError
 from generator.render.page_links import PageFacts as LinkFacts
 from generator.render.page_links import record, section_texts
@@ -50,8 +50,7 @@ def _disclosures(rules: Mapping[str, object]) -> tuple[frozenset[str], tuple[str
     if known is None or known[0] is not rules:
         if len(_DISCLOSURES) >= 8:
             _DISCLOSURES.clear()
-        disclosures = tuple(d for rule in rules.values() for d in rule.disclosures)  # type: ignore[attr-defined]
-        known = _DISCLOSURES[id(rules)] = (rules, disclosure_words(rules), disclosures)  # type: ignore[arg-type]
+        known = _DISCLOSURES[id(rules)] = (rules, disclosure_words(rules), disclosure_sentences(rules))  # type: ignore[arg-type]
     return known[1], known[2]
 
 

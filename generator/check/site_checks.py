@@ -231,18 +231,22 @@ def _check_meta(pages: Mapping[str, PageFacts], base_url: str, problem, scope: C
             problem(url, 1, "json-ld", "indexable page without TechArticle JSON-LD")
 
 
+def disclosure_sentences(affiliates: Mapping[str, AffiliateRule]) -> tuple[str, ...]:
+    """Every program's disclosure sentences, as the affiliate check looks for them."""
+    return tuple(d for rule in affiliates.values() for d in rule.disclosures)
+
+
 def disclosure_words(affiliates: Mapping[str, AffiliateRule]) -> frozenset[str]:
     """Each disclosure's longest word. It holds no whitespace, so a disclosure is in a squashed text
     only if its word is in the text as it is: a section without any is left empty unsquashed."""
-    return frozenset(max(d.split(), key=len, default="") for rule in affiliates.values() for d in rule.disclosures)
+    return frozenset(max(d.split(), key=len, default="") for d in disclosure_sentences(affiliates))
 
 
 def slim_facts(facts: PageFacts, affiliates: Mapping[str, AffiliateRule]) -> PageFacts:
     """The same facts for check_pages, without the section text no check reads: a section keeps its
     (squashed) text only when it holds a disclosure, which is all the affiliate check looks for.
     A build keeps these per page between runs, and at 100k pages the text would not fit in memory."""
-    disclosures = [d for rule in affiliates.values() for d in rule.disclosures]
-    return replace(facts, sections=slim_sections(facts.sections, disclosures, disclosure_words(affiliates)))
+    return replace(facts, sections=slim_sections(facts.sections, disclosure_sentences(affiliates), disclosure_words(affiliates)))
 
 
 def slim_sections(sections: Iterable[list[str]], disclosures: Sequence[str], words: Collection[str]) -> list[list[str]]:
