@@ -51,7 +51,7 @@ EXTRACT = [
     ["model_loading_gib", r"Load weight end\..*mem usage=([\d.]+) GB", "float"],
     ["available_kv_cache_gib", r"available KV cache memory \(([\d.]+) GiB\)", "float"],
     ["available_kv_cache_gib", r"Available KV cache memory: ([\d.]+) GiB", "float"],
-    ["available_kv_cache_gib", r"memory reserved for KV Cache is ([\d.]+) ?GiB", "float"],
+    ["available_kv_cache_gib", r"memory reserved for KV Cache is ([\d.]+) ?GiB?", "float"],
     ["kv_cache_tokens", r"stored in KV cache \((\d+)\)", "int"],
     ["kv_cache_tokens", r"GPU KV cache size: ([\d,]+) tokens", "int"],
     ["kv_cache_tokens", r"KV Cache is allocated\..*#tokens: (\d+)", "int"],
