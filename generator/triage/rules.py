@@ -456,6 +456,9 @@ ENGINE_MARKERS = {
         # at vllm-project/vllm 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6), llama.cpp's "Eval bug: ", Ollama's
         # none. Weak: a title alone, and any line of an engine's own outweighs it.
         [2, r"^\[Bug\] "],
+        # Its --mem-fraction-static (python/sglang/srt/server_args.py) shortened by a reader ("cookbook mem-fraction
+        # OOMs"): none of the other three engines has an option of that name.
+        [3, r"\bmem[-_]fraction\b"],
         [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }

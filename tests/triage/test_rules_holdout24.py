@@ -1,0 +1,42 @@
+"""Classes drawn from the spent holdout24 split, each on the real texts of tests/data/pasted_errors.yaml:
+a frame of an SGLang model file places a cut traceback only when it builds the model (its __init__), not in its
+forward; SGLang's --mem-fraction-static shortened in a title.
+"""
+
+from __future__ import annotations
+
+from .test_corpus import triage_paste
+
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 0 has a total capacity of 79.10 GiB"
+SITE = "/usr/local/lib/python3.11/site-packages/"
+
+
+def _frame(path: str, function: str) -> str:
+    return f'  File "{SITE}{path}", line 100, in {function}\n    x = y('
+
+
+def test_an_sglang_model_frame_places_a_cut_traceback_only_when_it_builds_the_model() -> None:
+    # sglang-0201: a traceback cut in a model's forward (torch module frames, deepseek_v2.py forward) says
+    # nothing of what failed, nor of the step.
+    assert triage_paste("sglang-0201").best is None
+    # A model's __init__ builds its weights: a traceback cut there, or an OOM raised there, is the loading step.
+    cut = "Traceback (most recent call last):\n" + _frame("sglang/srt/models/llama.py", "__init__")
+    result = triage_paste("sglang-0201", cut)
+    assert (result.step, result.best.id) == ("load_weights", "sglang-cuda-oom")
+    assert triage_paste("sglang-0201", cut + "\n" + OOM).step == "load_weights"
+    # The forward under the scheduler's batch is still a running batch's out-of-memory (sglang-0074).
+    assert triage_paste("sglang-0074").best.id == "sglang-cuda-oom"
+    forward = _frame("sglang/srt/managers/scheduler.py", "run_batch") + "\n" + _frame("sglang/srt/models/llama.py", "forward")
+    assert triage_paste("sglang-0201", forward + "\n" + OOM).step == "running"
+    # Loading frames from 2024's router keep their page (sglang-0015, sglang-0016).
+    assert triage_paste("sglang-0015").best.id == "sglang-cuda-oom"
+    assert triage_paste("sglang-0016").best.id == "sglang-cuda-oom"
+
+
+def test_sglangs_mem_fraction_shortened_in_a_title_names_sglang() -> None:
+    # sglang-0196: "cookbook mem-fraction OOMs at decode-graph capture": SGLang's option, memory running out.
+    result = triage_paste("sglang-0196")
+    assert (result.engine, result.best.id) == ("sglang", "sglang-cuda-oom")
+    assert triage_paste("sglang-0196", "OOM with mem_fraction 0.9 on an H100").engine == "sglang"
+    # A longer name that holds the words is no SGLang option (TensorRT-LLM's kv_cache_free_gpu_mem_fraction).
+    assert triage_paste("sglang-0196", "OOM with kv_cache_free_gpu_mem_fraction=0.9").engine is None
