@@ -199,6 +199,11 @@ WRAPPER_LINES = [
     r"failed to create[ _]context with model",
     # "failed to initialize the context: <cause>": the cause after the colon is not a wrapper.
     r"failed to initialize the context: ",
+    # ... and the cause it names when a compute buffer failed: libllama's context throws "failed to allocate compute
+    # pp buffers" (or "tg") after graph_reserve logged "failed to allocate compute buffers" and ggml the buffer and
+    # back end that failed (sched_reserve in src/llama-context.cpp at ggml-org/llama.cpp
+    # 4c7103b96d720ea6057eec6ac11a49727f9ecd43): those lines say why, when the paste holds them.
+    r"\bfailed to allocate compute (pp|tg) buffers\b",
     r"\bload_model: failed to load model\b",
     r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
     # libllama's llama_decode logs any failed decode after the line that said why ("decode: failed

@@ -1,11 +1,12 @@
 """Classes drawn from the spent holdout24 split, each on the real texts of tests/data/pasted_errors.yaml:
 a frame of an SGLang model file places a cut traceback only when it builds the model (its __init__), not in its
-forward; SGLang's --mem-fraction-static shortened in a title.
+forward; SGLang's --mem-fraction-static shortened in a title; vLLM's max_model_len error shortened to the config
+key it names; libllama's "failed to allocate compute pp buffers" quoted alone.
 """
 
 from __future__ import annotations
 
-from .test_corpus import triage_paste
+from .test_corpus import BY_ID, triage_paste
 
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 448.00 MiB. GPU 0 has a total capacity of 79.10 GiB"
 SITE = "/usr/local/lib/python3.11/site-packages/"
@@ -40,3 +41,24 @@ def test_sglangs_mem_fraction_shortened_in_a_title_names_sglang() -> None:
     assert triage_paste("sglang-0196", "OOM with mem_fraction 0.9 on an H100").engine == "sglang"
     # A longer name that holds the words is no SGLang option (TensorRT-LLM's kv_cache_free_gpu_mem_fraction).
     assert triage_paste("sglang-0196", "OOM with kv_cache_free_gpu_mem_fraction=0.9").engine is None
+
+
+def test_vllms_max_model_len_error_shortened_to_the_config_key_is_its_page() -> None:
+    # vllm-0409: "max_model_len is greater than max_position=40960", a title.
+    result = triage_paste("vllm-0409")
+    assert (result.best.id, result.numbers.get("derived_max_len")) == ("vllm-max-len-above-derived", 40960)
+    text = "max_model_len (131072) is greater than max_position_embeddings in config.json"
+    assert triage_paste("vllm-0409", text).best.id == "vllm-max-len-above-derived"
+    # The full error keeps its page (vllm-0406); other "greater than" lines do not take it.
+    assert triage_paste("vllm-0406").best.id == "vllm-max-len-above-derived"
+    assert triage_paste("vllm-0409", "max_model_len is greater than the KV cache can hold").best is None
+
+
+def test_libllamas_compute_pp_buffers_quoted_alone_is_the_context_page_and_no_more() -> None:
+    # llamacpp-0319: KoboldCpp's reader quotes the cause alone.
+    result = triage_paste("llamacpp-0319")
+    assert result.best.id == "llamacpp-context-create-failed" and not result.confident
+    assert triage_paste("llamacpp-0319", "failed to allocate compute tg buffers").best.id == "llamacpp-context-create-failed"
+    # In a log, the lines before it say which buffer failed: the Vulkan back end's limit keeps its page (llamacpp-0083).
+    assert triage_paste("llamacpp-0083").best.id == "llamacpp-vulkan-oom"
+    assert BY_ID["llamacpp-0083"]["text"].count("failed to allocate compute pp buffers") == 1
