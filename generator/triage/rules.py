@@ -168,7 +168,8 @@ EXPECTED_LINES = [
 # fails the runner answers Success:false, the server builds a layout with fewer GPU layers (or backs
 # off, logging "model layout did not fit, applying backoff") and asks again, and the runner logs each
 # ask as slog.Info("load", "request", req) (runner/ollamarunner/runner.go). A request to allocate after
-# failure lines is such a retry: only "memory layout cannot be allocated" ends the loop.
+# failure lines is such a retry: only "memory layout cannot be allocated" ends the loop. The retry line
+# itself is no expected line: the backoff names the partial-offload page (its triage_patterns).
 RETRIED_LINES = [
     r"compute buffer allocation failed, retrying without pipeline parallelism",
     r"\bload request=\"?\{Operation:alloc\b|model layout did not fit, applying backoff",
@@ -366,9 +367,10 @@ GENERIC_OOM = [
     # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with
     # ggml_backend_buft_name ("CUDA0", "CPU", "ROCm0", "Metal", "Vulkan0"), from alloc_tensor_range and
     # ggml_gallocr_reserve_n (ggml/src/ggml-alloc.c at ggml-org/llama.cpp 5bc7a7409fc39d2801b3eeddc9e22fdd4bda718d).
-    # CUDA's and the CPU's (host RAM) are generic, the step decides; the Metal, Vulkan and ROCm ones are
-    # left to their back ends' pages, which match them.
-    r"failed to allocate CUDA\d* buffer",
+    # CUDA's and the CPU's (host RAM) are generic, the step decides; so are ROCm's and MUSA's, which are the same CUDA
+    # back end built with HIP or MUSA (GGML_CUDA_NAME, above) and come after its "cudaMalloc failed" line. The Metal
+    # and Vulkan ones are left to their back ends' pages, which match them.
+    r"failed to allocate (CUDA|ROCm|MUSA)\d* buffer",
     r"failed to allocate CPU buffer of size",
     r"failed to allocate buffer of size",
     # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV

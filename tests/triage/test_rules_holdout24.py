@@ -1,7 +1,8 @@
 """Classes drawn from the spent holdout24 split, each on the real texts of tests/data/pasted_errors.yaml:
 a frame of an SGLang model file places a cut traceback only when it builds the model (its __init__), not in its
 forward; SGLang's --mem-fraction-static shortened in a title; vLLM's max_model_len error shortened to the config
-key it names; libllama's "failed to allocate compute pp buffers" quoted alone.
+key it names; libllama's "failed to allocate compute pp buffers" quoted alone; ROCm's buffer failures as the CUDA
+back end's, and Ollama backing its layout off to fewer GPU layers.
 """
 
 from __future__ import annotations
@@ -62,3 +63,21 @@ def test_libllamas_compute_pp_buffers_quoted_alone_is_the_context_page_and_no_mo
     # In a log, the lines before it say which buffer failed: the Vulkan back end's limit keeps its page (llamacpp-0083).
     assert triage_paste("llamacpp-0083").best.id == "llamacpp-vulkan-oom"
     assert BY_ID["llamacpp-0083"]["text"].count("failed to allocate compute pp buffers") == 1
+
+
+def test_rocm_buffers_are_the_cuda_back_ends_and_ollamas_backoff_is_a_partial_offload() -> None:
+    # ollama-0311: cudaMalloc and ROCm0 buffer failures, then "model layout did not fit, applying backoff": the
+    # load went on with fewer layers on the GPU.
+    result = triage_paste("ollama-0311")
+    assert (result.engine, result.best.id) == ("ollama", "ollama-partial-offload")
+    # Without the backoff line the same failure ends the load: the runner's page (as ollama-0129's CUDA0 buffer).
+    cut = "\n".join(line for line in BY_ID["ollama-0311"]["text"].splitlines() if "backoff" not in line)
+    assert triage_paste("ollama-0311", cut).best.id == "ollama-llama-server-terminated"
+    assert triage_paste("ollama-0129").best.id == "ollama-llama-server-terminated"
+    # A backoff that ends with "memory layout cannot be allocated" is that page.
+    text = BY_ID["ollama-0311"]["text"] + (
+        '\ntime=2025-10-29T17:09:04.993+08:00 level=INFO source=server.go:777 msg="model layout did not fit, '
+        'applying backoff" backoff=1.10\nError: 500 Internal Server Error: memory layout cannot be allocated')
+    assert triage_paste("ollama-0311", text).best.id == "ollama-memory-layout"
+    # A back end's own failure beside the backoff keeps its page (ollama-0296, Vulkan's buffer size limit).
+    assert triage_paste("ollama-0296").best.id == "llamacpp-vulkan-oom"
