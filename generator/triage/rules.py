@@ -191,6 +191,10 @@ WRAPPER_LINES = [
     r"Received sigquit from a child process",
     # The message after the exception name is the wrapper's own ("EngineCore encountered an issue").
     r"(MQEngineDeadError|AsyncEngineDeadError|EngineDeadError).*",
+    # V0's model runner re-raises whatever its execute_model raised as f"Error in model execution (input dumped to
+    # {filename}): {err}" (dump_input_when_exception in vllm/worker/model_runner_base.py, 0.6.2 to 0.7.1), and the
+    # profile run at startup calls that execute_model as serving does: the frames or log lines say which step.
+    r"Error in model execution \(input dumped to [^)]*\): ",
     r"llama runner process (has terminated|no longer running)|llama runner terminated",
     r"model runner has unexpectedly stopped",
     r"error starting llama server",

@@ -81,3 +81,14 @@ def test_rocm_buffers_are_the_cuda_back_ends_and_ollamas_backoff_is_a_partial_of
     assert triage_paste("ollama-0311", text).best.id == "ollama-memory-layout"
     # A back end's own failure beside the backoff keeps its page (ollama-0296, Vulkan's buffer size limit).
     assert triage_paste("ollama-0296").best.id == "llamacpp-vulkan-oom"
+
+
+def test_v0s_dumped_model_execution_error_is_a_wrapper_whose_step_decides() -> None:
+    # vllm-0290: "Error in model execution (input dumped to ...): CUDA out of memory": V0's profile run calls the
+    # same execute_model as serving, so the wrapper's words name no step. Alone it keeps the request page it
+    # documents (vllm-0065, serving); under the profile run's frames it is that step's out-of-memory.
+    assert triage_paste("vllm-0065").best.id == "vllm-request-cuda-oom"
+    frames = ("Traceback (most recent call last):\n" + _frame("vllm/worker/worker.py", "determine_num_available_blocks")
+              + "\n" + _frame("vllm/worker/model_runner_base.py", "_wrapper") + "\n")
+    result = triage_paste("vllm-0290", frames + BY_ID["vllm-0290"]["text"])
+    assert (result.step, result.best.id) == ("profile_run", "vllm-profile-run-oom")
