@@ -196,6 +196,12 @@ CLASS_CASES = {
     "vllm-0407": "'Worker failed with error' naming a code error, then the shell's 'Killed': a look-alike, not host memory",
     "sglang-0191": "SGLang's 'RuntimeError: Not enough memory' quoted without its remedy sentence: the KV-pool page",
     "ollama-0299": "ggml's cuBLAS allocation failure ('CUDA error: the resource allocation failed'): a generic OOM",
+    # holdout24, after its blind figure: 90.6% right first, 3.1% wrong page, 2 with none (32 counted).
+    "sglang-0201": "a traceback cut in an SGLang model's forward (not its __init__): no step, no page",
+    "sglang-0196": "a title naming 'mem-fraction' (SGLang's option shortened) and OOMs: SGLang's default page",
+    "vllm-0409": "vLLM's max_model_len error shortened to 'greater than max_position=N' in a title",
+    "llamacpp-0319": "libllama's 'failed to allocate compute pp buffers' quoted alone: the context page",
+    "ollama-0311": "cudaMalloc and ROCm0 buffer failures, then Ollama's 'applying backoff': a partial offload",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 
