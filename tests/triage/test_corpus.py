@@ -202,6 +202,7 @@ CLASS_CASES = {
     "vllm-0409": "vLLM's max_model_len error shortened to 'greater than max_position=N' in a title",
     "llamacpp-0319": "libllama's 'failed to allocate compute pp buffers' quoted alone: the context page",
     "ollama-0311": "cudaMalloc and ROCm0 buffer failures, then Ollama's 'applying backoff': a partial offload",
+    "llamacpp-0249": "llama-cpp-python's multimodal chat handler, 'Prompt exceeds n_ctx' (holdout15): the context page",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -92,3 +92,11 @@ def test_v0s_dumped_model_execution_error_is_a_wrapper_whose_step_decides() -> N
               + "\n" + _frame("vllm/worker/model_runner_base.py", "_wrapper") + "\n")
     result = triage_paste("vllm-0290", frames + BY_ID["vllm-0290"]["text"])
     assert (result.step, result.best.id) == ("profile_run", "vllm-profile-run-oom")
+
+
+def test_llama_cpp_pythons_multimodal_chat_handler_check_is_the_context_page() -> None:
+    # llamacpp-0249: llama-cpp-python's LLaVA handler raised ValueError("Prompt exceeds n_ctx") (v0.2.66 to v0.2.76);
+    # later releases print the two counts.
+    assert triage_paste("llamacpp-0249").best.id == "llamacpp-context-exceeded"
+    assert triage_paste("llamacpp-0249", "ValueError: Prompt exceeds n_ctx: 4103 > 4096").best.id == (
+        "llamacpp-context-exceeded")
