@@ -322,6 +322,12 @@ LOOKALIKE_LINES = [
     # such as "'tuple' object has no attribute 'ndim'", a missing kernel backend), it is the cause, and a
     # shell's "Killed" as the processes shut down is no out-of-memory kill.
     r"Worker failed with error\b(?!.*(" + MEMORY_STATEMENT + "|Tried to allocate))",
+    # A draft model (EAGLE3, DFlash, Qwen4Exp, Gemma4Assistant) whose context was created without the target model's:
+    # libllama's context throws "<arch> requires ctx_other to be set (this warning is normal during memory fitting)"
+    # (llama_context::llama_context in src/llama-context.cpp at ggml-org/llama.cpp
+    # 001d906a6d86e2490e394361e7cc6f478b100088). Memory fitting probes it on purpose; outside fitting it is a front
+    # end that does not pair the two models, and the "failed to create context" lines after it report that.
+    r"\brequires ctx_other to be set\b",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in

@@ -100,3 +100,16 @@ def test_llama_cpp_pythons_multimodal_chat_handler_check_is_the_context_page() -
     assert triage_paste("llamacpp-0249").best.id == "llamacpp-context-exceeded"
     assert triage_paste("llamacpp-0249", "ValueError: Prompt exceeds n_ctx: 4103 > 4096").best.id == (
         "llamacpp-context-exceeded")
+
+
+def test_a_draft_model_context_created_without_its_target_is_a_lookalike() -> None:
+    # llamacpp-0006: LM Studio created a DFlash draft's context alone: "dflash requires ctx_other to be set", then
+    # the front end's "failed to create context with model" lines report it.
+    result = triage_paste("llamacpp-0006")
+    assert result.best is None and "ctx_other" in result.lookalike
+    # Beside an allocation that failed, memory ran out: the pages stay.
+    text = BY_ID["llamacpp-0006"]["text"] + (
+        "\n0.00.951.600 E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1412.77 MiB on device 0: cudaMalloc"
+        " failed: out of memory\n0.00.951.601 E llama_init_from_model: failed to initialize the context: failed to"
+        " allocate compute pp buffers")
+    assert triage_paste("llamacpp-0006", text).best.id == "llamacpp-context-create-failed"
