@@ -241,14 +241,15 @@ def _line_facts(lines: Sequence[str], rules: Mapping[str, Any]) -> list[dict[str
 
 
 def _mark_retried(lines: Sequence[str], facts: list[dict[str, Any]], rules: Mapping[str, Any]) -> None:
-    """A line saying the engine retried a failed step another way makes that line, and the generic
-    out-of-memory lines right before it, expected: the retry decides, and a failure of the retry comes
-    after it. A line in the engine's own words (a back end's size limit) still says why it failed."""
+    """A line saying the engine retried a failed step another way makes the generic out-of-memory lines
+    right before it expected: the retry decides, and a failure of the retry comes after it. A line in the
+    engine's own words (a back end's size limit) still says why it failed, and so may the retry line itself
+    (Ollama backing off to fewer GPU layers is a partial offload)."""
     for index, line in enumerate(lines):
         if not any(_search(pattern, line) for pattern in rules["retried_lines"]):
             continue
-        before = index
-        while before >= 0 and (before == index or facts[before]["generic"]):
+        before = index - 1
+        while before >= 0 and facts[before]["generic"]:
             facts[before]["expected"] = True
             facts[before]["generic"] = []
             before -= 1

@@ -168,7 +168,8 @@ EXPECTED_LINES = [
 # fails the runner answers Success:false, the server builds a layout with fewer GPU layers (or backs
 # off, logging "model layout did not fit, applying backoff") and asks again, and the runner logs each
 # ask as slog.Info("load", "request", req) (runner/ollamarunner/runner.go). A request to allocate after
-# failure lines is such a retry: only "memory layout cannot be allocated" ends the loop.
+# failure lines is such a retry: only "memory layout cannot be allocated" ends the loop. The retry line
+# itself is no expected line: the backoff names the partial-offload page (its triage_patterns).
 RETRIED_LINES = [
     r"compute buffer allocation failed, retrying without pipeline parallelism",
     r"\bload request=\"?\{Operation:alloc\b|model layout did not fit, applying backoff",
@@ -190,6 +191,10 @@ WRAPPER_LINES = [
     r"Received sigquit from a child process",
     # The message after the exception name is the wrapper's own ("EngineCore encountered an issue").
     r"(MQEngineDeadError|AsyncEngineDeadError|EngineDeadError).*",
+    # V0's model runner re-raises whatever its execute_model raised as f"Error in model execution (input dumped to
+    # {filename}): {err}" (dump_input_when_exception in vllm/worker/model_runner_base.py, 0.6.2 to 0.7.1), and the
+    # profile run at startup calls that execute_model as serving does: the frames or log lines say which step.
+    r"Error in model execution \(input dumped to [^)]*\): ",
     r"llama runner process (has terminated|no longer running)|llama runner terminated",
     r"model runner has unexpectedly stopped",
     r"error starting llama server",
@@ -199,6 +204,11 @@ WRAPPER_LINES = [
     r"failed to create[ _]context with model",
     # "failed to initialize the context: <cause>": the cause after the colon is not a wrapper.
     r"failed to initialize the context: ",
+    # ... and the cause it names when a compute buffer failed: libllama's context throws "failed to allocate compute
+    # pp buffers" (or "tg") after graph_reserve logged "failed to allocate compute buffers" and ggml the buffer and
+    # back end that failed (sched_reserve in src/llama-context.cpp at ggml-org/llama.cpp
+    # 4c7103b96d720ea6057eec6ac11a49727f9ecd43): those lines say why, when the paste holds them.
+    r"\bfailed to allocate compute (pp|tg) buffers\b",
     r"\bload_model: failed to load model\b",
     r"(main|error): unable to load model|panic: unable to (load model|create llama context)",
     # libllama's llama_decode logs any failed decode after the line that said why ("decode: failed
@@ -312,6 +322,12 @@ LOOKALIKE_LINES = [
     # such as "'tuple' object has no attribute 'ndim'", a missing kernel backend), it is the cause, and a
     # shell's "Killed" as the processes shut down is no out-of-memory kill.
     r"Worker failed with error\b(?!.*(" + MEMORY_STATEMENT + "|Tried to allocate))",
+    # A draft model (EAGLE3, DFlash, Qwen4Exp, Gemma4Assistant) whose context was created without the target model's:
+    # libllama's context throws "<arch> requires ctx_other to be set (this warning is normal during memory fitting)"
+    # (llama_context::llama_context in src/llama-context.cpp at ggml-org/llama.cpp
+    # 001d906a6d86e2490e394361e7cc6f478b100088). Memory fitting probes it on purpose; outside fitting it is a front
+    # end that does not pair the two models, and the "failed to create context" lines after it report that.
+    r"\brequires ctx_other to be set\b",
 ]
 # A size no machine has (2^50 bytes and more, printed in bytes or in MB): a size computed below zero
 # and wrapped around, as llama-finetune's 2^64-byte dataset buffer in
@@ -361,9 +377,10 @@ GENERIC_OOM = [
     # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with
     # ggml_backend_buft_name ("CUDA0", "CPU", "ROCm0", "Metal", "Vulkan0"), from alloc_tensor_range and
     # ggml_gallocr_reserve_n (ggml/src/ggml-alloc.c at ggml-org/llama.cpp 5bc7a7409fc39d2801b3eeddc9e22fdd4bda718d).
-    # CUDA's and the CPU's (host RAM) are generic, the step decides; the Metal, Vulkan and ROCm ones are
-    # left to their back ends' pages, which match them.
-    r"failed to allocate CUDA\d* buffer",
+    # CUDA's and the CPU's (host RAM) are generic, the step decides; so are ROCm's and MUSA's, which are the same CUDA
+    # back end built with HIP or MUSA (GGML_CUDA_NAME, above) and come after its "cudaMalloc failed" line. The Metal
+    # and Vulkan ones are left to their back ends' pages, which match them.
+    r"failed to allocate (CUDA|ROCm|MUSA)\d* buffer",
     r"failed to allocate CPU buffer of size",
     r"failed to allocate buffer of size",
     # llama.cpp reserves compute buffers both when it creates a context and while it runs (a KV
@@ -456,6 +473,9 @@ ENGINE_MARKERS = {
         # at vllm-project/vllm 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6), llama.cpp's "Eval bug: ", Ollama's
         # none. Weak: a title alone, and any line of an engine's own outweighs it.
         [2, r"^\[Bug\] "],
+        # Its --mem-fraction-static (python/sglang/srt/server_args.py) shortened by a reader ("cookbook mem-fraction
+        # OOMs"): none of the other three engines has an option of that name.
+        [3, r"\bmem[-_]fraction\b"],
         [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }

@@ -129,7 +129,12 @@ STEP_MARKERS = {
         # from its initialize()). A traceback cut in those constructors is startup, before any step says which;
         # every startup step has the same page.
         ["startup", 0.5, r"managers[\\/](scheduler|tp_worker\w*)\.py\", line \d+, in __init__\b|model_executor[\\/]model_runner\.py\", line \d+, in (__init__|initialize)\b"],
-        ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader"],
+        # A model class's __init__ (sglang/srt/models/<arch>.py) builds its layers, whose linear methods create the
+        # weight tensors (create_weights), as in vLLM above: the loader calls the model class inside `with
+        # target_device:` (DefaultModelLoader.load_model in python/sglang/srt/model_loader/loader.py at
+        # sgl-project/sglang 005cbe0ea796446e420b6aab62ce51a488f5e7c7). Not the model's forward, which runs at
+        # graph capture and for every batch.
+        ["load_weights", 1, r"\bload_model\b|Load weight begin|load_weights|model_loader|create_weights|sglang[\\/]srt[\\/]models[\\/]\w+\.py\", line \d+, in __init__"],
         ["kv_pool", 2, r"init_memory_pool|Memory pool|KV Cache is allocated|profile_max_num_token"],
         ["attention", 3, r"init_attention_backend"],
         ["graph_capture", 4, r"init_cuda_graphs|CudaGraphRunner|Capture cuda graph|capture_one_batch|Capture CUDA graph"],

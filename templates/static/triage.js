@@ -214,12 +214,13 @@
     return facts;
   }
 
-  // A line saying the engine retried a failed step another way makes that line, and the generic
-  // out-of-memory lines right before it, expected: the retry decides, and a failure of the retry comes after it.
+  // A line saying the engine retried a failed step another way makes the generic out-of-memory lines right
+  // before it expected: the retry decides, and a failure of the retry comes after it. The retry line itself
+  // may still name a page (Ollama backing off to fewer GPU layers is a partial offload).
   function markRetried(lines, facts, rules) {
     lines.forEach(function (line, index) {
       if (!rules.retried_lines.some(function (pattern) { return search(pattern, line); })) return;
-      for (var before = index; before >= 0 && (before === index || facts[before].generic.length); before--) {
+      for (var before = index - 1; before >= 0 && facts[before].generic.length; before--) {
         facts[before].expected = true;
         facts[before].generic = [];
       }
