@@ -233,8 +233,8 @@ class HfIdIndex:
             for variant in model.variants:
                 if variant.gguf_file:
                     self.files.setdefault(_key(variant.gguf_file), Resolved(model.id, variant.id))
-                if variant.ollama_tag:
-                    self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
+                for tag in _ollama_tags(variant.ollama_tag):
+                    self.tags.setdefault(_key(tag), Resolved(model.id, variant.id))
         # A catalog repository named with a packaging word (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16) also answers
         # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture; so does
         # Meta-Llama-3-8B-Instruct without Meta- (_without_meta).
@@ -446,6 +446,14 @@ class HfIdIndex:
         hf_name = "-".join(words)
         found = self.base_names.get(_key(hf_name)) or self._shorthand(hf_name)
         return None if found is None or found.model_id in self.bases else found
+
+
+def _ollama_tags(tag: str | None) -> list[str]:
+    """A variant's Ollama tag, and a library name without a tag (phi4) also as `:latest`, the tag Ollama gives a name without
+    one (FillDefault registry.ollama.ai/library/?:latest, name.go, cited in _created_name): the same pull."""
+    if tag is None:
+        return []
+    return [tag] if ":" in tag else [tag, f"{tag}:latest"]
 
 
 def _created_name(tag: re.Match[str]) -> bool:

@@ -140,7 +140,8 @@ function buildIndex(raw) {
     }
     for (const v of m.variants) {
       if (v.gguf) setDefault(files, key(v.gguf), target(m.id, v.id));
-      if (v.ollama) setDefault(tags, key(v.ollama), target(m.id, v.id));
+      // A library name without a tag (phi4) is also name:latest, the tag Ollama gives it (hf_ids.py's _ollama_tags).
+      for (const tag of v.ollama ? (v.ollama.includes(":") ? [v.ollama] : [v.ollama, `${v.ollama}:latest`]) : []) setDefault(tags, key(tag), target(m.id, v.id));
     }
   }
   const library = unique(raw.models.flatMap((m) => (m.ollama_names || []).map((n) => [key(n), target(m.id, null, true)])));

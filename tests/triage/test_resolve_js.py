@@ -54,6 +54,8 @@ CASES = [
     "unsloth/gemma-3-27b-it-GGUF:Q8_0", "unsloth/gemma-3-27b-it-GGUF:Q5_K_M", "models/GLM-5-NVFP4-MTP", "someone/Qwen3-VL-8B-abliterated",
     "qwen3:0.6b-q8_0", "llama3.1:8b-text", "mistral-small3.2:24b", "llama3.1:8b-instruct-q8_0", "qwq:14b", "llama3:7b",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-VL-8B/snapshots/abc", "/root/.cache/huggingface/hub/models--someone--Qwen3-VL-8B",
+    # A variant's Ollama tag without a tag of its own (phi4), with the :latest Ollama gives it.
+    "phi4:latest", "ollama/phi4", "registry.ollama.ai/library/deepseek-v3",
     # LiteLLM routes.
     "ollama_chat/llama3.2:latest", "ollama/gemma3", "ollama/gemma4:latest", "ollama/PetrosStav/gemma3-tools:4b", "hosted_vllm/Qwen/Qwen3-8B",
     "openai/Qwen/Qwen3-8B", "openai/gpt-oss-20b", "hosted_vllm/google/gemma-4-26B-A4B", "openai/google/gemma-4-26B-A4B",
