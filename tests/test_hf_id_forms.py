@@ -35,6 +35,10 @@ def index() -> HfIdIndex:
     # Qwen's GGUF files write Qwen3VL for Qwen3-VL (Qwen/Qwen3-VL-8B-Instruct-GGUF/Qwen3VL-8B-Instruct-Q4_K_M.gguf).
     ("Qwen3VL-30B-A3B-Thinking-Q8_0.gguf", "qwen3-vl-30b-a3b-thinking", None, True),
     ("/models/Qwen2.5VL-7B-Instruct-Q4_K_M.gguf", "qwen2.5-vl-7b-instruct", None, True),
+    # unsloth's -128K builds: YaRN on, the base model's layers and heads.
+    ("unsloth/Qwen3-30B-A3B-128K-GGUF", "qwen3-30b-a3b", None, True),
+    ("/models/Qwen3-235B-A22B-128K-GGUF/Q4_K_M/Qwen3-235B-A22B-128K-Q4_K_M-00001-of-00003.gguf", "qwen3-235b-a22b", None, True),
+    ("hf.co/unsloth/Qwen3-8B-128K-GGUF:UD-Q4_K_XL", "qwen3-8b", None, True),
 ])
 def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: str, variant: str | None, same_architecture_only: bool) -> None:
     assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
@@ -49,6 +53,8 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
     "NVIDIA-Nemotron-3-Nano-30B",  # the active size is part of the name
     "Qwen3VL-8B-Thinking-Q4_K_M.gguf",  # the catalog has no 8B Thinking record
     "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf",
+    "Qwen/Qwen2.5-7B-Instruct-1M",  # Qwen's own 1M-context model, not a build of Qwen2.5-7B-Instruct
+    "Phi-3-mini-128k",  # the 128k is part of the name (Phi-3-mini-128k-instruct)
 ])
 def test_download_and_export_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None

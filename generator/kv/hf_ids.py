@@ -125,12 +125,17 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-|i1-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF1
 # https://github.com/ml-explore/mlx-lm/blob/5b00d5b087fa1bec22ecf3fc56f6fd54efd6026e/mlx_lm/LEARNED_QUANTS.md; catalystsec/MiniMax-M2-4bit-DWQ),
 # -hf (the same weights in the Transformers format: meta-llama/Llama-2-7b-hf is "the base 7B model in HF transformers
 # format" beside meta-llama/Llama-2-7b, "in original Llama format", https://huggingface.co/collections/meta-llama/llama-2-family).
+# -128K (unsloth's GGUF builds with YaRN turned on for a longer context, "YaRN 128K native versions" of Qwen 2.5 Coder, "just GGUF
+# with no finetuning done", https://huggingface.co/unsloth/Qwen2.5-Coder-32B-Instruct-128K-GGUF/discussions/1; unsloth/Qwen3-235B-A22B-128K-GGUF
+# beside unsloth/Qwen3-235B-A22B-GGUF, https://huggingface.co/danielhanchen): the base model's layers and heads, so its KV bytes per
+# token. Read only on a GGUF build (-128K-GGUF, a file Qwen3-235B-A22B-128K-Q4_K_M.gguf): a name such as Llama-3-8B-64k is a model
+# trained for the longer context, and a Qwen -1M repository (Qwen/Qwen2.5-7B-Instruct-1M) a model of its own.
 # Stripped from the end one at a time. A mixed-precision MLX quant names its average bits per weight with a decimal
 # (-MLX-3.3bit: "3-bit baseline with important layers at 8-bit", bpw 3.331, https://huggingface.co/spicyneuron/Kimi-K2.6-MLX-3.3bit;
 # inferencerlabs/GLM-5.1-MLX-4.8bit in https://github.com/jundot/omlx/issues/694): the same config.json, other weights.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+(?:\.\d+)?bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq|\d+k-gguf)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
 # upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
@@ -344,7 +349,8 @@ class HfIdIndex:
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:
             return Resolved(found.model_id, None)
-        found = self._repackaged(stem, True) if stem else None
+        # A -128K build's file (Qwen3-235B-A22B-128K-Q4_K_M.gguf) read as its repository's name, -128K-GGUF (see _PACKAGING_WORD).
+        found = self._repackaged(re.sub(r"(?<=.)(-\d+k)$", r"\1-GGUF", stem, flags=re.I), True) if stem else None
         if found is None and stem and (glued := _GLUED_VL.match(stem)) is not None:
             # Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
             respelled = "-".join(glued.groups()[:2]) + glued.group(3)

@@ -26,9 +26,10 @@ const SHARD_BARE = /-\d{5}-of-\d{5}$/;
 const GGUF_PART = /(?<=\.gguf)\.part\d+of\d+$/i;
 // GGUF-my-repo's `{username}/{MODEL_NAME}-{q_method}-GGUF`: without -GGUF, a GGUF file's name.
 const GGUF_MY_REPO = /(?<=[A-Za-z0-9_])-GGUF$/i;
+// -128K-GGUF: unsloth's GGUF builds with YaRN on for a longer context, the same layers and heads (hf_ids.py gives the source).
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+(?:\\.\\d+)?bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq|\\d+k-gguf)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
@@ -230,7 +231,8 @@ function ggufFile(index, leaf) {
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
-  const repack = stem ? repackaged(index, stem, true) : null;
+  // A -128K build's file (Qwen3-235B-A22B-128K-Q4_K_M.gguf) read as its repository's name, -128K-GGUF.
+  const repack = stem ? repackaged(index, stem.replace(/(?<=.)(-\d+k)$/i, "$1-GGUF"), true) : null;
   const glued = repack || !stem ? null : GLUED_VL.exec(stem);
   if (!glued) return repack;
   // Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
