@@ -2,7 +2,7 @@
 
 Table-driven over the whole catalog: for each record's own repository `owner/name`, the forms a log, a command or
 a download names it by (its hub id in any case and as a URL, a re-packer's GGUF repository, a GGUF file, a local
-folder, a hub cache path, a ModelScope download, MLX and quantized re-packs) must resolve to that record; a
+folder, a hub cache path, a ModelScope download, MLX and quantized re-packs, a version's dot written as `_`) must resolve to that record; a
 fine-tune's name and a size the family does not have must resolve to nothing. The Ollama names each record lists
 (`ollama_names` and its variants' `ollama_tag`) must resolve to it too, bare, with `:latest` where the name has no
 tag, and through Ollama's registry path.
@@ -46,6 +46,8 @@ FORMS = {
     "AWQ re-pack": "someone/{n}-AWQ",
     "FP8 re-pack": "RedHatAI/{n}-FP8-dynamic",
     "GPTQ re-pack": "someone/{n}-GPTQ-Int4",
+    "version's dot as _": "/models/{us}",
+    "version's dot as _, GGUF file": "{us}-Q4_K_M.gguf",
 }
 # Names of other models built on a catalog model: a fine-tune's own name must not reach the record.
 FINE_TUNES = ("someone/{n}-abliterated", "{n}-abliterated-Q4_K_M.gguf", "/models/{n}-finetuned", "someone/{n}-Uncensored-GGUF")
@@ -54,7 +56,9 @@ _SIZE = re.compile(r"(?<=-)(\d+(?:\.\d+)?)([BbMmTt])(?=-|$)")
 
 def _fill(template: str, repo: str) -> str:
     owner, name = repo.split("/")
-    return template.format(o=owner, n=name, ol=owner.lower(), nl=name.lower(), ms=name.replace(".", "___"))
+    # us: a version's dot as `_` (Qwen2_5-7B-Instruct), never a decimal size's (0.6B).
+    us = re.sub(r"(?<=[A-Za-z-]\d)\.(?=\d(?:-|$))", "_", name)
+    return template.format(o=owner, n=name, ol=owner.lower(), nl=name.lower(), ms=name.replace(".", "___"), us=us)
 
 
 @pytest.fixture(scope="module")

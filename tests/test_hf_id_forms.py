@@ -39,6 +39,17 @@ def index() -> HfIdIndex:
     ("unsloth/Qwen3-30B-A3B-128K-GGUF", "qwen3-30b-a3b", None, True),
     ("/models/Qwen3-235B-A22B-128K-GGUF/Q4_K_M/Qwen3-235B-A22B-128K-Q4_K_M-00001-of-00003.gguf", "qwen3-235b-a22b", None, True),
     ("hf.co/unsloth/Qwen3-8B-128K-GGUF:UD-Q4_K_XL", "qwen3-8b", None, True),
+    # A version's dot written as `_`, by readers (Qwen2_5-7B-Instruct) and by repositories (internlm2_5-7b-chat), both ways.
+    ("/nas/hf_models/qwen2_5-7b-instruct", "qwen2.5-7b-instruct", None, True),
+    ("models/qwen2_5-7b-instruct-q4_k_m.gguf", "qwen2.5-7b-instruct", None, True),
+    ("Qwen3_6-35B-A3B", "qwen3.6-35b-a3b", None, True),
+    ("Llama-3_3-70B-Instruct", "llama-3.3-70b-instruct", None, True),
+    ("internlm2.5-7b-chat", "internlm2.5-7b-chat", None, True),
+    ("someone/internlm2.5-7b-chat-AWQ", "internlm2.5-7b-chat", None, True),
+    # A GGUF file named by a catalog name's other spelling (without its packaging word, without Meta-, dotted).
+    ("internlm2.5-7b-chat-Q4_K_M.gguf", "internlm2.5-7b-chat", None, True),
+    ("Llama-3-8B-Instruct-Q4_K_M.gguf", "llama-3-8b-instruct", None, True),
+    ("/models/NVIDIA-Nemotron-3-Nano-30B-A3B-Q4_K_M.gguf", "nemotron-3-nano-30b-a3b", None, True),
 ])
 def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: str, variant: str | None, same_architecture_only: bool) -> None:
     assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
@@ -55,6 +66,8 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
     "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf",
     "Qwen/Qwen2.5-7B-Instruct-1M",  # Qwen's own 1M-context model, not a build of Qwen2.5-7B-Instruct
     "Phi-3-mini-128k",  # the 128k is part of the name (Phi-3-mini-128k-instruct)
+    "AFM-4_5B", "Qwen2_5-1_5B-Instruct",  # `_` in a decimal size is not read
+    "Qwen3_6-35B-A3B-Uncensored-IQ2_M", "Llama-3_3-Nemotron-Super-49B-v1",  # a fine-tune; a model the catalog lacks
 ])
 def test_download_and_export_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None

@@ -82,6 +82,10 @@ model's, so the KV bytes per token are the same; the weights are not):
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
+- a version's dot written as `_` (`Qwen2_5-7B-Instruct`, `Qwen3_6-35B-A3B`), read as the hyphen above, and a repository that
+  writes it so (`internlm2_5-7b-chat`) answering to the dot; a GGUF file named by a catalog name's other spelling
+  (`Llama-3-8B-Instruct-Q4_K_M.gguf`); unsloth's `-128K` GGUF builds (`unsloth/Qwen3-30B-A3B-128K-GGUF`): the architecture alone;
+- a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it.
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -172,6 +176,11 @@ _OLLAMA_NAMESPACED = re.compile(
 # (https://github.com/vllm-project/vllm-ascend/blob/09c2fbe36aca062dfcf399df954bc95d2adcd119/tests/e2e/models/configs/GLM-4-7-Flash.yaml).
 # Only a one-digit part after a version number and before `-` or the end (never a size: GLM-4-9B, SmolLM3-3B stay).
 _HYPHEN_DOT = re.compile(r"(?<=[A-Za-z-]\d)-(?=\d(?:-|$))")
+# A version's dot written as `_` (Qwen3_6-35B-A3B-…-IQ2_M for a build of Qwen3.6-35B-A3B in https://github.com/janhq/jan/issues/8181), as
+# vendors name repositories too (internlm/internlm2_5-7b-chat for InternLM2.5, https://huggingface.co/internlm/internlm2_5-7b-chat;
+# nvidia/Llama-3_3-Nemotron-Super-49B-v1, built on Llama 3.3, https://huggingface.co/nvidia/Llama-3_3-Nemotron-Super-49B-v1): read as
+# the hyphen above, under the same conditions (never a decimal size: AFM-4_5B stays).
+_UNDERSCORE_DOT = re.compile(r"(?<=[A-Za-z-]\d)_(?=\d(?:-|$))")
 # The other reading of the same spelling, a decimal size (qwen3-1-7b as Qwen3-1.7B): when it resolves too, neither is read.
 _HYPHEN_SIZE_DOT = re.compile(r"(?<=-\d)-(?=\d+[bmt](?:-|$))", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
@@ -245,7 +254,7 @@ class HfIdIndex:
         # Meta-Llama-3-8B-Instruct without Meta- (_without_meta).
         stripped = [(_key(form), Resolved(model.id, None, True)) for model in models_seen
                     for repo in (model.hf_repo, *model.hf_aliases)
-                    for form in (*_unpackaged(repo.split("/")[1]), *_without_meta(repo.split("/")[1]))]
+                    for form in (*_unpackaged(repo.split("/")[1]), *_without_meta(repo.split("/")[1]), *_dotted(repo.split("/")[1]))]
         self.names = _unique(names)
         self.stripped = _unique(stripped)
         self.base_names = _unique(base_names + stripped)
@@ -276,12 +285,13 @@ class HfIdIndex:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
         found = self._resolve(named)
         path = re.fullmatch(r"(.*[/\\])?([^/\\:]+)", named.strip().strip("'\"`").rstrip("/\\"))
-        if found is not None or path is None or (dotted := _HYPHEN_DOT.sub(".", path.group(2))) == path.group(2):
+        leaf = _UNDERSCORE_DOT.sub("-", path.group(2)) if path is not None else ""  # Qwen3_6-35B as Qwen3-6-35B, then as below
+        if found is not None or path is None or (dotted := _HYPHEN_DOT.sub(".", leaf)) == leaf:
             return found
         # kimi-k2-5 as kimi-k2.5: a spelling of the name, so the architecture alone, when the decimal-size reading names nothing.
         head = path.group(1) or ""
         found = self._resolve(head + dotted)
-        if found is None or self._resolve(head + _HYPHEN_SIZE_DOT.sub(".", path.group(2))) is not None:
+        if found is None or self._resolve(head + _HYPHEN_SIZE_DOT.sub(".", leaf)) is not None:
             return None
         return Resolved(found.model_id, None, True)
 
@@ -349,6 +359,8 @@ class HfIdIndex:
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:
             return Resolved(found.model_id, None)
+        if stem and (found := self.stripped.get(_key(stem))) is not None:
+            return found  # a catalog name's other spelling (Llama-3-8B-Instruct-Q4_K_M.gguf): the architecture alone
         # A -128K build's file (Qwen3-235B-A22B-128K-Q4_K_M.gguf) read as its repository's name, -128K-GGUF (see _PACKAGING_WORD).
         found = self._repackaged(re.sub(r"(?<=.)(-\d+k)$", r"\1-GGUF", stem, flags=re.I), True) if stem else None
         if found is None and stem and (glued := _GLUED_VL.match(stem)) is not None:
@@ -476,6 +488,13 @@ def _without_meta(name: str) -> list[str]:
     https://github.com/oumi-ai/oumi/pull/1357), and re-packers write Llama 3 so too (turboderp/Llama-3-8B-Instruct-exl2,
     https://huggingface.co/turboderp/Llama-3-8B-Instruct-exl2). A spelling, so the architecture alone."""
     return [name[len("Meta-"):]] if _key(name).startswith("meta-llama-") else []
+
+
+def _dotted(name: str) -> list[str]:
+    """internlm2_5-7b-chat as internlm2.5-7b-chat: a repository that writes its version's dot as `_` (_UNDERSCORE_DOT), as readers
+    write the version. A spelling, so the architecture alone."""
+    dotted = _UNDERSCORE_DOT.sub(".", name)
+    return [dotted] if dotted != name else []
 
 
 def _pushed_words(tag: re.Match[str]) -> bool:

@@ -41,6 +41,8 @@ const OLLAMA_NAMESPACED =
   /^(?:(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com|docker\.io)\/)?[a-z0-9][a-z0-9._-]*\/([a-z0-9][a-z0-9._-]*:[a-z0-9._-]+)$/i;
 // A version's dot written as a hyphen, as DNS-label names spell it (kimi-k2-5); the decimal-size reading (qwen3-1-7b).
 const HYPHEN_DOT = /(?<=[A-Za-z-]\d)-(?=\d(?:-|$))/g;
+// A version's dot written as `_` (Qwen3_6-35B, internlm2_5), read as that hyphen (hf_ids.py gives the sources).
+const UNDERSCORE_DOT = /(?<=[A-Za-z-]\d)_(?=\d(?:-|$))/g;
 const HYPHEN_SIZE_DOT = /(?<=-\d)-(?=\d+[bmt](?:-|$))/gi;
 const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
@@ -83,6 +85,8 @@ function unpackaged(name) {
 const ownNames = (m) => [m.repo, ...(m.aliases || [])];
 /** _without_meta: Meta-Llama-3-8B-Instruct as Llama-3-8B-Instruct, the naming Meta took up from Llama 3.1 on. */
 const withoutMeta = (name) => key(name).startsWith("meta-llama-") ? [name.slice("Meta-".length)] : [];
+/** _dotted: internlm2_5-7b-chat as internlm2.5-7b-chat, the version a repository writes with `_` as readers write it. */
+const dottedName = (name) => name.replace(UNDERSCORE_DOT, ".") !== name ? [name.replace(UNDERSCORE_DOT, ".")] : [];
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
 const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
 const canonical = (value) => Array.isArray(value) ? "[" + value.map(canonical).join(",") + "]"
@@ -151,7 +155,7 @@ function buildIndex(raw) {
     .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
       .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
   // A catalog repository named with a packaging word also answers to its name without it, as the architecture.
-  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [...unpackaged(repo.split("/")[1]), ...withoutMeta(repo.split("/")[1])]
+  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [...unpackaged(repo.split("/")[1]), ...withoutMeta(repo.split("/")[1]), ...dottedName(repo.split("/")[1])]
     .map((f) => [key(f), target(m.id, null, true)])));
   const families = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [repo.split("/")[1], ...withoutMeta(repo.split("/")[1])])
     .map((name) => [wordsOf(name), target(m.id, null, true), canonical(m.config)]));
@@ -231,6 +235,8 @@ function ggufFile(index, leaf) {
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
+  // A catalog name's other spelling (Llama-3-8B-Instruct-Q4_K_M.gguf): the architecture alone.
+  if (stem && index.stripped.has(key(stem))) return index.stripped.get(key(stem));
   // A -128K build's file (Qwen3-235B-A22B-128K-Q4_K_M.gguf) read as its repository's name, -128K-GGUF.
   const repack = stem ? repackaged(index, stem.replace(/(?<=.)(-\d+k)$/i, "$1-GGUF"), true) : null;
   const glued = repack || !stem ? null : GLUED_VL.exec(stem);
@@ -287,10 +293,11 @@ export function resolveModel(modelText, raw) {
   const index = buildIndex(raw);
   const found = resolveText(index, modelText);
   const path = /^(.*[/\\])?([^/\\:]+)$/.exec(String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(/[/\\]+$/, ""));
-  if (found || !path || path[2].replace(HYPHEN_DOT, ".") === path[2]) return found;
+  const leaf = path ? path[2].replace(UNDERSCORE_DOT, "-") : "";  // Qwen3_6-35B as Qwen3-6-35B, then as below
+  if (found || !path || leaf.replace(HYPHEN_DOT, ".") === leaf) return found;
   // kimi-k2-5 as kimi-k2.5: a spelling, so the architecture alone, when the decimal-size reading names nothing.
-  const head = path[1] || "", dotted = resolveText(index, head + path[2].replace(HYPHEN_DOT, "."));
-  if (!dotted || resolveText(index, head + path[2].replace(HYPHEN_SIZE_DOT, "."))) return null;
+  const head = path[1] || "", dotted = resolveText(index, head + leaf.replace(HYPHEN_DOT, "."));
+  if (!dotted || resolveText(index, head + leaf.replace(HYPHEN_SIZE_DOT, "."))) return null;
   return target(dotted.model_id, null, true);
 }
 
