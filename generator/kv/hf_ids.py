@@ -85,6 +85,8 @@ model's, so the KV bytes per token are the same; the weights are not):
 - a version's dot written as `_` (`Qwen2_5-7B-Instruct`, `Qwen3_6-35B-A3B`), read as the hyphen above, and a repository that
   writes it so (`internlm2_5-7b-chat`) answering to the dot; a GGUF file named by a catalog name's other spelling
   (`Llama-3-8B-Instruct-Q4_K_M.gguf`); unsloth's `-128K` GGUF builds (`unsloth/Qwen3-30B-A3B-128K-GGUF`): the architecture alone;
+- a name run together where the catalog's has a hyphen between two letters (`DeepSeekV3`, `KimiK2.5`): one record, the
+  architecture alone;
 - a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it.
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
@@ -258,6 +260,7 @@ class HfIdIndex:
         self.names = _unique(names)
         self.stripped = _unique(stripped)
         self.base_names = _unique(base_names + stripped)
+        self.joined = _unique((_joined(name), Resolved(found.model_id, None, True)) for name, found in self.base_names.items())
         self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
         # A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
         self.library_sizes = _unique((_key(f"{name}:{word}"), Resolved(model.id, None, True)) for model in models_seen
@@ -420,7 +423,9 @@ class HfIdIndex:
             hyphened = "-".join(numeral.groups()[:2]) + numeral.group(3)
             if (found := self.base_names.get(_key(hyphened)) or self._repackaged(hyphened, short)) is not None:
                 return Resolved(found.model_id, None, True)
-        return found
+        # DeepSeekV3 as DeepSeek-V3 (/home/models/DeepSeekV3 in https://github.com/kvcache-ai/ktransformers/issues/1804): words
+        # run together where the name has a hyphen between two letters; one record's name, the architecture alone.
+        return found or self.joined.get(_joined(leaf))
 
     def _repackaged(self, leaf: str, short: bool) -> Resolved | None:
         """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4,
@@ -511,6 +516,11 @@ def _unpackaged(name: str) -> list[str]:
         name = name[: word.start()]
         forms.append(name)
     return forms
+
+
+def _joined(name: str) -> str:
+    """A name without its hyphens between two letters (deepseek-v3 as deepseekv3), as a name run together reads."""
+    return re.sub(r"(?<=[a-z])-(?=[a-z])", "", _key(name))
 
 
 def _words(name: str) -> list[str]:

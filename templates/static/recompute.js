@@ -72,6 +72,8 @@ function unique(pairs) {
 }
 
 const wordsOf = (name) => key(name).split("-");
+/** _joined: a name without its hyphens between two letters (deepseek-v3 as deepseekv3). */
+const joinedKey = (name) => key(name).replace(/(?<=[a-z])-(?=[a-z])/g, "");
 /** _unpackaged: a repository name without each packaging word at its end, one at a time. */
 function unpackaged(name) {
   const forms = [];
@@ -160,8 +162,9 @@ function buildIndex(raw) {
   const families = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [repo.split("/")[1], ...withoutMeta(repo.split("/")[1])])
     .map((name) => [wordsOf(name), target(m.id, null, true), canonical(m.config)]));
   const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
+  const allBase = unique([...baseNames, ...stripped]);
   return { repos, files, tags, library, librarySizes, names: unique(names), stripped: unique(stripped),
-           baseNames: unique([...baseNames, ...stripped]), families, owners,
+           baseNames: allBase, joined: unique([...allBase].map(([k, t]) => [joinedKey(k), target(t.model_id, null, true)])), families, owners,
            bases: baseCheckpoints(raw.models), ggufBuilds: ggufBuilds(raw.models) };
 }
 
@@ -198,11 +201,13 @@ function repackaged(index, leaf, short) {
 /** _named: the name, a re-pack or shorthand of it, or (gemma4-26b-a4b-it) the name with its family numeral hyphened. */
 function named(index, leaf, short) {
   const found = index.names.get(key(leaf)) || index.stripped.get(key(leaf)) || repackaged(index, leaf, short);
-  const numeral = found ? null : FAMILY_NUMERAL.exec(leaf);
-  if (!numeral) return found || null;
-  const hyphened = `${numeral[1]}-${numeral[2]}${numeral[3]}`;
-  const respelled = index.baseNames.get(key(hyphened)) || repackaged(index, hyphened, short);
-  return respelled ? target(respelled.model_id, null, true) : null;
+  if (found) return found;
+  const numeral = FAMILY_NUMERAL.exec(leaf);
+  const hyphened = numeral ? `${numeral[1]}-${numeral[2]}${numeral[3]}` : null;
+  const respelled = hyphened ? index.baseNames.get(key(hyphened)) || repackaged(index, hyphened, short) : null;
+  if (respelled) return target(respelled.model_id, null, true);
+  // DeepSeekV3 as DeepSeek-V3: words run together where the name has a hyphen between two letters, the architecture alone.
+  return index.joined.get(joinedKey(leaf)) || null;
 }
 
 /** _ollama: an Ollama tag the catalog does not list, read as the Hugging Face name it abbreviates. */
