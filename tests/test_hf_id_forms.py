@@ -50,6 +50,10 @@ def index() -> HfIdIndex:
     ("internlm2.5-7b-chat-Q4_K_M.gguf", "internlm2.5-7b-chat", None, True),
     ("Llama-3-8B-Instruct-Q4_K_M.gguf", "llama-3-8b-instruct", None, True),
     ("/models/NVIDIA-Nemotron-3-Nano-30B-A3B-Q4_K_M.gguf", "nemotron-3-nano-30b-a3b", None, True),
+    # An Ollama library name saved as a file, read as the name.
+    ("../../ollama_gguf/gguf/command-r-plus.gguf", "c4ai-command-r-plus", None, True),
+    ("gemma3.gguf", "gemma-3-4b-it", None, True),
+    ("phi4.gguf", "phi-4", None, True),
     # A name run together where the catalog's has a hyphen between two letters.
     ("/home/models/DeepSeekV3", "deepseek-v3", None, True),
     ("KimiK2.5", "kimi-k2.5", None, True),
@@ -70,6 +74,7 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
     "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf",
     "Qwen/Qwen2.5-7B-Instruct-1M",  # Qwen's own 1M-context model, not a build of Qwen2.5-7B-Instruct
     "Phi-3-mini-128k",  # the 128k is part of the name (Phi-3-mini-128k-instruct)
+    "gemma4.gguf", "model.gguf",  # a library name no record lists; no name
     "DeepSeekV4", "KimiK2.5-abliterated", "deepseek_v3",  # another version; a fine-tune; an architecture's model_type
     "AFM-4_5B", "Qwen2_5-1_5B-Instruct",  # `_` in a decimal size is not read
     "Qwen3_6-35B-A3B-Uncensored-IQ2_M", "Llama-3_3-Nemotron-Super-49B-v1",  # a fine-tune; a model the catalog lacks

@@ -87,7 +87,8 @@ model's, so the KV bytes per token are the same; the weights are not):
   (`Llama-3-8B-Instruct-Q4_K_M.gguf`); unsloth's `-128K` GGUF builds (`unsloth/Qwen3-30B-A3B-128K-GGUF`): the architecture alone;
 - a name run together where the catalog's has a hyphen between two letters (`DeepSeekV3`, `KimiK2.5`): one record, the
   architecture alone;
-- a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it.
+- a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it; an Ollama library name saved
+  as a file (`command-r-plus.gguf`), read as the name, as the architecture alone.
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -358,6 +359,10 @@ class HfIdIndex:
             return self._gguf(cached.group(3)) or self._repository([cached.group(1), cached.group(2)])
         if (tag := _OLLAMA_TAG.match(leaf[: -len(".gguf")])) is not None:
             return self._tag(tag)  # an Ollama tag saved as a file (llama3.2:3b.gguf): the tag
+        if (found := self.library.get(_key(leaf[: -len(".gguf")])) or self.tags.get(_key(leaf[: -len(".gguf")]))) is not None:
+            # An Ollama library name saved as a file (../ollama_gguf/gguf/command-r-plus.gguf in the paste corpus): the name's
+            # architecture, as the name alone reads.
+            return Resolved(found.model_id, None, True)
         # A file this catalog does not list: its name without the quantization may still be the model's.
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:

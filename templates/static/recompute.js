@@ -237,6 +237,10 @@ function ggufFile(index, leaf) {
   if (cached) return ggufFile(index, cached[3]) || repository(index, [cached[1], cached[2]]);
   const tag = OLLAMA_TAG.exec(leaf.slice(0, -".gguf".length));
   if (tag) return ollamaTag(index, tag);
+  // An Ollama library name saved as a file (command-r-plus.gguf): the name's architecture.
+  const libraryName = key(leaf.slice(0, -".gguf".length));
+  const listed = index.library.get(libraryName) || index.tags.get(libraryName);
+  if (listed) return target(listed.model_id, null, true);
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
