@@ -1,9 +1,9 @@
 """Every catalog record answers to the ids a reader writes for it, and no record answers to another model's.
 
-Table-driven over the whole catalog: for each record's own repository `owner/name`, the forms a log, a command or
-a download names it by (its hub id in any case and as a URL, a re-packer's GGUF repository, a GGUF file, a local
-folder, a hub cache path, a ModelScope download, MLX and quantized re-packs, a version's dot written as `_`) must resolve to that record; a
-fine-tune's name and a size the family does not have must resolve to nothing. The Ollama names each record lists
+Table-driven over the whole catalog: for each record's own repository `owner/name` and its other names (hf_aliases), the
+forms a log, a command or a download names it by (its hub id in any case and as a URL, a re-packer's GGUF repository, a
+GGUF file, a local folder, a hub cache path, a ModelScope download, MLX and quantized re-packs, a version's dot written as
+`_`) must resolve to that record; a fine-tune's name and a size the family does not have must resolve to nothing. The Ollama names each record lists
 (`ollama_names` and its variants' `ollama_tag`) must resolve to it too, bare, with `:latest` where the name has no
 tag, and through Ollama's registry path.
 """
@@ -72,7 +72,7 @@ def _record_ids(model: Model) -> str:
 
 @pytest.mark.parametrize("model", MODELS.values(), ids=_record_ids)
 def test_every_form_of_a_records_repository_resolves_to_it(index: HfIdIndex, model: Model) -> None:
-    missed = {form: _fill(template, model.hf_repo) for form, template in FORMS.items()}
+    missed = {f"{form} ({repo})": _fill(template, repo) for repo in (model.hf_repo, *model.hf_aliases) for form, template in FORMS.items()}
     missed = {form: named for form, named in missed.items()
               if (found := index.resolve(named)) is None or found.model_id != model.id}
     assert not missed, f"{model.id}: {missed}"
