@@ -50,6 +50,11 @@ def index() -> HfIdIndex:
     ("internlm2.5-7b-chat-Q4_K_M.gguf", "internlm2.5-7b-chat", None, True),
     ("Llama-3-8B-Instruct-Q4_K_M.gguf", "llama-3-8b-instruct", None, True),
     ("/models/NVIDIA-Nemotron-3-Nano-30B-A3B-Q4_K_M.gguf", "nemotron-3-nano-30b-a3b", None, True),
+    # An Ollama tag past a listed name whose flavour names a record itself: that record, not the one the name lists.
+    ("mistral:7b-instruct-v0.1-q4_0", "mistral-7b-instruct-v0.1", None, True),
+    ("mixtral:8x7b-instruct-v0.1-q4_K_M", "mixtral-8x7b-instruct-v0.1", None, True),
+    ("qwen3:30b-a3b-instruct-2507-q4_K_M", "qwen3-30b-a3b-instruct-2507", None, True),
+    ("mistral:7b-instruct-q8_0", "mistral-7b-instruct-v0.3", None, True),
     # An Ollama library name saved as a file, read as the name.
     ("../../ollama_gguf/gguf/command-r-plus.gguf", "c4ai-command-r-plus", None, True),
     ("gemma3.gguf", "gemma-3-4b-it", None, True),
@@ -74,6 +79,7 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
     "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf",
     "Qwen/Qwen2.5-7B-Instruct-1M",  # Qwen's own 1M-context model, not a build of Qwen2.5-7B-Instruct
     "Phi-3-mini-128k",  # the 128k is part of the name (Phi-3-mini-128k-instruct)
+    "mistral:7b-text-v0.2", "mistral:7b-instruct-v0.4-q4_0",  # a version the listed record is not, and no record is
     "gemma4.gguf", "model.gguf",  # a library name no record lists; no name
     "DeepSeekV4", "KimiK2.5-abliterated", "deepseek_v3",  # another version; a fine-tune; an architecture's model_type
     "AFM-4_5B", "Qwen2_5-1_5B-Instruct",  # `_` in a decimal size is not read

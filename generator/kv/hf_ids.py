@@ -88,7 +88,8 @@ model's, so the KV bytes per token are the same; the weights are not):
 - a name run together where the catalog's has a hyphen between two letters (`DeepSeekV3`, `KimiK2.5`): one record, the
   architecture alone;
 - a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it; an Ollama library name saved
-  as a file (`command-r-plus.gguf`), read as the name, as the architecture alone.
+  as a file (`command-r-plus.gguf`), read as the name, as the architecture alone; a tag past a listed name whose words name a
+  record themselves (`mistral:7b-instruct-v0.1-q4_0`) is that record, and one with a version no record has is none.
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -195,6 +196,8 @@ _GLUED_VL = re.compile(r"^(qwen\d+(?:\.\d+)?)(vl)(-.+)$", re.I)
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
 _CHAT_WORDS = frozenset({"instruct", "it", "chat"})
+# A release version among an Ollama tag's words (v0.1 in mistral:7b-instruct-v0.1-q4_0, v1.6 in llava:7b-v1.6).
+_VERSION = re.compile(r"v\d+(?:\.\d+)*", re.I)
 # Words after an Ollama tag's size that name a quantization (q4_K_M, iq3_xxs, fp16, qat).
 _OLLAMA_QUANT = re.compile(r"i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat", re.I)
 
@@ -346,6 +349,15 @@ class HfIdIndex:
         return found
 
     def _tag(self, tag: re.Match[str]) -> Resolved | None:
+        rest = tag.group(3).split("-") if tag.group(3) else []
+        if rest:
+            # The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0 is Mistral-7B-Instruct-v0.1, not the v0.3 that
+            # `mistral` lists); a version no record of that name has (mistral:7b-text-v0.2) is another checkpoint.
+            named = "-".join(w for w in (tag.group(1), tag.group(2), *rest) if not _OLLAMA_QUANT.fullmatch(w))
+            if (exact := self.base_names.get(_key(named))) is not None:
+                return exact
+            if any(_VERSION.fullmatch(w) for w in rest):
+                return None
         name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
         found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
         return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())

@@ -47,6 +47,7 @@ const HYPHEN_SIZE_DOT = /(?<=-\d)-(?=\d+[bmt](?:-|$))/gi;
 const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
+const VERSION = /^v\d+(?:\.\d+)*$/i;
 const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
 const FAMILY_NUMERAL = /^([a-z]+)(\d+(?:\.\d+)?)(-.+)$/i;
 // Qwen's own GGUF files write the family and VL as one word (Qwen3VL-8B-Instruct-Q4_K_M.gguf); hf_ids.py gives the source.
@@ -225,6 +226,13 @@ function ollamaName(index, name, size, rest) {
 
 /** HfIdIndex._tag: an Ollama name:size tag, listed or read as the Hugging Face name it abbreviates. */
 function ollamaTag(index, tag) {
+  const rest = tag[3] ? tag[3].split("-") : [];
+  if (rest.length) {
+    // The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0); a version no record of that name has is another checkpoint.
+    const exact = index.baseNames.get(key([tag[1], tag[2], ...rest].filter((w) => !OLLAMA_QUANT.test(w)).join("-")));
+    if (exact) return exact;
+    if (rest.some((w) => VERSION.test(w))) return null;
+  }
   const nameSize = key(`${tag[1]}:${tag[2]}`);
   const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
   return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
