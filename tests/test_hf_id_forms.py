@@ -55,6 +55,8 @@ def index() -> HfIdIndex:
     ("mixtral:8x7b-instruct-v0.1-q4_K_M", "mixtral-8x7b-instruct-v0.1", None, True),
     ("qwen3:30b-a3b-instruct-2507-q4_K_M", "qwen3-30b-a3b-instruct-2507", None, True),
     ("mistral:7b-instruct-q8_0", "mistral-7b-instruct-v0.3", None, True),
+    ("qwen2.5:7b-q4_K_M", "qwen2.5-7b-instruct", None, True),  # the library's instruct model, not the Qwen2.5-7B base record
+    ("qwen2.5:7b-instruct-q4_K_M", "qwen2.5-7b-instruct", None, True),
     # An Ollama library name saved as a file, read as the name.
     ("../../ollama_gguf/gguf/command-r-plus.gguf", "c4ai-command-r-plus", None, True),
     ("gemma3.gguf", "gemma-3-4b-it", None, True),

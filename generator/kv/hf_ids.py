@@ -349,14 +349,15 @@ class HfIdIndex:
         return found
 
     def _tag(self, tag: re.Match[str]) -> Resolved | None:
-        rest = tag.group(3).split("-") if tag.group(3) else []
-        if rest:
+        flavour = [w for w in (tag.group(3).split("-") if tag.group(3) else []) if not _OLLAMA_QUANT.fullmatch(w)]
+        if flavour:
             # The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0 is Mistral-7B-Instruct-v0.1, not the v0.3 that
-            # `mistral` lists); a version no record of that name has (mistral:7b-text-v0.2) is another checkpoint.
-            named = "-".join(w for w in (tag.group(1), tag.group(2), *rest) if not _OLLAMA_QUANT.fullmatch(w))
-            if (exact := self.base_names.get(_key(named))) is not None:
+            # `mistral` lists), never a base checkpoint the library does not serve; a version no record of that name has
+            # (mistral:7b-text-v0.2) is another checkpoint.
+            exact = self.base_names.get(_key("-".join((tag.group(1), tag.group(2), *flavour))))
+            if exact is not None and exact.model_id not in self.bases:
                 return exact
-            if any(_VERSION.fullmatch(w) for w in rest):
+            if any(_VERSION.fullmatch(w) for w in flavour):
                 return None
         name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
         found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)

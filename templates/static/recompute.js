@@ -226,12 +226,12 @@ function ollamaName(index, name, size, rest) {
 
 /** HfIdIndex._tag: an Ollama name:size tag, listed or read as the Hugging Face name it abbreviates. */
 function ollamaTag(index, tag) {
-  const rest = tag[3] ? tag[3].split("-") : [];
-  if (rest.length) {
-    // The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0); a version no record of that name has is another checkpoint.
-    const exact = index.baseNames.get(key([tag[1], tag[2], ...rest].filter((w) => !OLLAMA_QUANT.test(w)).join("-")));
-    if (exact) return exact;
-    if (rest.some((w) => VERSION.test(w))) return null;
+  const flavour = (tag[3] ? tag[3].split("-") : []).filter((w) => !OLLAMA_QUANT.test(w));
+  if (flavour.length) {
+    // The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0), never a base checkpoint; a version no record has is none.
+    const exact = index.baseNames.get(key([tag[1], tag[2], ...flavour].join("-")));
+    if (exact && !index.bases.has(exact.model_id)) return exact;
+    if (flavour.some((w) => VERSION.test(w))) return null;
   }
   const nameSize = key(`${tag[1]}:${tag[2]}`);
   const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);

@@ -58,7 +58,7 @@ CASES = [
     "phi4:latest", "ollama/phi4", "registry.ollama.ai/library/deepseek-v3",
     "unsloth/Qwen3-30B-A3B-128K-GGUF", "Qwen3-235B-A22B-128K-Q4_K_M-00001-of-00003.gguf", "Phi-3-mini-128k",
     "/nas/qwen2_5-7b-instruct", "models/qwen2_5-7b-instruct-q4_k_m.gguf", "Qwen3_6-35B-A3B", "internlm2.5-7b-chat", "AFM-4_5B",
-    "mistral:7b-instruct-v0.1-q4_0", "mistral:7b-text-v0.2", "qwen3:30b-a3b-instruct-2507-q4_K_M", "mistral:7b-instruct-q8_0",
+    "qwen2.5:7b-q4_K_M", "qwen2.5:7b-instruct-q4_K_M", "mistral:7b-instruct-v0.1-q4_0", "mistral:7b-text-v0.2", "qwen3:30b-a3b-instruct-2507-q4_K_M", "mistral:7b-instruct-q8_0",
     "command-r-plus.gguf", "gemma3.gguf", "phi4.gguf", "gemma4.gguf", "/home/models/DeepSeekV3", "KimiK2.5", "DeepSeekV4", "deepseek_v3", "gemma4-26b-a4b-it", "someone/internlm2.5-7b-chat-AWQ", "internlm2.5-7b-chat-Q4_K_M.gguf", "Llama-3-8B-Instruct-Q4_K_M.gguf", "Qwen2_5-1_5B-Instruct",
     # LiteLLM routes.
     "ollama_chat/llama3.2:latest", "ollama/gemma3", "ollama/gemma4:latest", "ollama/PetrosStav/gemma3-tools:4b", "hosted_vllm/Qwen/Qwen3-8B",
