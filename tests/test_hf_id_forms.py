@@ -35,6 +35,36 @@ def index() -> HfIdIndex:
     # Qwen's GGUF files write Qwen3VL for Qwen3-VL (Qwen/Qwen3-VL-8B-Instruct-GGUF/Qwen3VL-8B-Instruct-Q4_K_M.gguf).
     ("Qwen3VL-30B-A3B-Thinking-Q8_0.gguf", "qwen3-vl-30b-a3b-thinking", None, True),
     ("/models/Qwen2.5VL-7B-Instruct-Q4_K_M.gguf", "qwen2.5-vl-7b-instruct", None, True),
+    # unsloth's -128K builds: YaRN on, the base model's layers and heads.
+    ("unsloth/Qwen3-30B-A3B-128K-GGUF", "qwen3-30b-a3b", None, True),
+    ("/models/Qwen3-235B-A22B-128K-GGUF/Q4_K_M/Qwen3-235B-A22B-128K-Q4_K_M-00001-of-00003.gguf", "qwen3-235b-a22b", None, True),
+    ("hf.co/unsloth/Qwen3-8B-128K-GGUF:UD-Q4_K_XL", "qwen3-8b", None, True),
+    # A version's dot written as `_`, by readers (Qwen2_5-7B-Instruct) and by repositories (internlm2_5-7b-chat), both ways.
+    ("/nas/hf_models/qwen2_5-7b-instruct", "qwen2.5-7b-instruct", None, True),
+    ("models/qwen2_5-7b-instruct-q4_k_m.gguf", "qwen2.5-7b-instruct", None, True),
+    ("Qwen3_6-35B-A3B", "qwen3.6-35b-a3b", None, True),
+    ("Llama-3_3-70B-Instruct", "llama-3.3-70b-instruct", None, True),
+    ("internlm2.5-7b-chat", "internlm2.5-7b-chat", None, True),
+    ("someone/internlm2.5-7b-chat-AWQ", "internlm2.5-7b-chat", None, True),
+    # A GGUF file named by a catalog name's other spelling (without its packaging word, without Meta-, dotted).
+    ("internlm2.5-7b-chat-Q4_K_M.gguf", "internlm2.5-7b-chat", None, True),
+    ("Llama-3-8B-Instruct-Q4_K_M.gguf", "llama-3-8b-instruct", None, True),
+    ("/models/NVIDIA-Nemotron-3-Nano-30B-A3B-Q4_K_M.gguf", "nemotron-3-nano-30b-a3b", None, True),
+    # An Ollama tag past a listed name whose flavour names a record itself: that record, not the one the name lists.
+    ("mistral:7b-instruct-v0.1-q4_0", "mistral-7b-instruct-v0.1", None, True),
+    ("mixtral:8x7b-instruct-v0.1-q4_K_M", "mixtral-8x7b-instruct-v0.1", None, True),
+    ("qwen3:30b-a3b-instruct-2507-q4_K_M", "qwen3-30b-a3b-instruct-2507", None, True),
+    ("mistral:7b-instruct-q8_0", "mistral-7b-instruct-v0.3", None, True),
+    ("qwen2.5:7b-q4_K_M", "qwen2.5-7b-instruct", None, True),  # the library's instruct model, not the Qwen2.5-7B base record
+    ("qwen2.5:7b-instruct-q4_K_M", "qwen2.5-7b-instruct", None, True),
+    # An Ollama library name saved as a file, read as the name.
+    ("../../ollama_gguf/gguf/command-r-plus.gguf", "c4ai-command-r-plus", None, True),
+    ("gemma3.gguf", "gemma-3-4b-it", None, True),
+    ("phi4.gguf", "phi-4", None, True),
+    # A name run together where the catalog's has a hyphen between two letters.
+    ("/home/models/DeepSeekV3", "deepseek-v3", None, True),
+    ("KimiK2.5", "kimi-k2.5", None, True),
+    ("/models/MiniMaxM2.7", "minimax-m2.7", None, True),
 ])
 def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: str, variant: str | None, same_architecture_only: bool) -> None:
     assert index.resolve(named) == Resolved(model, variant, same_architecture_only)
@@ -49,6 +79,13 @@ def test_download_and_export_forms_resolve(index: HfIdIndex, named: str, model: 
     "NVIDIA-Nemotron-3-Nano-30B",  # the active size is part of the name
     "Qwen3VL-8B-Thinking-Q4_K_M.gguf",  # the catalog has no 8B Thinking record
     "Qwen3VL-8B-Instruct-abliterated-Q4_K_M.gguf",
+    "Qwen/Qwen2.5-7B-Instruct-1M",  # Qwen's own 1M-context model, not a build of Qwen2.5-7B-Instruct
+    "Phi-3-mini-128k",  # the 128k is part of the name (Phi-3-mini-128k-instruct)
+    "mistral:7b-text-v0.2", "mistral:7b-instruct-v0.4-q4_0",  # a version the listed record is not, and no record is
+    "gemma4.gguf", "model.gguf",  # a library name no record lists; no name
+    "DeepSeekV4", "KimiK2.5-abliterated", "deepseek_v3",  # another version; a fine-tune; an architecture's model_type
+    "AFM-4_5B", "Qwen2_5-1_5B-Instruct",  # `_` in a decimal size is not read
+    "Qwen3_6-35B-A3B-Uncensored-IQ2_M", "Llama-3_3-Nemotron-Super-49B-v1",  # a fine-tune; a model the catalog lacks
 ])
 def test_download_and_export_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None

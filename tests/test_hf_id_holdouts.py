@@ -214,3 +214,16 @@ def test_the_ids8_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: s
     assert _resolved(index, entries) >= int(after.group(1))
 
 
+
+
+@pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 11))])
+def test_the_ids15_gain_on_the_spent_holdouts_is_held(index: HfIdIndex, name: str) -> None:
+    # ids15's forms (-128K GGUF builds, names run together, a version's dot as `_`, a variant's Ollama tag as :latest) were
+    # written after reading the misses of holdout…holdout10 (not blind, as each header says); the figure written there is held.
+    text = (REPO / "tests/data" / name).read_text(encoding="utf-8")
+    after = re.search(r"^# after ids15's forms \(read the misses of holdout…holdout10, not blind\): (\d+) of (\d+), (\d+) before", text,
+                      re.MULTILINE)
+    assert after is not None
+    entries = yaml.safe_load(text)["ids"]
+    assert int(after.group(2)) == len(entries) and int(after.group(1)) >= int(after.group(3))
+    assert _resolved(index, entries) >= int(after.group(1))

@@ -82,6 +82,14 @@ model's, so the KV bytes per token are the same; the weights are not):
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
   the variant of that quantization, or when the catalog has no file of it, the base architecture
   (never another quantization's build).
+- a version's dot written as `_` (`Qwen2_5-7B-Instruct`, `Qwen3_6-35B-A3B`), read as the hyphen above, and a repository that
+  writes it so (`internlm2_5-7b-chat`) answering to the dot; a GGUF file named by a catalog name's other spelling
+  (`Llama-3-8B-Instruct-Q4_K_M.gguf`); unsloth's `-128K` GGUF builds (`unsloth/Qwen3-30B-A3B-128K-GGUF`): the architecture alone;
+- a name run together where the catalog's has a hyphen between two letters (`DeepSeekV3`, `KimiK2.5`): one record, the
+  architecture alone;
+- a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it; an Ollama library name saved
+  as a file (`command-r-plus.gguf`), read as the name, as the architecture alone; a tag past a listed name whose words name a
+  record themselves (`mistral:7b-instruct-v0.1-q4_0`) is that record, and one with a version no record has is none.
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -125,12 +133,17 @@ _QUANT_SUFFIX = re.compile(r"[-._](?:UD-|i1-)?(?:I?Q\d[A-Z0-9_]*|TQ\d_\d|F16|BF1
 # https://github.com/ml-explore/mlx-lm/blob/5b00d5b087fa1bec22ecf3fc56f6fd54efd6026e/mlx_lm/LEARNED_QUANTS.md; catalystsec/MiniMax-M2-4bit-DWQ),
 # -hf (the same weights in the Transformers format: meta-llama/Llama-2-7b-hf is "the base 7B model in HF transformers
 # format" beside meta-llama/Llama-2-7b, "in original Llama format", https://huggingface.co/collections/meta-llama/llama-2-family).
+# -128K (unsloth's GGUF builds with YaRN turned on for a longer context, "YaRN 128K native versions" of Qwen 2.5 Coder, "just GGUF
+# with no finetuning done", https://huggingface.co/unsloth/Qwen2.5-Coder-32B-Instruct-128K-GGUF/discussions/1; unsloth/Qwen3-235B-A22B-128K-GGUF
+# beside unsloth/Qwen3-235B-A22B-GGUF, https://huggingface.co/danielhanchen): the base model's layers and heads, so its KV bytes per
+# token. Read only on a GGUF build (-128K-GGUF, a file Qwen3-235B-A22B-128K-Q4_K_M.gguf): a name such as Llama-3-8B-64k is a model
+# trained for the longer context, and a Qwen -1M repository (Qwen/Qwen2.5-7B-Instruct-1M) a model of its own.
 # Stripped from the end one at a time. A mixed-precision MLX quant names its average bits per weight with a decimal
 # (-MLX-3.3bit: "3-bit baseline with important layers at 8-bit", bpw 3.331, https://huggingface.co/spicyneuron/Kimi-K2.6-MLX-3.3bit;
 # inferencerlabs/GLM-5.1-MLX-4.8bit in https://github.com/jundot/omlx/issues/694): the same config.json, other weights.
 _PACKAGING_WORD = re.compile(
     r"[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\d+|bnb|\d+(?:\.\d+)?bit|unsloth"
-    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq)$", re.I)
+    r"|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq|\d+k-gguf)$", re.I)
 # -MTP (unsloth/Qwen3.6-35B-A3B-MTP-GGUF, GLM-5-NVFP4-MTP) marks a re-pack that keeps the multi-token
 # prediction layer the base repository already ships (https://unsloth.ai/docs/models/mtp.md; DeepSeek-V3's
 # upload includes its MTP module, https://github.com/deepseek-ai/DeepSeek-V3/blob/9b4e9788e4a3/README.md): the same
@@ -167,6 +180,11 @@ _OLLAMA_NAMESPACED = re.compile(
 # (https://github.com/vllm-project/vllm-ascend/blob/09c2fbe36aca062dfcf399df954bc95d2adcd119/tests/e2e/models/configs/GLM-4-7-Flash.yaml).
 # Only a one-digit part after a version number and before `-` or the end (never a size: GLM-4-9B, SmolLM3-3B stay).
 _HYPHEN_DOT = re.compile(r"(?<=[A-Za-z-]\d)-(?=\d(?:-|$))")
+# A version's dot written as `_` (Qwen3_6-35B-A3B-…-IQ2_M for a build of Qwen3.6-35B-A3B in https://github.com/janhq/jan/issues/8181), as
+# vendors name repositories too (internlm/internlm2_5-7b-chat for InternLM2.5, https://huggingface.co/internlm/internlm2_5-7b-chat;
+# nvidia/Llama-3_3-Nemotron-Super-49B-v1, built on Llama 3.3, https://huggingface.co/nvidia/Llama-3_3-Nemotron-Super-49B-v1): read as
+# the hyphen above, under the same conditions (never a decimal size: AFM-4_5B stays).
+_UNDERSCORE_DOT = re.compile(r"(?<=[A-Za-z-]\d)_(?=\d(?:-|$))")
 # The other reading of the same spelling, a decimal size (qwen3-1-7b as Qwen3-1.7B): when it resolves too, neither is read.
 _HYPHEN_SIZE_DOT = re.compile(r"(?<=-\d)-(?=\d+[bmt](?:-|$))", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
@@ -178,6 +196,8 @@ _GLUED_VL = re.compile(r"^(qwen\d+(?:\.\d+)?)(vl)(-.+)$", re.I)
 _SIZE = re.compile(r"(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b", re.I)
 _ACTIVE = re.compile(r"a\d+(?:\.\d+)?b", re.I)
 _CHAT_WORDS = frozenset({"instruct", "it", "chat"})
+# A release version among an Ollama tag's words (v0.1 in mistral:7b-instruct-v0.1-q4_0, v1.6 in llava:7b-v1.6).
+_VERSION = re.compile(r"v\d+(?:\.\d+)*", re.I)
 # Words after an Ollama tag's size that name a quantization (q4_K_M, iq3_xxs, fp16, qat).
 _OLLAMA_QUANT = re.compile(r"i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat", re.I)
 
@@ -233,17 +253,18 @@ class HfIdIndex:
             for variant in model.variants:
                 if variant.gguf_file:
                     self.files.setdefault(_key(variant.gguf_file), Resolved(model.id, variant.id))
-                if variant.ollama_tag:
-                    self.tags.setdefault(_key(variant.ollama_tag), Resolved(model.id, variant.id))
+                for tag in _ollama_tags(variant.ollama_tag):
+                    self.tags.setdefault(_key(tag), Resolved(model.id, variant.id))
         # A catalog repository named with a packaging word (nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16) also answers
         # to its name without it (NVIDIA-Nemotron-3-Nano-30B-A3B), and re-packs of that name, as the architecture; so does
         # Meta-Llama-3-8B-Instruct without Meta- (_without_meta).
         stripped = [(_key(form), Resolved(model.id, None, True)) for model in models_seen
                     for repo in (model.hf_repo, *model.hf_aliases)
-                    for form in (*_unpackaged(repo.split("/")[1]), *_without_meta(repo.split("/")[1]))]
+                    for form in (*_unpackaged(repo.split("/")[1]), *_without_meta(repo.split("/")[1]), *_dotted(repo.split("/")[1]))]
         self.names = _unique(names)
         self.stripped = _unique(stripped)
         self.base_names = _unique(base_names + stripped)
+        self.joined = _unique((_joined(name), Resolved(found.model_id, None, True)) for name, found in self.base_names.items())
         self.library = _unique((_key(name), Resolved(model.id, None, True)) for model in models_seen for name in model.ollama_names)
         # A library name listed without a size, at the size its record's name carries (mistral-small3.2:24b).
         self.library_sizes = _unique((_key(f"{name}:{word}"), Resolved(model.id, None, True)) for model in models_seen
@@ -271,12 +292,13 @@ class HfIdIndex:
         """The record a log's model id names, or None when the catalog has no match by these rules."""
         found = self._resolve(named)
         path = re.fullmatch(r"(.*[/\\])?([^/\\:]+)", named.strip().strip("'\"`").rstrip("/\\"))
-        if found is not None or path is None or (dotted := _HYPHEN_DOT.sub(".", path.group(2))) == path.group(2):
+        leaf = _UNDERSCORE_DOT.sub("-", path.group(2)) if path is not None else ""  # Qwen3_6-35B as Qwen3-6-35B, then as below
+        if found is not None or path is None or (dotted := _HYPHEN_DOT.sub(".", leaf)) == leaf:
             return found
         # kimi-k2-5 as kimi-k2.5: a spelling of the name, so the architecture alone, when the decimal-size reading names nothing.
         head = path.group(1) or ""
         found = self._resolve(head + dotted)
-        if found is None or self._resolve(head + _HYPHEN_SIZE_DOT.sub(".", path.group(2))) is not None:
+        if found is None or self._resolve(head + _HYPHEN_SIZE_DOT.sub(".", leaf)) is not None:
             return None
         return Resolved(found.model_id, None, True)
 
@@ -327,6 +349,16 @@ class HfIdIndex:
         return found
 
     def _tag(self, tag: re.Match[str]) -> Resolved | None:
+        flavour = [w for w in (tag.group(3).split("-") if tag.group(3) else []) if not _OLLAMA_QUANT.fullmatch(w)]
+        if flavour:
+            # The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0 is Mistral-7B-Instruct-v0.1, not the v0.3 that
+            # `mistral` lists), never a base checkpoint the library does not serve; a version no record of that name has
+            # (mistral:7b-text-v0.2) is another checkpoint.
+            exact = self.base_names.get(_key("-".join((tag.group(1), tag.group(2), *flavour))))
+            if exact is not None and exact.model_id not in self.bases:
+                return exact
+            if any(_VERSION.fullmatch(w) for w in flavour):
+                return None
         name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
         found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
         return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())
@@ -340,11 +372,18 @@ class HfIdIndex:
             return self._gguf(cached.group(3)) or self._repository([cached.group(1), cached.group(2)])
         if (tag := _OLLAMA_TAG.match(leaf[: -len(".gguf")])) is not None:
             return self._tag(tag)  # an Ollama tag saved as a file (llama3.2:3b.gguf): the tag
+        if (found := self.library.get(_key(leaf[: -len(".gguf")])) or self.tags.get(_key(leaf[: -len(".gguf")]))) is not None:
+            # An Ollama library name saved as a file (../ollama_gguf/gguf/command-r-plus.gguf in the paste corpus): the name's
+            # architecture, as the name alone reads.
+            return Resolved(found.model_id, None, True)
         # A file this catalog does not list: its name without the quantization may still be the model's.
         stem = _QUANT_SUFFIX.sub("", _SHARD.sub("", leaf)[: -len(".gguf")])
         if stem and (found := self.names.get(_key(stem))) is not None:
             return Resolved(found.model_id, None)
-        found = self._repackaged(stem, True) if stem else None
+        if stem and (found := self.stripped.get(_key(stem))) is not None:
+            return found  # a catalog name's other spelling (Llama-3-8B-Instruct-Q4_K_M.gguf): the architecture alone
+        # A -128K build's file (Qwen3-235B-A22B-128K-Q4_K_M.gguf) read as its repository's name, -128K-GGUF (see _PACKAGING_WORD).
+        found = self._repackaged(re.sub(r"(?<=.)(-\d+k)$", r"\1-GGUF", stem, flags=re.I), True) if stem else None
         if found is None and stem and (glued := _GLUED_VL.match(stem)) is not None:
             # Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
             respelled = "-".join(glued.groups()[:2]) + glued.group(3)
@@ -402,7 +441,9 @@ class HfIdIndex:
             hyphened = "-".join(numeral.groups()[:2]) + numeral.group(3)
             if (found := self.base_names.get(_key(hyphened)) or self._repackaged(hyphened, short)) is not None:
                 return Resolved(found.model_id, None, True)
-        return found
+        # DeepSeekV3 as DeepSeek-V3 (/home/models/DeepSeekV3 in https://github.com/kvcache-ai/ktransformers/issues/1804): words
+        # run together where the name has a hyphen between two letters; one record's name, the architecture alone.
+        return found or self.joined.get(_joined(leaf))
 
     def _repackaged(self, leaf: str, short: bool) -> Resolved | None:
         """A base model's repository name plus packaging words, e.g. Qwen3-8B-AWQ, Qwen3-8B-GPTQ-Int4,
@@ -448,6 +489,14 @@ class HfIdIndex:
         return None if found is None or found.model_id in self.bases else found
 
 
+def _ollama_tags(tag: str | None) -> list[str]:
+    """A variant's Ollama tag, and a library name without a tag (phi4) also as `:latest`, the tag Ollama gives a name without
+    one (FillDefault registry.ollama.ai/library/?:latest, name.go, cited in _created_name): the same pull."""
+    if tag is None:
+        return []
+    return [tag] if ":" in tag else [tag, f"{tag}:latest"]
+
+
 def _created_name(tag: re.Match[str]) -> bool:
     """name:latest where the name carries its own size (gemma-3-27b-it-q4_0-QAT:latest): a model a user named with
     `ollama create` from a GGUF file or folder, which Ollama tags `latest` when no tag is given (FillDefault
@@ -464,6 +513,13 @@ def _without_meta(name: str) -> list[str]:
     return [name[len("Meta-"):]] if _key(name).startswith("meta-llama-") else []
 
 
+def _dotted(name: str) -> list[str]:
+    """internlm2_5-7b-chat as internlm2.5-7b-chat: a repository that writes its version's dot as `_` (_UNDERSCORE_DOT), as readers
+    write the version. A spelling, so the architecture alone."""
+    dotted = _UNDERSCORE_DOT.sub(".", name)
+    return [dotted] if dotted != name else []
+
+
 def _pushed_words(tag: re.Match[str]) -> bool:
     """A pushed name's tag: a size, then only active-size, variant and quantization words (not -abliterated, a fine-tune)."""
     rest = tag.group(3).split("-") if tag.group(3) else []
@@ -478,6 +534,11 @@ def _unpackaged(name: str) -> list[str]:
         name = name[: word.start()]
         forms.append(name)
     return forms
+
+
+def _joined(name: str) -> str:
+    """A name without its hyphens between two letters (deepseek-v3 as deepseekv3), as a name run together reads."""
+    return re.sub(r"(?<=[a-z])-(?=[a-z])", "", _key(name))
 
 
 def _words(name: str) -> list[str]:

@@ -26,9 +26,10 @@ const SHARD_BARE = /-\d{5}-of-\d{5}$/;
 const GGUF_PART = /(?<=\.gguf)\.part\d+of\d+$/i;
 // GGUF-my-repo's `{username}/{MODEL_NAME}-{q_method}-GGUF`: without -GGUF, a GGUF file's name.
 const GGUF_MY_REPO = /(?<=[A-Za-z0-9_])-GGUF$/i;
+// -128K-GGUF: unsloth's GGUF builds with YaRN on for a longer context, the same layers and heads (hf_ids.py gives the source).
 const PACKAGING_WORD = new RegExp(
   "[-_.](?:awq|gptq|int[248]|fp[48]|nvfp4|mxfp4|fp16|bf16|dynamic|static|w[48]a(?:8|16)|g\\d+|bnb|\\d+(?:\\.\\d+)?bit|unsloth" +
-  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq)$", "i");
+  "|gguf|mlx|quantized|autoround|exl2|mixed|a?sym|ov|mtp|qat|q4_0|unquantized|kv|quarot|hf|i1|dwq|\\d+k-gguf)$", "i");
 // ModelScope's snapshot_download names the local folder after the repository with each `.` as `___`.
 const MODELSCOPE_DOT = /___/g;
 const OLLAMA_TAG = /^([a-z0-9][a-z0-9._-]*):([a-z0-9._]+)(?:-([a-z0-9._-]+))?$/i;
@@ -40,10 +41,13 @@ const OLLAMA_NAMESPACED =
   /^(?:(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com|docker\.io)\/)?[a-z0-9][a-z0-9._-]*\/([a-z0-9][a-z0-9._-]*:[a-z0-9._-]+)$/i;
 // A version's dot written as a hyphen, as DNS-label names spell it (kimi-k2-5); the decimal-size reading (qwen3-1-7b).
 const HYPHEN_DOT = /(?<=[A-Za-z-]\d)-(?=\d(?:-|$))/g;
+// A version's dot written as `_` (Qwen3_6-35B, internlm2_5), read as that hyphen (hf_ids.py gives the sources).
+const UNDERSCORE_DOT = /(?<=[A-Za-z-]\d)_(?=\d(?:-|$))/g;
 const HYPHEN_SIZE_DOT = /(?<=-\d)-(?=\d+[bmt](?:-|$))/gi;
 const SIZE = /^(?:(?:\d+x)?\d+(?:\.\d+)?[bmt]|e\d+b)$/i;
 const ACTIVE = /^a\d+(?:\.\d+)?b$/i;
 const CHAT_WORDS = new Set(["instruct", "it", "chat"]);
+const VERSION = /^v\d+(?:\.\d+)*$/i;
 const OLLAMA_QUANT = /^(?:i?q\d[a-z0-9_]*|fp\d+|bf16|int\d|mxfp4|nvfp4|qat)$/i;
 const FAMILY_NUMERAL = /^([a-z]+)(\d+(?:\.\d+)?)(-.+)$/i;
 // Qwen's own GGUF files write the family and VL as one word (Qwen3VL-8B-Instruct-Q4_K_M.gguf); hf_ids.py gives the source.
@@ -69,6 +73,8 @@ function unique(pairs) {
 }
 
 const wordsOf = (name) => key(name).split("-");
+/** _joined: a name without its hyphens between two letters (deepseek-v3 as deepseekv3). */
+const joinedKey = (name) => key(name).replace(/(?<=[a-z])-(?=[a-z])/g, "");
 /** _unpackaged: a repository name without each packaging word at its end, one at a time. */
 function unpackaged(name) {
   const forms = [];
@@ -82,6 +88,8 @@ function unpackaged(name) {
 const ownNames = (m) => [m.repo, ...(m.aliases || [])];
 /** _without_meta: Meta-Llama-3-8B-Instruct as Llama-3-8B-Instruct, the naming Meta took up from Llama 3.1 on. */
 const withoutMeta = (name) => key(name).startsWith("meta-llama-") ? [name.slice("Meta-".length)] : [];
+/** _dotted: internlm2_5-7b-chat as internlm2.5-7b-chat, the version a repository writes with `_` as readers write it. */
+const dottedName = (name) => name.replace(UNDERSCORE_DOT, ".") !== name ? [name.replace(UNDERSCORE_DOT, ".")] : [];
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
 const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
 const canonical = (value) => Array.isArray(value) ? "[" + value.map(canonical).join(",") + "]"
@@ -140,7 +148,8 @@ function buildIndex(raw) {
     }
     for (const v of m.variants) {
       if (v.gguf) setDefault(files, key(v.gguf), target(m.id, v.id));
-      if (v.ollama) setDefault(tags, key(v.ollama), target(m.id, v.id));
+      // A library name without a tag (phi4) is also name:latest, the tag Ollama gives it (hf_ids.py's _ollama_tags).
+      for (const tag of v.ollama ? (v.ollama.includes(":") ? [v.ollama] : [v.ollama, `${v.ollama}:latest`]) : []) setDefault(tags, key(tag), target(m.id, v.id));
     }
   }
   const library = unique(raw.models.flatMap((m) => (m.ollama_names || []).map((n) => [key(n), target(m.id, null, true)])));
@@ -149,13 +158,14 @@ function buildIndex(raw) {
     .flatMap((n) => ownNames(m).flatMap((repo) => wordsOf(repo.split("/")[1]).filter((w) => SIZE.test(w))
       .map((w) => [key(`${n}:${w}`), target(m.id, null, true)])))));
   // A catalog repository named with a packaging word also answers to its name without it, as the architecture.
-  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [...unpackaged(repo.split("/")[1]), ...withoutMeta(repo.split("/")[1])]
+  const stripped = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [...unpackaged(repo.split("/")[1]), ...withoutMeta(repo.split("/")[1]), ...dottedName(repo.split("/")[1])]
     .map((f) => [key(f), target(m.id, null, true)])));
   const families = raw.models.flatMap((m) => ownNames(m).flatMap((repo) => [repo.split("/")[1], ...withoutMeta(repo.split("/")[1])])
     .map((name) => [wordsOf(name), target(m.id, null, true), canonical(m.config)]));
   const owners = new Set(raw.models.flatMap((m) => ownNames(m).map((repo) => key(repo.split("/")[0]))));
+  const allBase = unique([...baseNames, ...stripped]);
   return { repos, files, tags, library, librarySizes, names: unique(names), stripped: unique(stripped),
-           baseNames: unique([...baseNames, ...stripped]), families, owners,
+           baseNames: allBase, joined: unique([...allBase].map(([k, t]) => [joinedKey(k), target(t.model_id, null, true)])), families, owners,
            bases: baseCheckpoints(raw.models), ggufBuilds: ggufBuilds(raw.models) };
 }
 
@@ -192,11 +202,13 @@ function repackaged(index, leaf, short) {
 /** _named: the name, a re-pack or shorthand of it, or (gemma4-26b-a4b-it) the name with its family numeral hyphened. */
 function named(index, leaf, short) {
   const found = index.names.get(key(leaf)) || index.stripped.get(key(leaf)) || repackaged(index, leaf, short);
-  const numeral = found ? null : FAMILY_NUMERAL.exec(leaf);
-  if (!numeral) return found || null;
-  const hyphened = `${numeral[1]}-${numeral[2]}${numeral[3]}`;
-  const respelled = index.baseNames.get(key(hyphened)) || repackaged(index, hyphened, short);
-  return respelled ? target(respelled.model_id, null, true) : null;
+  if (found) return found;
+  const numeral = FAMILY_NUMERAL.exec(leaf);
+  const hyphened = numeral ? `${numeral[1]}-${numeral[2]}${numeral[3]}` : null;
+  const respelled = hyphened ? index.baseNames.get(key(hyphened)) || repackaged(index, hyphened, short) : null;
+  if (respelled) return target(respelled.model_id, null, true);
+  // DeepSeekV3 as DeepSeek-V3: words run together where the name has a hyphen between two letters, the architecture alone.
+  return index.joined.get(joinedKey(leaf)) || null;
 }
 
 /** _ollama: an Ollama tag the catalog does not list, read as the Hugging Face name it abbreviates. */
@@ -214,6 +226,13 @@ function ollamaName(index, name, size, rest) {
 
 /** HfIdIndex._tag: an Ollama name:size tag, listed or read as the Hugging Face name it abbreviates. */
 function ollamaTag(index, tag) {
+  const flavour = (tag[3] ? tag[3].split("-") : []).filter((w) => !OLLAMA_QUANT.test(w));
+  if (flavour.length) {
+    // The flavour may name a record itself (mistral:7b-instruct-v0.1-q4_0), never a base checkpoint; a version no record has is none.
+    const exact = index.baseNames.get(key([tag[1], tag[2], ...flavour].join("-")));
+    if (exact && !index.bases.has(exact.model_id)) return exact;
+    if (flavour.some((w) => VERSION.test(w))) return null;
+  }
   const nameSize = key(`${tag[1]}:${tag[2]}`);
   const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
   return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
@@ -226,10 +245,17 @@ function ggufFile(index, leaf) {
   if (cached) return ggufFile(index, cached[3]) || repository(index, [cached[1], cached[2]]);
   const tag = OLLAMA_TAG.exec(leaf.slice(0, -".gguf".length));
   if (tag) return ollamaTag(index, tag);
+  // An Ollama library name saved as a file (command-r-plus.gguf): the name's architecture.
+  const libraryName = key(leaf.slice(0, -".gguf".length));
+  const listed = index.library.get(libraryName) || index.tags.get(libraryName);
+  if (listed) return target(listed.model_id, null, true);
   const stem = leaf.replace(SHARD, "").slice(0, -".gguf".length).replace(QUANT_SUFFIX, "");
   const byName = stem ? index.names.get(key(stem)) : undefined;
   if (byName) return target(byName.model_id, null);
-  const repack = stem ? repackaged(index, stem, true) : null;
+  // A catalog name's other spelling (Llama-3-8B-Instruct-Q4_K_M.gguf): the architecture alone.
+  if (stem && index.stripped.has(key(stem))) return index.stripped.get(key(stem));
+  // A -128K build's file (Qwen3-235B-A22B-128K-Q4_K_M.gguf) read as its repository's name, -128K-GGUF.
+  const repack = stem ? repackaged(index, stem.replace(/(?<=.)(-\d+k)$/i, "$1-GGUF"), true) : null;
   const glued = repack || !stem ? null : GLUED_VL.exec(stem);
   if (!glued) return repack;
   // Qwen3VL-8B-Instruct (Qwen's file name) as Qwen3-VL-8B-Instruct: a spelling, so the architecture alone.
@@ -284,10 +310,11 @@ export function resolveModel(modelText, raw) {
   const index = buildIndex(raw);
   const found = resolveText(index, modelText);
   const path = /^(.*[/\\])?([^/\\:]+)$/.exec(String(modelText).trim().replace(/^['"`]+|['"`]+$/g, "").replace(/[/\\]+$/, ""));
-  if (found || !path || path[2].replace(HYPHEN_DOT, ".") === path[2]) return found;
+  const leaf = path ? path[2].replace(UNDERSCORE_DOT, "-") : "";  // Qwen3_6-35B as Qwen3-6-35B, then as below
+  if (found || !path || leaf.replace(HYPHEN_DOT, ".") === leaf) return found;
   // kimi-k2-5 as kimi-k2.5: a spelling, so the architecture alone, when the decimal-size reading names nothing.
-  const head = path[1] || "", dotted = resolveText(index, head + path[2].replace(HYPHEN_DOT, "."));
-  if (!dotted || resolveText(index, head + path[2].replace(HYPHEN_SIZE_DOT, "."))) return null;
+  const head = path[1] || "", dotted = resolveText(index, head + leaf.replace(HYPHEN_DOT, "."));
+  if (!dotted || resolveText(index, head + leaf.replace(HYPHEN_SIZE_DOT, "."))) return null;
   return target(dotted.model_id, null, true);
 }
 

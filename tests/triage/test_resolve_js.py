@@ -54,6 +54,12 @@ CASES = [
     "unsloth/gemma-3-27b-it-GGUF:Q8_0", "unsloth/gemma-3-27b-it-GGUF:Q5_K_M", "models/GLM-5-NVFP4-MTP", "someone/Qwen3-VL-8B-abliterated",
     "qwen3:0.6b-q8_0", "llama3.1:8b-text", "mistral-small3.2:24b", "llama3.1:8b-instruct-q8_0", "qwq:14b", "llama3:7b",
     "/root/.cache/huggingface/hub/models--Qwen--Qwen3-VL-8B/snapshots/abc", "/root/.cache/huggingface/hub/models--someone--Qwen3-VL-8B",
+    # A variant's Ollama tag without a tag of its own (phi4), with the :latest Ollama gives it.
+    "phi4:latest", "ollama/phi4", "registry.ollama.ai/library/deepseek-v3",
+    "unsloth/Qwen3-30B-A3B-128K-GGUF", "Qwen3-235B-A22B-128K-Q4_K_M-00001-of-00003.gguf", "Phi-3-mini-128k",
+    "/nas/qwen2_5-7b-instruct", "models/qwen2_5-7b-instruct-q4_k_m.gguf", "Qwen3_6-35B-A3B", "internlm2.5-7b-chat", "AFM-4_5B",
+    "qwen2.5:7b-q4_K_M", "qwen2.5:7b-instruct-q4_K_M", "mistral:7b-instruct-v0.1-q4_0", "mistral:7b-text-v0.2", "qwen3:30b-a3b-instruct-2507-q4_K_M", "mistral:7b-instruct-q8_0",
+    "command-r-plus.gguf", "gemma3.gguf", "phi4.gguf", "gemma4.gguf", "/home/models/DeepSeekV3", "KimiK2.5", "DeepSeekV4", "deepseek_v3", "gemma4-26b-a4b-it", "someone/internlm2.5-7b-chat-AWQ", "internlm2.5-7b-chat-Q4_K_M.gguf", "Llama-3-8B-Instruct-Q4_K_M.gguf", "Qwen2_5-1_5B-Instruct",
     # LiteLLM routes.
     "ollama_chat/llama3.2:latest", "ollama/gemma3", "ollama/gemma4:latest", "ollama/PetrosStav/gemma3-tools:4b", "hosted_vllm/Qwen/Qwen3-8B",
     "openai/Qwen/Qwen3-8B", "openai/gpt-oss-20b", "hosted_vllm/google/gemma-4-26B-A4B", "openai/google/gemma-4-26B-A4B",
