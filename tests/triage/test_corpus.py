@@ -208,6 +208,7 @@ CLASS_CASES = {
     "sglang-0204": "'[Bug] Prefill OOM!', SGLang's 'Prefill out of memory' shortened in a title: the KV-pool page",
     "sglang-0143": "'Decode OOM due to ...' (holdout15), SGLang's 'Decode out of memory' shortened: the KV-pool page",
     "sglang-0207": "'[Bug] hierarchical_cache oom', OOM in lower case in a title: SGLang's default page",
+    "vllm-0424": "NPU OOM under vllm_ascend's NPUWorker.execute_model: a scheduled batch, the request page",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

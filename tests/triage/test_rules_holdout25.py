@@ -45,3 +45,14 @@ def test_oom_in_lower_case_in_a_title_is_an_out_of_memory() -> None:
     # The oom-kill and ray oom lines keep their host-memory pages (ollama-0087, vllm-0317).
     assert triage_paste("ollama-0087").best.id == BY_ID["ollama-0087"]["page"]
     assert triage_paste("vllm-0317").best.id == BY_ID["vllm-0317"]["page"]
+
+
+def test_the_ascend_workers_execute_model_is_a_scheduled_batch() -> None:
+    # vllm-0424: NPU out of memory under worker_busy_loop and vllm_ascend's NPUWorker.execute_model.
+    result = triage_paste("vllm-0424")
+    assert (result.step, result.best.id) == ("request", "vllm-request-cuda-oom")
+    npu = "RuntimeError: NPU out of memory. Tried to allocate 11.50 GiB (NPU 0; 60.97 GiB total capacity)\n"
+    frame = '  File "/usr/lib/python3.11/site-packages/vllm_ascend/worker/worker_v1.py", line 200, in {}\n    x = y()\n'
+    # Its memory profiling at startup is no request.
+    assert triage_paste("vllm-0424", npu + frame.format("determine_available_memory")).step != "request"
+    assert triage_paste("vllm-0424", npu + frame.format("execute_model")).step == "request"
