@@ -209,6 +209,7 @@ CLASS_CASES = {
     "sglang-0143": "'Decode OOM due to ...' (holdout15), SGLang's 'Decode out of memory' shortened: the KV-pool page",
     "sglang-0207": "'[Bug] hierarchical_cache oom', OOM in lower case in a title: SGLang's default page",
     "vllm-0424": "NPU OOM under vllm_ascend's NPUWorker.execute_model: a scheduled batch, the request page",
+    "llamacpp-0330": "Metal's 'greater than the recommended max working set size' warnings, cut before a failure",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

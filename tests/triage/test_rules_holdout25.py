@@ -56,3 +56,17 @@ def test_the_ascend_workers_execute_model_is_a_scheduled_batch() -> None:
     # Its memory profiling at startup is no request.
     assert triage_paste("vllm-0424", npu + frame.format("determine_available_memory")).step != "request"
     assert triage_paste("vllm-0424", npu + frame.format("execute_model")).step == "request"
+
+
+def test_metals_working_set_warning_is_the_metal_page() -> None:
+    # llamacpp-0330: buffers allocated past the recommended working set, the log cut before any failure.
+    assert triage_paste("llamacpp-0330").best.id == "llamacpp-metal-oom"
+    warning = "ggml_backend_metal_log_allocated_size: warning: current allocated size is greater than the recommended max working set size\n"
+    # The 2023 wording, on ggml_metal_add_buffer's line, is the same lead.
+    old = "ggml_metal_add_buffer: allocated 'kv' buffer, size = 1602.00 MB, (38480.94 / 21845.34), " + warning.split(": ", 1)[1]
+    assert triage_paste("llamacpp-0330", old).best.id == "llamacpp-metal-oom"
+    # A failure of another kind after it is still a look-alike; the failures it leads to keep the page.
+    arch = "llama_model_load: error loading model: error loading model architecture: unknown model architecture: 'x'\n"
+    assert triage_paste("llamacpp-0330", warning + arch).best is None
+    assert triage_paste("llamacpp-0057").best.id == "llamacpp-metal-oom"
+    assert triage_paste("ollama-0240").best.id == "llamacpp-metal-oom"
