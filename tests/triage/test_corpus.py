@@ -203,7 +203,7 @@ CLASS_CASES = {
     "llamacpp-0319": "libllama's 'failed to allocate compute pp buffers' quoted alone: the context page",
     "ollama-0311": "cudaMalloc and ROCm0 buffer failures, then Ollama's 'applying backoff': a partial offload",
     "llamacpp-0249": "llama-cpp-python's multimodal chat handler, 'Prompt exceeds n_ctx' (holdout15): the context page",
-    # holdout25, after its blind figure.
+    # holdout25, after its blind figure: 80.0% right first, 0.0% wrong page, 8 with none (40 counted).
     "llamacpp-0329": "libllama's 'error loading model vocabulary' before a failed load: a look-alike",
     "sglang-0204": "'[Bug] Prefill OOM!', SGLang's 'Prefill out of memory' shortened in a title: the KV-pool page",
     "sglang-0143": "'Decode OOM due to ...' (holdout15), SGLang's 'Decode out of memory' shortened: the KV-pool page",
