@@ -234,6 +234,11 @@ LOOKALIKE_LINES = [
     # llama.cpp's loader: "error loading model architecture: unknown model architecture: '<arch>'"
     # (as https://github.com/ggml-org/llama.cpp/issues/24001 and Ollama's logs print it).
     r"unknown model architecture: '",
+    # The same loader failing on the file's metadata before any tensor is placed: llama_model_load throws
+    # "error loading model hyperparameters: <why>" or "error loading model vocabulary: <why>" (an unknown
+    # pre-tokenizer, a key of the wrong GGUF type) ahead of load_tensors, which allocates (src/llama.cpp at
+    # ggml-org/llama.cpp 01649e61c782d88825d9f5affb6acbad0f57fb9b). A file the build cannot read, not memory.
+    r"error loading model (vocabulary|hyperparameters): ",
     # CUDA runtime errors that are not a shortage (cudaErrorNoKernelImageForDevice,
     # cudaErrorInsufficientDriver, cudaErrorIllegalAddress: CUDA's own strings, which torch prints).
     r"no kernel image is available for execution on the device",
@@ -404,8 +409,9 @@ GENERIC_OOM = [
 # reader's own words ("OOM", "out of memory") is taken as a generic out-of-memory line: the engine it
 # names, and the step it names ("when loading"), decide the page, as for any generic line. Not a title
 # that says memory did not run out ("crashes, but not OOM").
-# "OOM" is also a verb in titles ("OOMs reserving compute buffer", "OOMed", "OOMing").
-TITLE_OOM = r"^(?!.*\b([Nn]ot|[Nn]o|[Ww]ithout|[Nn]ever)( an?)? (OOM|[Oo]ut of [Mm]emory)\b).*\b(OOM(s|e?d|ing)?|[Oo]ut of [Mm]emory)\b"
+# "OOM" is also a verb in titles ("OOMs reserving compute buffer", "OOMed", "OOMing"), and readers write it
+# in lower case too ("[Bug] hierarchical_cache oom", sgl-project/sglang#5372).
+TITLE_OOM = r"^(?!.*\b([Nn]ot|[Nn]o|[Ww]ithout|[Nn]ever)( an?)? (OOM|oom|[Oo]ut of [Mm]emory)\b).*\b((OOM|oom)(s|e?d|ing)?|[Oo]ut of [Mm]emory)\b"
 
 # Which engine printed the log: each marker found adds its weight to its engine. Ollama runs llama.cpp
 # inside, so its own markers weigh more than the llama.cpp lines its logs carry.

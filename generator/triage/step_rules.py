@@ -66,8 +66,11 @@ STEP_MARKERS = {
         # LLM.generate and LLM.chat run requests (offline inference); vllm/entrypoints/llm.py. A
         # worker's execute_model runs a scheduled batch: startup calls the model runner's dummy runs
         # and sampler warm-up directly (compile_or_warm_up_model, determine_available_memory in
-        # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's.
-        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
+        # vllm/v1/worker/gpu_worker.py; V0's profile_run in the model runner), not the worker's. The Ascend
+        # plugin's NPUWorker does the same: its determine_available_memory and compile_or_warm_up_model call
+        # the runner's profile_run and _dummy_run, and only a scheduled batch calls its execute_model
+        # (vllm_ascend/worker/worker_v1.py at vllm-project/vllm-ascend 01beff7a9369373e4c0252d435873f566bcf0a3b).
+        ["request", 6, r"vllm[/\\]entrypoints[/\\]llm\.py\", line \d+, in (generate|chat)\b|(v1[/\\]worker[/\\]gpu_worker|worker[/\\]worker_base|vllm_ascend[/\\]worker[/\\]worker_v1)\.py\", line \d+, in (execute_model|sample_tokens)\b"],
         # EngineCore.execute_model dumps the scheduled batch when its model execution raises
         # (dump_engine_exception, vllm/v1/engine/core.py at v0.9.0.1): serving, whatever was raised.
         ["request", 6, r"Dumping input data for V1 LLM engine"],
