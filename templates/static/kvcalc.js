@@ -343,8 +343,8 @@ function stageBudget(s, g, shape, stage, layers, V) {
   const own = shape(layers, stage === 0, stage === pp - 1);
   const weights = Number(s.weights_bytes !== null ? (BigInt(s.weights_bytes) * own) / shape(g.layers, true, true) / BigInt(tp) : own / BigInt(tp));
   const unified = RegExp(A.unified_memory_gpus, "i").test(s.gpu_name);  // budget.py unified_memory_gpu
-  // plan.py _stage_budget: releases that count the distributed init add NCCL buffers per TP peer (kvcalc-release.js).
-  const nccl = tp * pp > 1 ? A.non_torch_extra_bytes_tp + (tp - 1) * (A.nccl_peer_bytes || 0) : 0;
+  // plan.py _stage_budget: releases that count the distributed init add a TP rank's NCCL buffers (kvcalc-release.js).
+  const nccl = tp * pp > 1 ? A.non_torch_extra_bytes_tp + (tp > 1 ? A.nccl_rank_bytes || 0 : 0) : 0;
   // plan.py _stage_costs: the V2 sampler's penalty buffers on the last stage (the newest release: V.v2_penalties;
   // older ones: kvcalc-release.js sets assumptions.v2_penalties).
   const penalties = (A.v2_penalties ?? V.v2_penalties) && stage === pp - 1 ? s.max_num_seqs * (g.vocab + Math.ceil(g.vocab / 32)) * 4 : 0;

@@ -316,8 +316,8 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
         non_torch = assumptions.non_torch_bytes_v0 if v0 else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
-            if counts_distributed_init(version, v0) and is_hopper_gpu(inputs.gpu_name):
-                non_torch += (tp - 1) * assumptions.nccl_init_bytes_per_peer_hopper
+            if tp > 1 and counts_distributed_init(version, v0) and is_hopper_gpu(inputs.gpu_name):
+                non_torch += assumptions.nccl_init_bytes_per_rank_hopper
         if unified_memory_gpu(inputs.gpu_name, assumptions):
             non_torch += assumptions.unified_memory_bytes
     # The V2 model runner (vllm_releases.runs_v2_runner) warms up its own sampler and, from 0.27, its penalty
