@@ -1130,9 +1130,29 @@ def test_eleventh_holdout_after_the_nccl_rule(capsys):
     -2.28 -> +1.48 GiB."""
     errors, within = _measured("holdout11", HOLDOUT11, capsys)
     assert sum(within) == len(within) >= 11
-    # After section 24: median 0.57, worst 2.16 (the 0.19.0 TP 4 starts, untouched).
-    assert median_and_worst(errors)[0] <= 0.6 and median_and_worst(errors)[1] < 2.2
+    # After section 24: median 0.35, worst 1.48 (the 0.11.0 Qwen3-235B FP8 EP start); the 0.19.0 TP 4 starts move from
+    # +2.14 and +2.16 to +0.35 and +0.37 GiB with the retained graph-profile capture (test below).
+    assert median_and_worst(errors)[0] <= 0.36 and median_and_worst(errors)[1] < 1.5
     assert abs(errors["h200-tp4-qwen3-235b-a22b-fp8-0.5-v0.10-dev-h11"]) < 0.3
     # The flat per-rank term is fitted at TP 4 and 8, where NCCL's NVLS is on; the TP 2 start (NVLS off) that checks it
     # moves from +0.20 to -0.98 GiB, 2.2 % of its 44.59 GiB.
     assert abs(budget_errors_gib([_entry("h200-tp2-qwen3-next-80b-a3b-262k-v0.10.2")])["h200-tp2-qwen3-next-80b-a3b-262k-v0.10.2"]) < 1.0
+
+
+def test_graph_profile_capture_stays_in_use_at_tp_above_one_on_0_18_and_0_19():
+    """0.18-0.19 profile graph memory inside memory_profiling under graph_capture(), whose custom all-reduce opens the
+    peers' captured buffers and never closes them (vllm_releases.PROFILING_CAPTURE_RETAINED_SOURCES): the capture stays
+    in use as non-torch memory at TP > 1 with graphs on, sized by the engine's graph estimate."""
+    from generator.engine.vllm_releases import retains_profiling_capture
+    assert retains_profiling_capture((0, 19, 0), 4, False, "NVIDIA H200") and retains_profiling_capture((0, 18, 0), 2, False, "H100")
+    assert not retains_profiling_capture((0, 19, 0), 1, False, "NVIDIA H200")
+    assert not retains_profiling_capture((0, 19, 0), 4, True, "NVIDIA H200")
+    assert not retains_profiling_capture((0, 17, 1), 4, False, "NVIDIA H200") and not retains_profiling_capture((0, 20, 0), 4, False, "NVIDIA H200")
+    assert not retains_profiling_capture((0, 19, 0), 4, False, "NVIDIA L40S")
+    base = dict(hf_config=LLAMA_8B, gpu_total_bytes=140 * GIB, gpu_count=4, tensor_parallel_size=4, gpu_name="NVIDIA H200", max_model_len=8192)
+    on, eager = (plan_vllm(VllmInputs(**base, vllm_version="0.19.0", enforce_eager=e)).breakdown for e in (False, True))
+    sizes = cudagraph_capture_sizes(1024, 8192)
+    assert on.non_torch_bytes - eager.non_torch_bytes == len(sizes) * 32 * ASSUMPTIONS.cudagraph_bytes_per_size_per_layer
+    assert on.cudagraph_bytes == 0  # the estimate itself leaves the budget from 0.20
+    for entry_id in ("h200-tp4-llama-3.3-70b-9k-0.92-v0.19.0-h11-5ce08dba", "h200-tp4-llama-3.3-70b-fp8-kvfp8-9k-0.92-v0.19.0-h11-773d30c0"):
+        assert abs(budget_errors_gib([_entry(entry_id)])[entry_id]) < 0.4, entry_id

@@ -54,6 +54,7 @@ from generator.engine.vllm_releases import (
     default_mla_block_size,
     is_hopper_gpu,
     is_rocm_gpu,
+    retains_profiling_capture,
     runs_v0_engine,
     runs_v2_runner,
     sampler_bytes_per_logit,
@@ -332,12 +333,12 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
                                       sampler_bytes_per_logit(version, inputs.sampler_backend, v0, v2))
     if inputs.encoder_cache_tokens and first:
         activation += encoder_cache_bytes(inputs.hf_config, geometry, inputs.encoder_cache_tokens)
+    estimate = len(cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)) * layers * assumptions.cudagraph_bytes_per_size_per_layer
     cudagraph = 0
     if graph_estimate_subtracted(inputs, version, facts):
-        cudagraph = inputs.cudagraph_bytes
-        if cudagraph is None:
-            sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
-            cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
+        cudagraph = estimate if inputs.cudagraph_bytes is None else inputs.cudagraph_bytes
+    if inputs.non_torch_bytes is None and retains_profiling_capture(version, tp, inputs.enforce_eager, inputs.gpu_name):
+        non_torch += estimate  # the profile's capture, kept by the peers' custom all-reduce handles
     return weights, non_torch, activation, cudagraph
 
 
