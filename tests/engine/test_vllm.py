@@ -1042,7 +1042,7 @@ def test_twelfth_holdout_is_measured(capsys):
     (the two 0.10.0 TP 8 H100 starts, -2.75 and -2.74 GiB). Reported, never tuned on; the bounds pin that outcome.
     Since the sampler pass (section 20) the TP 8 starts read -2.95 and -2.94 (0.68 GiB of NCCL buffers per peer, seven
     peers); since section 24 the NCCL term is one empirical figure a rank, fitted on four Hopper starts these two among
-    them (not blind), and they read +0.10 and +0.11."""
+    them (not blind), and they read -0.05 and -0.04."""
     errors, within = _measured("holdout12", HOLDOUT12, capsys)
     assert len(errors) >= 9 and all(within)
     assert median_and_worst(errors)[1] < 3.0
