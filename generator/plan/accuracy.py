@@ -161,7 +161,8 @@ def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     fitted = bool(log.split) and unified_memory_gpu(log.gpu or "")  # the unified-memory term is fitted on these holdouts
     nccl = bool(log.split) and log.id in FITTED_ON["nccl_init"]
     marks = [label for label, on in ((split, bool(log.split)), ("unified-memory term fitted on it, not blind", fitted),
-                                     ("NCCL term fitted on it, not blind", nccl), ("known gap", bool(log.known_gap))) if on]
+                                     ("NCCL term fitted on it, not blind", nccl), (_public(log.inferred), bool(log.inferred)),
+                                     ("known gap", bool(log.known_gap))) if on]
     settings = log.settings
     return {
         "id": log.id, "source": _source(log.url), "release": _vllm_release(log.vllm_version), "version": log.vllm_version,

@@ -104,3 +104,10 @@ def test_the_empirical_nccl_term_says_so_and_links_its_rows(repo_evidence) -> No
     rows = {r["id"]: r for r in _table(view, "vllm-available")["rows"]}
     fitted = [rows[row["id"]] for row in term["rows"] if row["id"] in rows]
     assert len(fitted) == 3 and all("NCCL term fitted on it, not blind" in r["marks"] for r in fitted)
+
+
+def test_a_setting_inferred_after_measuring_is_marked(repo_evidence) -> None:
+    rows = {r["id"]: r for r in _table(accuracy_view(repo_evidence), "vllm-available")["rows"]}
+    row = rows["h200-tp4-llama-3.3-70b-fp8-8k-0.92-v0.11.0-h11-66ba6f71"]
+    assert any(mark.startswith("the FlashInfer sampler path") and "not printed" in mark for mark in row["marks"])
+    assert not any("not printed" in mark for mark in rows["h200-tp4-llama-3.3-70b-8k-0.92-v0.11.2-h11-5ac9216d"]["marks"])
