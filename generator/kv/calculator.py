@@ -126,6 +126,8 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
         "v2_sampler": None if v2 is None else releases.sampler_bytes_per_logit(version, None, v2_runner=True),
         # The NCCL / custom all-reduce buffers of TP > 1 in the non-torch term (V1 0.8-0.10.x; Hopper only).
         "nccl_init": releases.counts_distributed_init(version),
+        # The graph-memory profile's capture kept as non-torch memory by the custom all-reduce (0.18-0.19; TP > 1, Hopper).
+        "retained": releases.retains_profiling_capture(version, 2, False, releases._HOPPER_NAMES[0]),
         # The graph estimate subtracted by default: [on CUDA, on ROCm].
         "graphs": [releases.subtracts_cudagraph_estimate_for(version, False),
                    releases.subtracts_cudagraph_estimate_for(version, False, releases._ROCM_NAMES[0])],

@@ -24,7 +24,7 @@ from generator.engine.llamacpp import (
     kv_layout_from_gguf_metadata,
     plan_kv,
 )
-from generator.engine.vllm import ASSUMPTIONS, GiB, VllmInputError, VllmInputs, parse_version, plan_vllm, unified_memory_gpu
+from generator.engine.vllm import ASSUMPTIONS, FITTED_ON, GiB, VllmInputError, VllmInputs, parse_version, plan_vllm, unified_memory_gpu
 from generator.schema.evidence import Evidence, LlamaLog, SglangEvidence, SglangLog, VllmEvidence, VllmLog
 
 ACCURACY_URL = "/accuracy/"
@@ -159,7 +159,9 @@ def _vllm_row(log: VllmLog, evidence: VllmEvidence) -> dict[str, Any]:
     model = evidence.models[log.model]
     split = log.split or "tuning"
     fitted = bool(log.split) and unified_memory_gpu(log.gpu or "")  # the unified-memory term is fitted on these holdouts
+    nccl = bool(log.split) and log.id in FITTED_ON["nccl_init"]
     marks = [label for label, on in ((split, bool(log.split)), ("unified-memory term fitted on it, not blind", fitted),
+                                     ("NCCL term fitted on it, not blind", nccl), (_public(log.inferred), bool(log.inferred)),
                                      ("known gap", bool(log.known_gap))) if on]
     settings = log.settings
     return {
@@ -241,7 +243,7 @@ _TERM_NAMES = {
     "non_torch": "Non-torch memory (CUDA context, NCCL)",
     "non_torch_v0": "Non-torch memory, V0 engine",
     "non_torch_tp": "Extra non-torch memory with tensor parallelism",
-    "nccl_init": "NCCL buffers per tensor-parallel peer, vLLM 0.8-0.10 on Hopper",
+    "nccl_init": "NCCL buffers of a tensor-parallel rank, vLLM 0.8-0.10 on Hopper",
     "unified_memory": "Extra non-torch memory on unified-memory GPUs (GB10, Jetson)",
     "activation": "Activation peak of the profiling batch",
     "sampler": "Sampler warm-up",
@@ -250,13 +252,17 @@ _TERM_NAMES = {
 }
 
 
-def _vllm_empirical_terms() -> list[dict[str, str]]:
-    """Every `*_source` text of the budget model's constants: each says what it was fitted to."""
+def _vllm_empirical_terms(evidence: VllmEvidence) -> list[dict[str, Any]]:
+    """Every `*_source` text of the budget model's constants: each says what it was fitted to, with links to the
+    table's rows a term is fitted on (budget.FITTED_ON)."""
+    logs = {log.id: log for log in evidence.budget}
     terms = []
     for item in fields(ASSUMPTIONS):
         if item.name.endswith("_source"):
             key = item.name.removesuffix("_source")
-            terms.append({"term": _TERM_NAMES.get(key, key.replace("_", " ").capitalize()), "text": getattr(ASSUMPTIONS, item.name)})
+            rows = [{"id": i, "source": _source(logs[i].url)} for i in FITTED_ON.get(key, ()) if i in logs]
+            terms.append({"term": _TERM_NAMES.get(key, key.replace("_", " ").capitalize()), "text": getattr(ASSUMPTIONS, item.name),
+                          "rows": rows})
     return terms
 
 
@@ -272,7 +278,7 @@ def _vllm_section(evidence: VllmEvidence) -> dict[str, Any]:
                    "tokens", kv_size, _release_order, "block arithmetic"),
         ],
         "unmodelled": _vllm_unmodelled(evidence),
-        "empirical": _vllm_empirical_terms(),
+        "empirical": _vllm_empirical_terms(evidence),
         "target_percent": f"{100 * VLLM_TARGET_FRACTION:.0f}",
         "target_gib": f"{VLLM_TARGET_GIB:.1f}",
     }

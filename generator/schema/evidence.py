@@ -83,6 +83,7 @@ class VllmLog(_Strict):
     flags: str | None = None
     note: str | None = None
     known_gap: str | None = None
+    inferred: str | None = None  # a setting read from other records, not printed; /accuracy/ marks the row with it
     sampler_peak: str | None = None  # why the printed activation peak is the sampler warm-up's, not the forward's
     weights_quantization: dict[str, Any] | None = None
     split: Literal["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9",

@@ -343,14 +343,17 @@ function stageBudget(s, g, shape, stage, layers, V) {
   const own = shape(layers, stage === 0, stage === pp - 1);
   const weights = Number(s.weights_bytes !== null ? (BigInt(s.weights_bytes) * own) / shape(g.layers, true, true) / BigInt(tp) : own / BigInt(tp));
   const unified = RegExp(A.unified_memory_gpus, "i").test(s.gpu_name);  // budget.py unified_memory_gpu
-  // plan.py _stage_budget: releases that count the distributed init add NCCL buffers per TP peer (kvcalc-release.js).
-  const nccl = tp * pp > 1 ? A.non_torch_extra_bytes_tp + (tp - 1) * (A.nccl_peer_bytes || 0) : 0;
+  // plan.py _stage_budget: releases that count the distributed init add a TP rank's NCCL buffers (kvcalc-release.js).
+  const nccl = tp * pp > 1 ? A.non_torch_extra_bytes_tp + (tp > 1 ? A.nccl_rank_bytes || 0 : 0) : 0;
   // plan.py _stage_costs: the V2 sampler's penalty buffers on the last stage (the newest release: V.v2_penalties;
   // older ones: kvcalc-release.js sets assumptions.v2_penalties).
   const penalties = (A.v2_penalties ?? V.v2_penalties) && stage === pp - 1 ? s.max_num_seqs * (g.vocab + Math.ceil(g.vocab / 32)) * 4 : 0;
-  const nonTorch = A.non_torch_bytes + nccl + (unified ? A.unified_memory_bytes : 0) + penalties;
+  const estimate = captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
+  // plan.py _stage_costs: 0.18-0.19 keep the graph profile's capture in use at TP > 1 (kvcalc-release.js retained_capture).
+  const retained = A.retained_capture && tp > 1 && !s.enforce_eager ? estimate : 0;
+  const nonTorch = A.non_torch_bytes + nccl + (unified ? A.unified_memory_bytes : 0) + penalties + retained;
   const activation = activationPeak(g, s.hf_config, tp, s.max_num_batched_tokens, s.max_num_seqs, A);
-  const cudagraph = !s.graphs ? 0 : captureSizes(s.max_num_seqs, s.max_num_batched_tokens).length * layers * A.cudagraph_bytes_per_size_per_layer;
+  const cudagraph = !s.graphs ? 0 : estimate;
   const requested = Math.ceil(s.gpu_total_bytes * s.gpu_memory_utilization);
   return { requested_bytes: requested, weights_bytes: weights, non_torch_bytes: nonTorch, activation_peak_bytes: activation, cudagraph_bytes: cudagraph };
 }

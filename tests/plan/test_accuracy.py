@@ -92,3 +92,22 @@ def test_each_table_says_whether_it_is_exact_or_empirical(repo_evidence) -> None
     assert basis["vllm-available"] == "empirical" and basis["vllm-kv-size"] == "exact"
     assert basis["llamacpp-kv"] == "exact" and basis["llamacpp-compute"] == "empirical"
     assert all(t["basis_text"] for s in view["sections"] for t in s["tables"])
+
+
+def test_the_empirical_nccl_term_says_so_and_links_its_rows(repo_evidence) -> None:
+    """An empirical term names itself so and links the rows it is fitted on; those rows are marked as not blind."""
+    view = accuracy_view(repo_evidence)
+    vllm = next(s for s in view["sections"] if s["id"] == "vllm")
+    term = next(t for t in vllm["empirical"] if t["term"].startswith("NCCL buffers"))
+    assert term["text"].startswith("Empirical.") and len(term["rows"]) == 4
+    assert all(row["source"]["href"].startswith("https://") for row in term["rows"])
+    rows = {r["id"]: r for r in _table(view, "vllm-available")["rows"]}
+    fitted = [rows[row["id"]] for row in term["rows"] if row["id"] in rows]
+    assert len(fitted) == 3 and all("NCCL term fitted on it, not blind" in r["marks"] for r in fitted)
+
+
+def test_a_setting_inferred_after_measuring_is_marked(repo_evidence) -> None:
+    rows = {r["id"]: r for r in _table(accuracy_view(repo_evidence), "vllm-available")["rows"]}
+    row = rows["h200-tp4-llama-3.3-70b-fp8-8k-0.92-v0.11.0-h11-66ba6f71"]
+    assert any(mark.startswith("the FlashInfer sampler path") and "not printed" in mark for mark in row["marks"])
+    assert not any("not printed" in mark for mark in rows["h200-tp4-llama-3.3-70b-8k-0.92-v0.11.2-h11-5ac9216d"]["marks"])

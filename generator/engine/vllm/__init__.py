@@ -19,6 +19,7 @@ Arithmetic stays in plain integer functions so it ports line by line to JavaScri
 from generator.engine.vllm.blocks import MAMBA_CACHE_MODES, KvGroup, blocks_per_request, cdiv, group_blocks_per_request, in_flight_tokens, kv_cache_groups, largest_fitting_len, pp_layer_split
 from generator.engine.vllm.budget import (
     ASSUMPTIONS,
+    FITTED_ON,
     Breakdown,
     BudgetAssumptions,
     WeightShape,
@@ -81,6 +82,7 @@ MiB = MIB
 
 __all__ = [
     "ASSUMPTIONS",
+    "FITTED_ON",
     "Breakdown",
     "BudgetAssumptions",
     "CANNOT_AUTO_FIT_TEXT",

@@ -54,6 +54,7 @@ from generator.engine.vllm_releases import (
     default_mla_block_size,
     is_hopper_gpu,
     is_rocm_gpu,
+    retains_profiling_capture,
     runs_v0_engine,
     runs_v2_runner,
     sampler_bytes_per_logit,
@@ -316,8 +317,8 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
         non_torch = assumptions.non_torch_bytes_v0 if v0 else assumptions.non_torch_bytes
         if tp * pp > 1:
             non_torch += assumptions.non_torch_extra_bytes_tp
-            if counts_distributed_init(version, v0) and is_hopper_gpu(inputs.gpu_name):
-                non_torch += (tp - 1) * assumptions.nccl_init_bytes_per_peer_hopper
+            if tp > 1 and counts_distributed_init(version, v0) and is_hopper_gpu(inputs.gpu_name):
+                non_torch += assumptions.nccl_init_bytes_per_rank_hopper
         if unified_memory_gpu(inputs.gpu_name, assumptions):
             non_torch += assumptions.unified_memory_bytes
     # The V2 model runner (vllm_releases.runs_v2_runner) warms up its own sampler and, from 0.27, its penalty
@@ -332,12 +333,12 @@ def _stage_costs(inputs: VllmInputs, resolved: _Resolved, facts: ConfigFacts, st
                                       sampler_bytes_per_logit(version, inputs.sampler_backend, v0, v2))
     if inputs.encoder_cache_tokens and first:
         activation += encoder_cache_bytes(inputs.hf_config, geometry, inputs.encoder_cache_tokens)
+    estimate = len(cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)) * layers * assumptions.cudagraph_bytes_per_size_per_layer
     cudagraph = 0
     if graph_estimate_subtracted(inputs, version, facts):
-        cudagraph = inputs.cudagraph_bytes
-        if cudagraph is None:
-            sizes = cudagraph_capture_sizes(resolved.max_num_seqs, resolved.max_num_batched_tokens)
-            cudagraph = len(sizes) * layers * assumptions.cudagraph_bytes_per_size_per_layer
+        cudagraph = estimate if inputs.cudagraph_bytes is None else inputs.cudagraph_bytes
+    if inputs.non_torch_bytes is None and retains_profiling_capture(version, tp, inputs.enforce_eager, inputs.gpu_name):
+        non_torch += estimate  # the profile's capture, kept by the peers' custom all-reduce handles
     return weights, non_torch, activation, cudagraph
 
 
