@@ -278,10 +278,12 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     publish it and record what it holds. before: the manifest of out as this build found it."""
     placed = set(changed)
     replacing = out.is_dir()
+    folders = folders_of(entries)  # the new tree's, the same whichever tree is published
     # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
     if len(placed) * 2 < len(entries) and staging.take_spare():
         spare = before.spare if before is not None else None
-        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files), spare.differing) if spare is not None else None)
+        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files), spare.differing) if spare is not None else None,
+                       folders)
     else:
         for path in entries:
             if path not in placed:
@@ -291,7 +293,7 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
     publish(staging, out)
     # What the next builds need not list again: this tree's folders, and the replaced tree's (now the spare).
-    tree = TreeStamps(stamps(out, folders_of(final)))
+    tree = TreeStamps(stamps(out, folders))
     spare = None
     if replacing and before is not None and before.tree is not None:
         spare = TreeStamps(before.tree.folders, frozenset(final.keys() - before.files.keys()), frozenset(before.files.keys() - final.keys()),
