@@ -248,6 +248,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(only_build=words[:1] == ["build"])
     args = parser.parse_args(words)
+    code = _run(args)
+    if argv is None and args.command == "build":
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the process once its output is out, without the interpreter's teardown: after a build it
+    frees the plan object by object (a quarter of a second at 10k pages), which nothing needs. The
+    build has released its lock, stopped its workers and Pagefind, and removed its stage by now."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.handler(args)
     except SiteError as error:

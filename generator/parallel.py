@@ -9,11 +9,12 @@ so a serial build and a parallel one run the very same code on the very same chu
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 
@@ -74,9 +75,13 @@ def workers(data: Any, jobs: int) -> Iterator[Workers]:
     shared = data
     count = job_count(jobs)
     pool = None
-    if count > 1 and "fork" in multiprocessing.get_all_start_methods():
-        pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
-                                   initializer=_die_with_parent, initargs=(os.getpid(),))
+    if count > 1:  # the pool's modules load only in a build that forks (an edit's usually does not)
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        if "fork" in multiprocessing.get_all_start_methods():
+            pool = ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("fork"),
+                                       initializer=_die_with_parent, initargs=(os.getpid(),))
     try:
         yield Workers(pool)
     finally:

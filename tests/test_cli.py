@@ -66,3 +66,22 @@ def test_build_reports_progress_to_the_callback(site_root: Path) -> None:
     build = build_site(site_root, today="2026-11-29", progress=lambda done, total: calls.append((done, total)))
     total = len(build.plan.pages)
     assert calls == [(n, total) for n in range(1, total + 1)]
+
+
+def test_a_build_run_as_a_program_prints_its_report_and_exit_code_through_a_pipe(site_root: Path, tmp_path: Path) -> None:
+    """`kvtriage build` ends without the interpreter's teardown (cli._exit_now): what it printed to a
+    pipe, where output is buffered, still arrives, and the exit code is the build's."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    command = [sys.executable, "-m", "generator", "build", "--root", str(site_root), "--out", str(tmp_path / "site"), "--quiet",
+               "--no-search", "--jobs", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=repo, timeout=600)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert done.stdout.startswith("wrote ") and "pages (" in done.stdout and done.stdout.endswith("\n")
+    again = subprocess.run(command, capture_output=True, text=True, cwd=repo, timeout=600)
+    assert again.returncode == EXIT_OK and again.stdout.startswith("nothing changed")
+    (site_root / "data/gpus.yaml").write_text("gpus: [", encoding="utf-8")
+    broken = subprocess.run(command, capture_output=True, text=True, cwd=repo, timeout=600)
+    assert broken.returncode == EXIT_CONTENT and broken.stderr.rstrip().endswith("found.")

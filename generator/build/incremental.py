@@ -22,6 +22,7 @@ from generator.build.render_stage import RenderedEntry, RenderJob, check_rendere
 from generator.build.resident import Resident, published_now
 from generator.build.results_cache import cached_results
 from generator.build.search_stage import EarlyBundle, record_search, stage_search, start_stubs, start_wholes
+from generator.build.unit_keys import UnitKeys
 from generator.check.affiliates import affiliate_rules
 from generator.engine.pairs import Results
 from generator.errors import BuildError, Issue
@@ -133,7 +134,7 @@ def write_incremental(root: Path, out: Path, jobs: int = 0, progress: Callable[[
         save_cache(state / "fingerprints.pickle", {"version": parse_version, "pairs": {k: fingerprints[k] for k in fingerprints.used}})
     try:
         return _write_planned(root, out, sp, jobs, progress, pagefind, inputs, manifest, old, damaged, state, report,
-                              numbers_keys, resident)
+                              numbers_keys, resident, memo if resident is None else None)
     finally:
         gc.unfreeze()
 
@@ -155,6 +156,14 @@ class _UsedEntries(dict):
         self.used.add(key)
         self.added = True
         super().__setitem__(key, value)
+
+
+def _known_keys(render_key: str, resident: Resident | None, unit_keys: UnitKeys | None) -> Mapping[int, tuple[Page, str]]:
+    """The pages whose key is known without keying them: a resident builder's unchanged pages, or in
+    a command-line build the pair pages of errors planned from what an earlier build planned them from."""
+    if resident is not None:
+        return resident.page_keys if resident.render_key == render_key else {}
+    return unit_keys.known() if unit_keys is not None else {}
 
 
 def _pages_to_render(job: RenderJob, page_keys: list[str | None], entries: dict[str, Entry]) -> Sequence[int]:
@@ -192,7 +201,8 @@ def _stage_site_files(sp: SitePlan, job: RenderJob, staging: Staging, store: Fac
 def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Callable[[int, int], None] | None,
                    pagefind: str | None, inputs: str, manifest: Manifest | None, old: dict[str, Entry],
                    damaged: frozenset[str], state: Path, report: WriteReport,
-                   numbers_keys: Mapping[tuple[str, str, str], str], resident: Resident | None = None) -> tuple[SitePlan, WriteReport]:
+                   numbers_keys: Mapping[tuple[str, str, str], str], resident: Resident | None = None,
+                   memo: PlanMemo | None = None) -> tuple[SitePlan, WriteReport]:
     pages = sp.plan.pages
     report.pages = len(pages)
     rules = affiliate_rules(sp.dataset)
@@ -208,9 +218,9 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
             for pair, key in numbers_keys.items():  # numbers stand in by what they were computed from: no need to hash them
                 digest.remember(sp.results[pair], f"numbers:{key}")
             render_key = _render_key(sp, root)
-            known_keys = resident.page_keys if resident is not None and resident.render_key == render_key else {}
+            unit_keys = UnitKeys(state, sp.dataset, memo, numbers_keys, render_key) if memo is not None else None
             job = RenderJob(pages, sp.env, sp.site, dataset_surfaces(sp.dataset), rules, store.index, staging, render_key,
-                            old, damaged, digest, known_keys)
+                            old, damaged, digest, _known_keys(render_key, resident, unit_keys if manifest is not None else None))
             page_keys: list[str | None] = [None] * len(pages)
             entries: dict[str, Entry] = {}
             changed: list[str] = []
@@ -264,11 +274,19 @@ def _write_planned(root: Path, out: Path, sp: SitePlan, jobs: int, progress: Cal
     staging.discard()
     store.save({e.sha for p, e in entries.items() if p.endswith(".html")})
     store.close()
+    _keep_keys(pages, page_keys, render_key, written, resident, unit_keys)
+    return sp, report
+
+
+def _keep_keys(pages: Sequence[Page], page_keys: Sequence[str | None], render_key: str, written: Manifest,
+               resident: Resident | None, unit_keys: UnitKeys | None) -> None:
+    """Once the site is published, what the next build takes of this one's page keys."""
+    if unit_keys is not None:
+        unit_keys.save(pages, page_keys)
     if resident is not None:
         resident.published = Published(written, frozenset())
         resident.render_key = render_key
         resident.page_keys = {id(page): (page, key) for page, key in zip(pages, page_keys) if key is not None}
-    return sp, report
 
 
 def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: list[str], inputs: str, render_key: str,
@@ -278,10 +296,12 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     publish it and record what it holds. before: the manifest of out as this build found it."""
     placed = set(changed)
     replacing = out.is_dir()
+    folders = folders_of(entries)  # the new tree's, the same whichever tree is published
     # The spare pays when few files changed; a tree mostly rendered anew is published as staged.
     if len(placed) * 2 < len(entries) and staging.take_spare():
         spare = before.spare if before is not None else None
-        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files), spare.differing) if spare is not None else None)
+        staging.settle(entries, placed, out, (spare.folders, spare.files(before.files), spare.differing) if spare is not None else None,
+                       folders)
     else:
         for path in entries:
             if path not in placed:
@@ -291,7 +311,7 @@ def _finish(staging: Staging, out: Path, entries: dict[str, Entry], changed: lis
     final = {path: stat_entry(Path(staging.path_of(path)), e.sha, e.key) if path in placed else e for path, e in entries.items()}
     publish(staging, out)
     # What the next builds need not list again: this tree's folders, and the replaced tree's (now the spare).
-    tree = TreeStamps(stamps(out, folders_of(final)))
+    tree = TreeStamps(stamps(out, folders))
     spare = None
     if replacing and before is not None and before.tree is not None:
         spare = TreeStamps(before.tree.folders, frozenset(final.keys() - before.files.keys()), frozenset(before.files.keys() - final.keys()),

@@ -11,7 +11,6 @@ import html
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
-from xml.sax.saxutils import escape as xml_escape
 
 import jinja2
 
@@ -23,6 +22,12 @@ from generator.schema import ENGINE_NAMES, Dataset
 
 SEARCH_INDEX_PATH = "search/errors.json"
 NOT_FOUND_URL = "/404.html"
+
+
+def xml_escape(text: str) -> str:
+    """&, < and > as XML entities (what xml.sax.saxutils.escape does, without importing the XML,
+    HTTP and e-mail modules it brings: a twentieth of a second at every build's start)."""
+    return html.escape(text, quote=False)
 
 
 # --------------------------------------------------------------------------- sitemap and robots

@@ -123,26 +123,29 @@ class Staging:
         self.tree = spare
         return True
 
-    def settle(self, files: Iterable[str], written: set[str], out: Path, recorded: SpareRecord | None = None) -> None:
+    def settle(self, files: Iterable[str], written: set[str], out: Path, recorded: SpareRecord | None = None,
+               folders: set[str] | None = None) -> None:
         """Make the tree hold exactly `files`, besides the search bundles and the marker (keep_tree()
         and mark() see to those): the ones in `written` moved in from this stage, every other one
         out's file, kept when the tree has that very file and hard-linked from out when not.
         recorded: what the spare held as the build that published it left it (write/tree_record.py),
         so only its folders changed since are listed, and in the others a file that out took from it
-        unchanged is known to be out's very file without a look."""
+        unchanged is known to be out's very file without a look. folders: folders_of(files), when the
+        caller has it."""
         files = set(files)
         stamps, recorded_files, differing = recorded if recorded is not None else (None, (), frozenset())
         listing = list_tree(self.tree, stamps, recorded_files, skip=(MARKER_NAME, *SEARCH_FOLDERS))
-        _remove_unwanted(str(self.tree), listing, files, folders_of(files))
+        _remove_unwanted(str(self.tree), listing, files, folders if folders is not None else folders_of(files))
         trusted = listing.trusted
         for path in files:
-            target = self.path_of(path)
             if path in written:
+                target = self.path_of(path)
                 self._parent(target)
                 os.replace(os.path.join(self.dir, path), target)
                 continue
             if path not in differing and path.rpartition("/")[0] in trusted and path in listing.files:
                 continue  # named in an unchanged folder of the spare, and out's file is the spare's
+            target = self.path_of(path)
             source = os.path.join(out, path)
             if same_file(target, source):
                 continue
@@ -188,10 +191,10 @@ def folders_of(files: Iterable[str]) -> set[str]:
     """Every folder that holds one of files (site paths), at any depth."""
     folders: set[str] = set()
     for path in files:
-        parent = os.path.dirname(path)
+        parent = path.rpartition("/")[0]  # os.path.dirname, without its cost: site paths are plain a/b/c
         while parent and parent not in folders:
             folders.add(parent)
-            parent = os.path.dirname(parent)
+            parent = parent.rpartition("/")[0]
     return folders
 
 
