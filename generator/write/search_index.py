@@ -1,14 +1,19 @@
 """The full-text search index, made with Pagefind inside the staged tree before it is published: one
-bundle per folder in guard.SEARCH_FOLDERS, each made from its own sources."""
+bundle per folder in guard.SEARCH_FOLDERS, each made from its own sources. A bundle of pages reads
+them from a folder (Pagefind's command line); a bundle of stand-ins only (the pair pages' stubs) is
+handed to Pagefind's service through a pipe, so its thousands of small files are never written."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import os
 import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Iterable, Sequence
@@ -42,34 +47,112 @@ class Bundle:
     kept: Path | None = None
 
 
+class _Run:
+    """One Pagefind process making one bundle: from a folder (the command line), or fed its stand-ins
+    through Pagefind's service protocol (--service: base64 JSON messages each ended by ',', answered
+    in order on stdout) by a thread, so the caller goes on while Pagefind reads them."""
+
+    def __init__(self, bundle: Bundle, command: list[str], served: bool) -> None:
+        self.bundle = bundle
+        self.feeder: threading.Thread | None = None
+        self.last = -1  # the id of the last message fed
+        self.err = tempfile.TemporaryFile()
+        self.out = None if served else tempfile.TemporaryFile()
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE if served else subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE if served else self.out, stderr=self.err, env=_pagefind_env())
+        except BaseException:
+            self.err.close()
+            if self.out is not None:
+                self.out.close()
+            raise
+
+    def feed(self, messages: list[dict]) -> None:
+        stdin = self.process.stdin
+        assert stdin is not None
+
+        def write() -> None:
+            try:
+                for number, payload in enumerate(messages):
+                    stdin.write(base64.b64encode(json.dumps({"message_id": number, "payload": payload}).encode()) + b",")
+                stdin.flush()
+            except (BrokenPipeError, ValueError):  # Pagefind exited, or was stopped: finish() says why
+                pass
+
+        self.last = len(messages) - 1
+        self.feeder = threading.Thread(target=write, daemon=True)
+        self.feeder.start()
+
+    def finish(self) -> str | None:
+        """Wait for the bundle: None when it was made, else what went wrong."""
+        errors: list[str] = []
+        if self.feeder is not None:
+            errors = self._answers()
+            self.feeder.join()
+            _close(self.process.stdin)  # the service exits at the end of its input
+        if self.process.wait() != 0:
+            text = _read(self.err) or (_read(self.out) if self.out is not None else "")
+            return f"exited with {self.process.returncode}: {text.strip()[:500]}"
+        return f"failed: {'; '.join(errors)[:500]}" if errors else None
+
+    def _answers(self) -> list[str]:
+        """Read the service's answers up to the last message's: the errors among them (or that
+        Pagefind's output ended first)."""
+        stdout = self.process.stdout
+        assert stdout is not None
+        errors: list[str] = []
+        pending = b""
+        while chunk := stdout.read1(1 << 16):
+            *answers, pending = (pending + chunk).split(b",")
+            for answer in answers:
+                message = json.loads(base64.b64decode(answer))
+                if message["payload"]["type"] == "Error":
+                    errors.append(str(message["payload"].get("message", "")))
+                if message.get("message_id") == self.last:
+                    return errors
+        return [*errors, "its output ended before the bundle was written"]
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        if self.feeder is not None:
+            self.feeder.join()
+        for handle in (self.process.stdin, self.process.stdout, self.out, self.err):
+            _close(handle)
+
+
+def _close(handle: IO[bytes] | None) -> None:
+    if handle is not None:
+        try:
+            handle.close()
+        except OSError:  # what was left to flush to a process that exited
+            pass
+
+
 class Indexing:
     """Pagefind processes under way, one per bundle (start_search): wait() for them all, or stop()
     them, which a failed or interrupted build does, so no Pagefind outlives it."""
 
     def __init__(self) -> None:
-        self.running: list[tuple[Bundle, subprocess.Popen[bytes], IO[bytes], IO[bytes]]] = []
+        self.running: list[_Run] = []
         self.made: list[Path] = []  # source folders made for this run, removed after
 
     def wait(self) -> None:
         failed: list[Issue] = []
         try:
-            for bundle, process, out, err in self.running:
-                if process.wait() != 0:
-                    text = _read(err) or _read(out)
-                    failed.append(Issue("site", 1, 0, "search", f"pagefind ({bundle.folder}/) exited with {process.returncode}: "
-                                                                 f"{text.strip()[:500]}"))
+            for run in self.running:
+                problem = run.finish()
+                if problem is not None:
+                    failed.append(Issue("site", 1, 0, "search", f"pagefind ({run.bundle.folder}/) {problem}"))
         finally:
             self.stop()
         if failed:
             raise RenderError(failed)
 
     def stop(self) -> None:
-        for _, process, out, err in self.running:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            out.close()
-            err.close()
+        for run in self.running:
+            run.close()
         self.running = []
         for source in self.made:
             shutil.rmtree(source, ignore_errors=True)
@@ -85,29 +168,32 @@ def start_search(site_dir: Path, executable: str, bundles: Sequence[Bundle], out
                  where: Callable[[str], Path] | None = None) -> Indexing:
     """Start Pagefind for each bundle, making it into (output, else site_dir)/<its folder>, the
     processes side by side (each reads only its own sources, so none waits on another). Pagefind
-    reads a folder of its own holding just a bundle's sources, so it never parses pages the index
-    leaves out; a kept folder is brought in step here, at the cost of what changed. A bundle's bytes
-    do not depend on the folder it is made in. where(path): the file a page source is read from
-    (default: site_dir/path), for a tree not yet complete: the files a build wrote, and the rest
-    published."""
+    reads a folder of its own holding just a bundle's pages, so it never parses pages the index
+    leaves out; a kept folder is brought in step here, at the cost of what changed. A bundle of
+    stand-ins only goes to Pagefind's service in the order given, no folder written (a kept one
+    an earlier build left is removed). A bundle's bytes do not depend on the folder it is made in.
+    where(path): the file a page source is read from (default: site_dir/path), for a tree not yet
+    complete: the files a build wrote, and the rest published."""
     indexing = Indexing()
     try:
         for bundle in bundles:
+            destination = str((output or site_dir) / bundle.folder)
+            if bundle.sources and all(stand_in is not None for _, stand_in in bundle.sources):
+                if bundle.kept is not None:
+                    clear_path(bundle.kept)
+                run = _Run(bundle, [executable, "--service"], served=True)
+                indexing.running.append(run)
+                run.feed([{"type": "NewIndex", "config": None},
+                          *({"type": "AddFile", "index_id": 0, "file_path": relative, "url": None,
+                             "file_contents": stand_in.decode("utf-8")} for relative, stand_in in bundle.sources),
+                          {"type": "WriteFiles", "index_id": 0, "output_path": os.path.abspath(destination)}])
+                continue
             source = bundle.kept
             if source is None:
                 source = Path(tempfile.mkdtemp(prefix="stage-index-", dir=site_dir.parent))
                 indexing.made.append(source)
             _settle_sources(source, where or (lambda relative: site_dir / relative), list(bundle.sources))
-            out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
-            try:
-                process = subprocess.Popen(
-                    [executable, "--site", str(source), "--output-path", str((output or site_dir) / bundle.folder), "--silent"],
-                    stdout=out, stderr=err, env=_pagefind_env())
-            except BaseException:
-                out.close()
-                err.close()
-                raise
-            indexing.running.append((bundle, process, out, err))
+            indexing.running.append(_Run(bundle, [executable, "--site", str(source), "--output-path", destination, "--silent"], served=False))
     except BaseException:
         indexing.stop()
         raise
