@@ -26,8 +26,8 @@ class ImportProblem(ContentError):
     """A config.json or GGUF that cannot become a model record."""
 
 
-def _problem(path: str, message: str, fix: str = "") -> ImportProblem:
-    return ImportProblem([Issue(path, 1, 0, "", message, fix)])
+def _problem(path: str, message: str, fix: str = "", field: str = "") -> ImportProblem:
+    return ImportProblem([Issue(path, 1, 0, field, message, fix)])
 
 
 # Keys that change KV memory but that HfConfig does not model yet: worth a warning when dropped.
@@ -35,6 +35,38 @@ def _problem(path: str, message: str, fix: str = "") -> ImportProblem:
 # means no window, while a missing key lets the engine apply the model type's default window.
 _NULL_IS_A_FACT = ("sliding_window",)
 _KV_KEYS_NOT_MODELLED = ("max_window_layers", "rope_parameters", "attention_type")
+
+# Per-layer attention layouts under names HfConfig does not carry, each with the entry that means plain full
+# attention. Dropping one would size every layer as full attention with the model-wide KV heads, overstating the
+# cache, so a list with any other entry is refused; a list of full-attention entries only changes nothing.
+_LAYOUT_KEYS = {
+    # MiMo-V2-Flash: 1 is a sliding-window layer with its own swa_num_key_value_heads, swa_head_dim and
+    # sliding_window_size (vLLM MiMoV2FlashDecoderLayer.is_compressed_softmax_layer, https://github.com/vllm-project/
+    # vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py).
+    "hybrid_layer_pattern": (0, "sliding-window layers with their own KV heads and head size (swa_*)"),
+    # MiniMax-Text-01 / MiniMax-M1: 0 is a lightning (linear) attention layer that keeps a fixed-size state, 1 full
+    # attention; vLLM reads attn_type_list, else decoder_attention_types, else all 1 (MiniMaxText01Model,
+    # https://github.com/vllm-project/vllm/blob/01c91c00e45c5e551af83d713809504ef4aaff19/vllm/model_executor/models/
+    # minimax_text_01.py). MiniMax-M2 writes all 1s.
+    "attn_type_list": (1, "lightning (linear) attention layers that keep a fixed-size state instead of KV"),
+    "decoder_attention_types": (1, "lightning (linear) attention layers that keep a fixed-size state instead of KV"),
+}
+
+
+def _refuse_unmodelled_layout(cfg: Mapping[str, Any], top: Mapping[str, Any], where: str, notes: list[str]) -> None:
+    """Refuse a layout key of _LAYOUT_KEYS (in the language model's keys or at the top level) that the record would drop."""
+    for key, (full, kind) in _LAYOUT_KEYS.items():
+        value = cfg.get(key, top.get(key))
+        if value is None or value == []:
+            continue
+        if isinstance(value, list) and value and all(entry == full for entry in value):
+            notes.append(f"left out {key}: every layer is full attention ({full})")
+            continue
+        others = sum(entry != full for entry in value) if isinstance(value, list) else None
+        count = f"{others} of {len(value)} layers are" if others is not None else "it sets"
+        raise _problem(where, f"{count} {kind}, which the engine does not model: without {key} every layer "
+                       "would be sized as full attention and the KV cache overstated",
+                       "Leave this model out of the catalog until the engine models this layout", field=key)
 
 
 def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> tuple[dict[str, Any], list[str]]:
@@ -47,7 +79,7 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
         # model-wide num_key_value_heads would give a wrong KV size.
         raise _problem(where, f"model_type {config.get('model_type')!r} sets attention per layer (block_configs), "
                        "which the engine does not model: its KV cache cannot be computed from one head count",
-                       "leave this model out of the catalog until the engine models per-layer attention")
+                       "Leave this model out of the catalog until the engine models per-layer attention")
     notes: list[str] = []
     cfg: Mapping[str, Any] = config
     inner = config.get("text_config")
@@ -58,6 +90,7 @@ def hf_config_fields(config: Mapping[str, Any], where: str = "config.json") -> t
                 merged[key] = config[key]
         cfg = merged
         notes.append("read the language model from text_config (a multimodal checkpoint)")
+    _refuse_unmodelled_layout(cfg, config, where, notes)
     out: dict[str, Any] = {}
     for key in HfConfig.model_fields:
         value = cfg.get(key)
