@@ -450,9 +450,7 @@ class HfIdIndex:
         or (`short`) a family and size without the variant word, e.g. Qwen3-VL-8B, Qwen3-VL-8B-AWQ."""
         if short and (found := self._shorthand(leaf)) is not None:
             return found
-        stripped = leaf
-        while (word := _PACKAGING_WORD.search(stripped)) is not None and word.start() > 0:
-            stripped = stripped[: word.start()]
+        for stripped in _unpackaged(leaf):
             if (found := self.base_names.get(_key(stripped)) or (self._shorthand(stripped) if short else None)) is not None:
                 return found
         return None
@@ -531,6 +529,8 @@ def _unpackaged(name: str) -> list[str]:
     """A repository name without each packaging word at its end, one at a time (X-FP8-dynamic: X-FP8, X)."""
     forms = []
     while (word := _PACKAGING_WORD.search(name)) is not None and word.start() > 0:
+        if word.group().lower().endswith("k-gguf"):  # a name of its own may end in a context (Nemotron-H-47B-Reasoning-128K)
+            forms.append(name[: -len("-gguf")])
         name = name[: word.start()]
         forms.append(name)
     return forms

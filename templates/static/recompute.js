@@ -80,6 +80,7 @@ function unpackaged(name) {
   const forms = [];
   let word;
   while ((word = PACKAGING_WORD.exec(name)) !== null && word.index > 0) {
+    if (/k-gguf$/i.test(word[0])) forms.push(name.slice(0, -"-gguf".length));  // a name may end in a context (…-128K)
     name = name.slice(0, word.index);
     forms.push(name);
   }
@@ -190,9 +191,7 @@ function repackaged(index, leaf, short) {
     const found = shorthand(index, leaf);
     if (found) return found;
   }
-  let stripped = leaf, word;
-  while ((word = PACKAGING_WORD.exec(stripped)) !== null && word.index > 0) {
-    stripped = stripped.slice(0, word.index);
+  for (const stripped of unpackaged(leaf)) {
     const found = index.baseNames.get(key(stripped)) || (short ? shorthand(index, stripped) : null);
     if (found) return found;
   }
