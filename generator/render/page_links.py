@@ -78,6 +78,9 @@ _MARKUP = re.compile(r'<!--(?s:.*?)-->|<(?:[^>"]|"[^"]*+")*+>')
 _NO_REL: frozenset[str] = frozenset()
 # Which attribute holds a link tag's target: its index in _STEP's groups().
 _TARGET_GROUP = {tag: _STEP.groupindex[attr] - 1 for tag, attr in LINK_ATTRS.items()}
+# Group numbers for Match.start, which record() calls by number on every tag: the tag name's (its "<" is one
+# before) and the section end's.
+_TAG_NAME, _SECTION_END = _STEP.groupindex["tag"], _STEP.groupindex["end"]
 
 
 def _refused(url: str, html: str, at: int) -> RenderError:
@@ -115,7 +118,7 @@ def record(html: str, url: str = "") -> Recorded:
             raise _refused(url, html, pos - 1)
         if end is not None:
             if open_sections:
-                regions[open_sections.pop()][1] = m.start(9)
+                regions[open_sections.pop()][1] = m.start(_SECTION_END)
             continue
         if id_ is not None:
             id_ = _value(id_)
@@ -125,7 +128,7 @@ def record(html: str, url: str = "") -> Recorded:
         group = target_group.get(tag)
         target = groups[group] if group is not None else None
         if target:
-            at = m.start(1) - 1  # the tag's "<"
+            at = m.start(_TAG_NAME) - 1  # the tag's "<"
             line += html.count("\n", line_pos, at)
             line_pos = at
             links.append((_value(target), line, frozenset(_value(rel).lower().split()) if rel is not None else _NO_REL,
@@ -139,7 +142,7 @@ def record(html: str, url: str = "") -> Recorded:
         elif tag in raw_end and not close:
             closing = raw_end[tag].search(html, pos)
             if closing is None:
-                raise _refused(url, html, m.start(1) - 1)
+                raise _refused(url, html, m.start(_TAG_NAME) - 1)
             pos = closing.end()
     size = len(html)
     return ids, duplicate_ids, links, [(start, stop if stop >= 0 else size) for start, stop in regions]
