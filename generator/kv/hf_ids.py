@@ -370,9 +370,10 @@ class HfIdIndex:
         if (cached := _LLAMACPP_CACHE_FILE.match(leaf)) is not None:
             # owner_repo_file from llama.cpp's cache: the file, else the repository it came from.
             return self._gguf(cached.group(3)) or self._repository([cached.group(1), cached.group(2)])
-        if (tag := _OLLAMA_TAG.match(leaf[: -len(".gguf")])) is not None:
+        name = leaf[: -len(".gguf")]
+        if (tag := _OLLAMA_TAG.match(name)) is not None:
             return self._tag(tag)  # an Ollama tag saved as a file (llama3.2:3b.gguf): the tag
-        if (found := self.library.get(_key(leaf[: -len(".gguf")])) or self.tags.get(_key(leaf[: -len(".gguf")]))) is not None:
+        if (found := self.library.get(_key(name)) or self.tags.get(_key(name))) is not None:
             # An Ollama library name saved as a file (../ollama_gguf/gguf/command-r-plus.gguf in the paste corpus): the name's
             # architecture, as the name alone reads.
             return Resolved(found.model_id, None, True)
