@@ -192,6 +192,13 @@ def test_the_unread_holdouts_of_unseen_log_ids_are_measured_blind(index: HfIdInd
     assert _resolved(index, entries) >= latest
 
 
+def test_the_fourteenth_holdout_of_unseen_log_ids_is_well_formed() -> None:
+    # tests/data/model_ids_holdout14.yaml: 55 ids from 2025-2026 issues, gathered blind in search order and not yet
+    # measured. Only the file's shape is held here, and that no name repeats an earlier holdout's; no resolver runs.
+    _text, entries = _id_holdout(14, 55)
+    assert not _ids_before(14) & {entry["id"].lower() for entry in entries}
+
+
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 6))])
 def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: str) -> None:
     # Records and the owner-written-onto-the-name rule were chosen from these files' misses (so their gain is
