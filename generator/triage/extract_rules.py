@@ -64,6 +64,9 @@ EXTRACT = [
     ["n_ctx", r"\bn_ctx\s*=\s*(\d+)", "int"],
     ["n_ctx", r"\bkv_size = (\d+)", "int"],
     ["n_ctx", r"MiB \( *(\d+) cells,", "int"],
+    # LM Studio's "Failed to load model" JSON lists the context asked for in its errorData, pretty-printed and
+    # followed by n_batch (`"n_ctx": N,`); llama-server's exceed_context_size_error prints n_ctx last (below).
+    ["n_ctx", r"^\s*\"n_ctx\"\s*:\s*(\d+),\s*$", "int"],
     ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
     ["n_seq_max", r"\bn_slots = (\d+)", "int"],
     ["type_k", r"\btype_k = '(\w+)'", "str"],
@@ -110,7 +113,7 @@ EXTRACT = [
     ["context_tokens", r"\bn_ctx_slot = (\d+)", "int"],
     ["context_tokens", r"exceed_context_size_error.*\"n_ctx\":(\d+)", "int"],
     # the same error pretty-printed, one key a line
-    ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)", "int"],
+    ["context_tokens", r"^\s*\"n_ctx\"\s*:\s*(\d+)\s*$", "int"],
     ["context_tokens", r"maximum allowed length \((\d+) tokens\)", "int"],
     ["context_tokens", r"context length \((\d+) tokens\)", "int"],
     ["context_tokens", r"is too long and exceeds limit of (\d+)", "int"],
