@@ -1,0 +1,28 @@
+"""A generic out-of-memory line whose step the paste does not show, on the real texts of
+tests/data/pasted_errors.yaml: the engine's most probable page, unless the paste's frames rule it out.
+"""
+
+from __future__ import annotations
+
+from .test_corpus import triage_paste
+
+BARE = "(EngineCore_0 pid=1) ERROR 09-27 14:03:50 [core.py:712] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 816.00 MiB."
+
+
+def test_a_bare_vllm_oom_with_no_step_lands_on_the_weights_page() -> None:
+    # vllm-0393 (a HIP OOM under EngineCore's prefix), vllm-0415 (a worker's prefix): nothing but the line.
+    for paste in ("vllm-0393", "vllm-0415"):
+        result = triage_paste(paste)
+        assert (result.engine, result.step, result.best.id) == ("vllm", None, "vllm-weights-oom"), paste
+        assert not result.confident, paste
+    assert triage_paste("vllm-0393", BARE).best.id == "vllm-weights-oom"
+
+
+def test_frames_that_name_no_step_or_a_step_without_a_page_leave_it_unplaced() -> None:
+    # Frames through a model's forward name no step: not the loading, whose frames would show.
+    framed = ('Traceback (most recent call last):\n  File "/x/vllm/model_executor/layers/activation.py", line 36, in forward_cuda\n'
+              "    out = torch.empty(output_shape)\n" + BARE)
+    assert triage_paste("vllm-0393", framed).best is None
+    # vllm-0372: the KV cache tensors' allocation is a step with no page (vllm-0197 on Ascend alike).
+    assert triage_paste("vllm-0372").best is None
+    assert triage_paste("vllm-0197").best is None
