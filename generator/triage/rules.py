@@ -437,6 +437,10 @@ ENGINE_MARKERS = {
         # occurred when warming up sampler" (vllm/v1/worker/gpu_model_runner.py, the source of
         # content/errors/vllm-sampler-warmup-oom.yaml); the other engines' step tables (step_rules.py) have none.
         [3, r"\b[Ss]ampler warm-?up\b|\b[Ww]arming up (the )?sampler\b"],
+        # vLLM's issue forms open the title with "[Bug]: " and "[Usage]: " (400-bug-report.yml at vllm-project/vllm
+        # 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6, 300-usage.yml at 4652ef5d87ed8cf43f8c6f09d31cbf3b87d9b84e): as weak
+        # as SGLang's "[Bug] " below, which has no colon; other projects' forms share the words, any marker outweighs it.
+        [2, r"^\[(Bug|Usage)\]: "],
     ],
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).

@@ -75,6 +75,9 @@ STEP_MARKERS = {
         # (dump_engine_exception, vllm/v1/engine/core.py at v0.9.0.1): serving, whatever was raised.
         ["request", 6, r"Dumping input data for V1 LLM engine"],
         ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
+        # A reader's own words for serving, in a title ("CUDA OOM when requesting prompt_logprobs", "OOM in
+        # high-concurrency test"), as Ollama's steps below take "while loading": requests were running.
+        ["request", 6, r"\b([Ww]hen|[Ww]hile) (requesting|serving)\b|\b[Hh]igh[- ]concurrency\b|\b[Uu]nder (heavy )?load\b"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
         # Sleep mode: LLM.wake_up or POST /wake_up maps the released memory back (vllm/entrypoints/llm.py,

@@ -26,3 +26,15 @@ def test_frames_that_name_no_step_or_a_step_without_a_page_leave_it_unplaced() -
     # vllm-0372: the KV cache tensors' allocation is a step with no page (vllm-0197 on Ascend alike).
     assert triage_paste("vllm-0372").best is None
     assert triage_paste("vllm-0197").best is None
+
+
+def test_titles_in_vllms_issue_forms_are_vllms() -> None:
+    # vllm-0362 "[Bug]: torch.OutOfMemoryError: CUDA out of memory.", vllm-0373 the same under "[Usage]: ".
+    for paste in ("vllm-0362", "vllm-0373"):
+        assert (triage_paste(paste).engine, triage_paste(paste).best.id) == ("vllm", "vllm-weights-oom"), paste
+    # A title that says requests were running names the serving step: vllm-0419 ("when requesting"),
+    # vllm-0425 ("in high-concurrency precision test").
+    for paste in ("vllm-0419", "vllm-0425"):
+        assert triage_paste(paste).best.id == "vllm-request-cuda-oom", paste
+    # SGLang's form has no colon and stays SGLang's.
+    assert triage_paste("vllm-0362", "[Bug] torch.OutOfMemoryError: CUDA out of memory.").engine == "sglang"
