@@ -378,7 +378,8 @@ GENERIC_OOM = [
     # workspace on the GPU: memory ran out, as Ollama's maintainers read it in ollama/ollama#6139.
     r"\bCUDA error: (CUBLAS_STATUS_ALLOC_FAILED|the resource allocation failed)\b",
     r"\bCUDA out of memory\b",
-    r"Tried to allocate [\d.]+ [GMK]iB",
+    # torch prints the size with a space ("Tried to allocate 160.00 MiB"); readers retyping it in a title drop it.
+    r"Tried to allocate [\d.]+ ?[GMK]iB",
     # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with
     # ggml_backend_buft_name ("CUDA0", "CPU", "ROCm0", "Metal", "Vulkan0"), from alloc_tensor_range and
     # ggml_gallocr_reserve_n (ggml/src/ggml-alloc.c at ggml-org/llama.cpp 5bc7a7409fc39d2801b3eeddc9e22fdd4bda718d).

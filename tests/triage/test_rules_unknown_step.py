@@ -38,3 +38,8 @@ def test_titles_in_vllms_issue_forms_are_vllms() -> None:
         assert triage_paste(paste).best.id == "vllm-request-cuda-oom", paste
     # SGLang's form has no colon and stays SGLang's.
     assert triage_paste("vllm-0362", "[Bug] torch.OutOfMemoryError: CUDA out of memory.").engine == "sglang"
+
+
+def test_a_size_retyped_without_its_space_is_still_torchs_line() -> None:
+    # vllm-0208 "[Usage]: Running Llama 3 70B on A100 GPU - Tried to allocate 160MiB. GPU".
+    assert triage_paste("vllm-0208").best.id == "vllm-weights-oom"
