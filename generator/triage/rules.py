@@ -487,6 +487,10 @@ ENGINE_MARKERS = {
         # Its --mem-fraction-static (python/sglang/srt/server_args.py) shortened by a reader ("cookbook mem-fraction
         # OOMs"): none of the other three engines has an option of that name.
         [3, r"\bmem[-_]fraction\b"],
+        # KTransformers' kt-kernel runs its CPU experts inside SGLang's server, whose launch_server takes its
+        # --kt-* flags (kt-kernel/README.md, "Integration with SGLang", at kvcache-ai/ktransformers
+        # 721b6c4c948271ff72b674735f1f4fada453ae3b): a GPU out-of-memory beside it is SGLang's.
+        [3, r"\bkt-kernel\b|--kt-(method|weight-path|cpuinfer|num-gpu-experts)\b"],
         [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }

@@ -43,3 +43,13 @@ def test_titles_in_vllms_issue_forms_are_vllms() -> None:
 def test_a_size_retyped_without_its_space_is_still_torchs_line() -> None:
     # vllm-0208 "[Usage]: Running Llama 3 70B on A100 GPU - Tried to allocate 160MiB. GPU".
     assert triage_paste("vllm-0208").best.id == "vllm-weights-oom"
+
+
+def test_kt_kernel_runs_inside_sglang() -> None:
+    # sglang-0161 "kt-kernel 0.4.2 Kimi-K2 Thinking: torch.OutOfMemoryError: CUDA out of memory.", sglang-0162.
+    for paste in ("sglang-0161", "sglang-0162"):
+        result = triage_paste(paste)
+        assert (result.engine, result.best.id) == ("sglang", "sglang-cuda-oom"), paste
+    # Its launch flags alone mark the server's log as SGLang's.
+    flags = "python -m server --kt-method AMXINT8 --kt-num-gpu-experts 32\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert triage_paste("sglang-0161", flags).best.id == "sglang-cuda-oom"
