@@ -491,6 +491,11 @@ ENGINE_MARKERS = {
         # --kt-* flags (kt-kernel/README.md, "Integration with SGLang", at kvcache-ai/ktransformers
         # 721b6c4c948271ff72b674735f1f4fada453ae3b): a GPU out-of-memory beside it is SGLang's.
         [3, r"\bkt-kernel\b|--kt-(method|weight-path|cpuinfer|num-gpu-experts)\b"],
+        # The error body of SGLang's native API: {"error": {"message": str(e)}} and nothing else, orjson-dumped
+        # (generate_request and _create_error_response in python/sglang/srt/entrypoints/http_server.py at
+        # sgl-project/sglang 9c0549b727fe222444495cea6b369697534d60f0). vLLM's and llama-server's error bodies
+        # carry a type and a code beside the message; Ollama's error is a string.
+        [3, r'^\{"error": ?\{"message": ?"(?:[^"\\]|\\.)*"\}\}$'],
         [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }

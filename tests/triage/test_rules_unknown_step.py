@@ -53,3 +53,12 @@ def test_kt_kernel_runs_inside_sglang() -> None:
     # Its launch flags alone mark the server's log as SGLang's.
     flags = "python -m server --kt-method AMXINT8 --kt-num-gpu-experts 32\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
     assert triage_paste("sglang-0161", flags).best.id == "sglang-cuda-oom"
+
+
+def test_sglangs_native_error_body_marks_sglang() -> None:
+    # sglang-0024: {"error":{"message":"CUDA out of memory. ..."}}, the body of SGLang's /generate.
+    result = triage_paste("sglang-0024")
+    assert (result.engine, result.best.id) == ("sglang", "sglang-cuda-oom")
+    # A body with a type and a code beside the message (vLLM's, llama-server's) is not SGLang's.
+    other = '{"error":{"message":"CUDA out of memory. Tried to allocate 20.00 MiB.","type":"BadRequestError","code":400}}'
+    assert triage_paste("sglang-0024", other).engine is None
