@@ -91,6 +91,11 @@ STEP_MARKERS = {
         # 3074b500a5fffba5c9b84a7c14e4dc2248b3653c); newer builds log the tensors it moved off their
         # preferred buffer type under its name.
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model|\bdone_getting_tensors\b"],
+        # load_tensors places the weights on the devices and says so: "offloading %d repeating layers to GPU",
+        # "offloaded %d/%d layers to GPU" (src/llama-model.cpp at ggml-org/llama.cpp b11434); a reader's title
+        # in those words ("UR_RESULT_ERROR_OUT_OF_HOST_MEMORY when offloading experts to Intel Arc GPUs") is
+        # the same step. The weakest step: any later one the paste shows wins.
+        ["weights", 1, r"\b[Oo]ffload(ing|ed)\b"],
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
         # The vision (or audio) projector that llama-server and the mtmd tools load after the model's

@@ -62,3 +62,12 @@ def test_sglangs_native_error_body_marks_sglang() -> None:
     # A body with a type and a code beside the message (vLLM's, llama-server's) is not SGLang's.
     other = '{"error":{"message":"CUDA out of memory. Tried to allocate 20.00 MiB.","type":"BadRequestError","code":400}}'
     assert triage_paste("sglang-0024", other).engine is None
+
+
+def test_offloading_names_llamacpps_weights_step() -> None:
+    # llamacpp-0165 "Eval bug: SYCL: UR_RESULT_ERROR_OUT_OF_HOST_MEMORY when offloading GLM-5.2 MoE experts ...".
+    result = triage_paste("llamacpp-0165")
+    assert (result.engine, result.step, result.best.id) == ("llamacpp", "weights", "llamacpp-model-load-failed")
+    # A later step the paste shows still wins over the weights.
+    later = "load_tensors: offloaded 33/33 layers to GPU\nllama_new_context_with_model: failed to allocate compute buffers\n"
+    assert triage_paste("llamacpp-0165", later + "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 1024").step == "context"
