@@ -378,7 +378,8 @@ GENERIC_OOM = [
     # workspace on the GPU: memory ran out, as Ollama's maintainers read it in ollama/ollama#6139.
     r"\bCUDA error: (CUBLAS_STATUS_ALLOC_FAILED|the resource allocation failed)\b",
     r"\bCUDA out of memory\b",
-    r"Tried to allocate [\d.]+ [GMK]iB",
+    # torch prints the size with a space ("Tried to allocate 160.00 MiB"); readers retyping it in a title drop it.
+    r"Tried to allocate [\d.]+ ?[GMK]iB",
     # ggml's allocators name the buffer type: "failed to allocate %s buffer of size %zu" with
     # ggml_backend_buft_name ("CUDA0", "CPU", "ROCm0", "Metal", "Vulkan0"), from alloc_tensor_range and
     # ggml_gallocr_reserve_n (ggml/src/ggml-alloc.c at ggml-org/llama.cpp 5bc7a7409fc39d2801b3eeddc9e22fdd4bda718d).
@@ -437,6 +438,10 @@ ENGINE_MARKERS = {
         # occurred when warming up sampler" (vllm/v1/worker/gpu_model_runner.py, the source of
         # content/errors/vllm-sampler-warmup-oom.yaml); the other engines' step tables (step_rules.py) have none.
         [3, r"\b[Ss]ampler warm-?up\b|\b[Ww]arming up (the )?sampler\b"],
+        # vLLM's issue forms open the title with "[Bug]: " and "[Usage]: " (400-bug-report.yml at vllm-project/vllm
+        # 9f77d7f7e4396e9ed83a5ed3f657d200744c51e6, 300-usage.yml at 4652ef5d87ed8cf43f8c6f09d31cbf3b87d9b84e): as weak
+        # as SGLang's "[Bug] " below, which has no colon; other projects' forms share the words, any marker outweighs it.
+        [2, r"^\[(Bug|Usage)\]: "],
     ],
     "llamacpp": [
         # common_*: the functions of llama.cpp's common library (common_init_from_params, common_fit_params).
@@ -482,6 +487,15 @@ ENGINE_MARKERS = {
         # Its --mem-fraction-static (python/sglang/srt/server_args.py) shortened by a reader ("cookbook mem-fraction
         # OOMs"): none of the other three engines has an option of that name.
         [3, r"\bmem[-_]fraction\b"],
+        # KTransformers' kt-kernel runs its CPU experts inside SGLang's server, whose launch_server takes its
+        # --kt-* flags (kt-kernel/README.md, "Integration with SGLang", at kvcache-ai/ktransformers
+        # 721b6c4c948271ff72b674735f1f4fada453ae3b): a GPU out-of-memory beside it is SGLang's.
+        [3, r"\bkt-kernel\b|--kt-(method|weight-path|cpuinfer|num-gpu-experts)\b"],
+        # The error body of SGLang's native API: {"error": {"message": str(e)}} and nothing else, orjson-dumped
+        # (generate_request and _create_error_response in python/sglang/srt/entrypoints/http_server.py at
+        # sgl-project/sglang 9c0549b727fe222444495cea6b369697534d60f0). vLLM's and llama-server's error bodies
+        # carry a type and a code beside the message; Ollama's error is a string.
+        [3, r'^\{"error": ?\{"message": ?"(?:[^"\\]|\\.)*"\}\}$'],
         [5, r"sglang|SGLang|\bS(glang|GLANG)\b|mem-fraction-static|mem_fraction_static|token_to_kv_pool|req_to_token_pool|Scheduler hit an exception|\[TP\d+\]| TP\d+\]|max_total_num_tokens|#running-req"],
     ],
 }

@@ -75,6 +75,9 @@ STEP_MARKERS = {
         # (dump_engine_exception, vllm/v1/engine/core.py at v0.9.0.1): serving, whatever was raised.
         ["request", 6, r"Dumping input data for V1 LLM engine"],
         ["request", 6, r"engine_step|run_engine_loop|\bstep_async\b|_log_task_completion|_process_request|\brun_asgi\b|\b_run_engine\b|step_with_batch_queue|execute_model_async|Added request|POST /v1|Processed prompts|Avg prompt throughput|Application startup complete|_continuation_prefill|serving_chat|engine_core\.step|\bstep_fn\b|\boutput_handler\b|get_output_async|_process_engine_step|run_busy_loop"],
+        # A reader's own words for serving, in a title ("CUDA OOM when requesting prompt_logprobs", "OOM in
+        # high-concurrency test"), as Ollama's steps below take "while loading": requests were running.
+        ["request", 6, r"\b([Ww]hen|[Ww]hile) (requesting|serving)\b|\b[Hh]igh[- ]concurrency\b|\b[Uu]nder (heavy )?load\b"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
         # Sleep mode: LLM.wake_up or POST /wake_up maps the released memory back (vllm/entrypoints/llm.py,
@@ -88,6 +91,11 @@ STEP_MARKERS = {
         # 3074b500a5fffba5c9b84a7c14e4dc2248b3653c); newer builds log the tensors it moved off their
         # preferred buffer type under its name.
         ["weights", 1, r"load_tensors|llm_load_tensors|alloc_tensor_range|loading model tensors|error loading model|\bdone_getting_tensors\b"],
+        # load_tensors places the weights on the devices and says so: "offloading %d repeating layers to GPU",
+        # "offloaded %d/%d layers to GPU" (src/llama-model.cpp at ggml-org/llama.cpp b11434); a reader's title
+        # in those words ("UR_RESULT_ERROR_OUT_OF_HOST_MEMORY when offloading experts to Intel Arc GPUs") is
+        # the same step. The weakest step: any later one the paste shows wins.
+        ["weights", 1, r"\b[Oo]ffload(ing|ed)\b"],
         ["kv_cache", 2, r"llama_kv_cache_init: failed|failed to allocate buffer for kv cache"],
         ["context", 3, r"llama_new_context_with_model|llama_init_from_model|pipeline parallelism enabled|ggml_gallocr_reserve|failed to allocate compute buffers|graph_reserve|sched_reserve"],
         # The vision (or audio) projector that llama-server and the mtmd tools load after the model's
@@ -184,8 +192,12 @@ STEPS_NEXT_FRAMED = {
     ],
 }
 
-# The page of each step; a generic out-of-memory line of no known step goes to `default`.
+# The page of each step; a generic out-of-memory line of no known step goes to `default`, or in a paste
+# with no traceback frames first to `unframed`. A step the paste shows that has no page lands nowhere.
 # A page that is not among the records is skipped.
+# vLLM's `unframed`: a bare torch out-of-memory that says nothing of its step is most often a model too big
+# to load (the record's own pattern is torch's "CUDA out of memory. Tried to allocate"); a traceback whose
+# frames name no step is not loading, whose frames (load_model, load_weights, the model's __init__) would show.
 STEP_PAGES = {
     "vllm": {
         "load_weights": "vllm-weights-oom",
@@ -195,6 +207,7 @@ STEP_PAGES = {
         "sampler_warmup": "vllm-sampler-warmup-oom",
         "request": "vllm-request-cuda-oom",
         "request_preprocess": "vllm-request-too-long",
+        "unframed": "vllm-weights-oom",
         "sleep_wake": "vllm-sleep-wake-oom",
     },
     "llamacpp": {

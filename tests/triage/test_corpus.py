@@ -27,7 +27,7 @@ WITH_NUMBERS = [paste for paste in PASTES if paste.get("numbers")]
 # Train pastes the triage gets wrong on purpose rather than by a rule fitted to one paste.
 KNOWN_MISSES = {
     "vllm-0077": "the paste stops before its error line; only 'Model loading took' is left, which says the profile run was next, not that it found no cache blocks",
-    "vllm-0035": "a bare torch OOM with nothing about engine or step: it lists the pages whose patterns hold that text (today the weights page)",
+    "vllm-0035": "a bare torch OOM with nothing about engine or step: vLLM and SGLang print it alike, so it names no engine and gets no page",
     "vllm-0074": "the paste ends at 'Processed prompts: 0%' before the OOM it is about; no error line is left",
     "llamacpp-0043": "the log stops at 'pipeline parallelism enabled' with no error line; nothing in it says that anything failed",
     "ollama-0039": "an Ollama thread, but the paste is llama.cpp's own lines with no Ollama marker; it lands on a llama.cpp page",

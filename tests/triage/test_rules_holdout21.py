@@ -68,8 +68,8 @@ def test_sglangs_bug_title_marks_sglang() -> None:
     # sglang-0173: "[Bug] CUDA OOM when DP attention enabled ...": SGLang's form, a CUDA OOM of unknown step.
     result = triage_paste("sglang-0173")
     assert (result.engine, result.best.id) == ("sglang", "sglang-cuda-oom")
-    # vLLM's form has a colon; a vLLM line outweighs the title's prefix.
-    assert triage_paste("sglang-0173", "[Bug]: CUDA OOM when loading").engine is None
+    # vLLM's form has a colon, and marks vLLM's title; a vLLM line outweighs the title's prefix.
+    assert triage_paste("sglang-0173", "[Bug]: CUDA OOM when loading").engine == "vllm"
     text = "[Bug] CUDA OOM\n(EngineCore_DP0 pid=1) ERROR 05-12 10:11:12 [core.py:718] EngineCore failed to start."
     assert triage_paste("sglang-0173", text).engine == "vllm"
 
