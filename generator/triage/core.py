@@ -332,12 +332,8 @@ def _route_by_step(lines: list[str], raw_lines: list[str], facts: list[dict[str,
         if step:
             base = scores["step_routed"] if generic_lines else scores["step_traceback"]
             routed.append((_step_page(rules, engine, step, lines[index]), base, f"step {step}" + ("" if generic_lines else " (traceback cut before its error)")))
-        # The engine's default page, for a line whose step is unknown; "unframed" first when the paste
-        # has no traceback frames: frames that name no step rule out the steps whose frames would show.
-        if generic_lines and step is None:
-            framed = any(_search(rules["traceback_line"], line) for line in lines)
-            default = pages.get("default") if framed else pages.get("unframed") or pages.get("default")
-            routed.append((default, scores["step_default"], "out of memory at an unknown step"))
+        if generic_lines:
+            routed.append((pages.get("default"), scores["step_default"], "out of memory at an unknown step"))
         for page, base, note in routed:
             record = by_id.get(page) if page else None
             if record is None:

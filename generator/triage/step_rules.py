@@ -192,12 +192,8 @@ STEPS_NEXT_FRAMED = {
     ],
 }
 
-# The page of each step; a generic out-of-memory line of no known step goes to `default`, or in a paste
-# with no traceback frames first to `unframed`. A step the paste shows that has no page lands nowhere.
+# The page of each step; a generic out-of-memory line of no known step goes to `default`.
 # A page that is not among the records is skipped.
-# vLLM's `unframed`: a bare torch out-of-memory that says nothing of its step is most often a model too big
-# to load (the record's own pattern is torch's "CUDA out of memory. Tried to allocate"); a traceback whose
-# frames name no step is not loading, whose frames (load_model, load_weights, the model's __init__) would show.
 STEP_PAGES = {
     "vllm": {
         "load_weights": "vllm-weights-oom",
@@ -207,7 +203,6 @@ STEP_PAGES = {
         "sampler_warmup": "vllm-sampler-warmup-oom",
         "request": "vllm-request-cuda-oom",
         "request_preprocess": "vllm-request-too-long",
-        "unframed": "vllm-weights-oom",
         "sleep_wake": "vllm-sleep-wake-oom",
     },
     "llamacpp": {

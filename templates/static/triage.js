@@ -378,12 +378,7 @@
         var base = genericLines.length ? scores.step_routed : scores.step_traceback;
         routed.push([stepPage(rules, engine, step, lines[index]), base, "step " + step + (genericLines.length ? "" : " (traceback cut before its error)")]);
       }
-      // The engine's default page, for a line whose step is unknown; "unframed" first when the paste has
-      // no traceback frames: frames that name no step rule out the steps whose frames would show.
-      if (genericLines.length && !step) {
-        var framed = lines.some(function (line) { return search(rules.traceback_line, line); });
-        routed.push([framed ? pages["default"] : pages.unframed || pages["default"], scores.step_default, "out of memory at an unknown step"]);
-      }
+      if (genericLines.length) routed.push([pages["default"], scores.step_default, "out of memory at an unknown step"]);
       for (var r = 0; r < routed.length; r++) {
         var record = routed[r][0] ? byId[routed[r][0]] : undefined;
         if (!record) continue;
