@@ -87,7 +87,7 @@ class VllmLog(_Strict):
     sampler_peak: str | None = None  # why the printed activation peak is the sampler warm-up's, not the forward's
     weights_quantization: dict[str, Any] | None = None
     split: Literal["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9",
-                   "holdout10", "holdout11", "holdout12", "holdout13"] | None = None  # holdout2-13: later collections
+                   "holdout10", "holdout11", "holdout12", "holdout13", "holdout14"] | None = None  # holdout2-14: later collections
     version_evidence: str | None = None
     status: Literal["unmodelled", "incomplete"] | None = None
     reason: str | None = None

@@ -78,6 +78,9 @@ HOLDOUT11 = [e for e in MODELLED if e.get("split") == "holdout11"]
 HOLDOUT12 = [e for e in MODELLED if e.get("split") == "holdout12"]
 # A thirteenth, from run logs committed to public repositories, gathered after holdout12: measured blind once.
 HOLDOUT13 = [e for e in MODELLED if e.get("split") == "holdout13"]
+# A fourteenth, from run logs and model notes committed to public repositories, gathered after holdout13: not yet
+# measured (blind).
+HOLDOUT14 = [e for e in MODELLED if e.get("split") == "holdout14"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
 QWEN_CODER_32B_AWQ = {
@@ -1068,6 +1071,20 @@ def test_thirteenth_holdout_is_measured(capsys):
         printed = entry["log"]["available_kv_cache_gib"]
         assert any(f"Available KV cache memory: {printed}" in line for line in entry["lines"]), entry["id"]
         assert entry["log"]["gpu_kv_cache_size"] in " ".join(entry["lines"]), entry["id"]
+
+
+def test_fourteenth_holdout_split_is_gathered_in_shape():
+    """holdout14 logs (run logs and model notes committed to public repositories) were gathered blind after holdout13
+    and are not measured here: each is a file at a full commit no other split cites, with its model's config, a GPU
+    total, the printed lines (two starts as a project tabulated them) and the printed KV figure among them."""
+    assert len(HOLDOUT14) >= 10
+    _new_and_pinned("holdout14", HOLDOUT14)
+    for entry in HOLDOUT14:
+        assert "/blob/" in entry["url"] and LOGS["models"][entry["model"]]["config"], entry["id"]
+        assert entry["gpu_total_gib"] > 0 and entry["lines"] and entry["note"] and entry["version_evidence"], entry["id"]
+        printed, lines = entry["log"]["available_kv_cache_gib"], " ".join(entry["lines"])
+        assert f"Available KV cache memory: {printed} GiB" in lines or f"**{printed} GiB" in lines, entry["id"]
+        assert entry["log"]["gpu_kv_cache_size"].removeprefix("GPU KV cache size: ").split()[0] in lines, entry["id"]
 
 
 # The linked Hopper starts of 0.8-0.10.x at TP > 1 the NCCL term is fitted on (budget.FITTED_ON), with the non-torch GiB
