@@ -69,7 +69,7 @@ _SPLIT_NOTES = {
     "holdout11": "quoted in a committed run log and in GitHub pull-request threads, gathered after holdout10; measured blind",
     "holdout12": "in run logs committed to public repositories and a two-part blog post, gathered after holdout11; measured blind",
     "holdout13": "in run logs committed to public repositories, gathered after holdout12; measured blind",
-    "holdout14": "in run logs and model notes committed to public repositories, gathered after holdout13; gathered blind",
+    "holdout14": "in run logs and model notes committed to public repositories, gathered after holdout13; measured once, blind",
 }
 
 

@@ -78,8 +78,7 @@ HOLDOUT11 = [e for e in MODELLED if e.get("split") == "holdout11"]
 HOLDOUT12 = [e for e in MODELLED if e.get("split") == "holdout12"]
 # A thirteenth, from run logs committed to public repositories, gathered after holdout12: measured blind once.
 HOLDOUT13 = [e for e in MODELLED if e.get("split") == "holdout13"]
-# A fourteenth, from run logs and model notes committed to public repositories, gathered after holdout13: not yet
-# measured (blind).
+# A fourteenth, from run logs and model notes committed to public repositories, gathered after holdout13: measured blind once.
 HOLDOUT14 = [e for e in MODELLED if e.get("split") == "holdout14"]
 
 # Qwen2.5-Coder-32B-Instruct-AWQ (the worked example: a 24 GiB card at --gpu-memory-utilization 0.90).
@@ -1073,11 +1072,15 @@ def test_thirteenth_holdout_is_measured(capsys):
         assert entry["log"]["gpu_kv_cache_size"] in " ".join(entry["lines"]), entry["id"]
 
 
-def test_fourteenth_holdout_split_is_gathered_in_shape():
+def test_fourteenth_holdout_is_measured(capsys):
     """holdout14 logs (run logs and model notes committed to public repositories) were gathered blind after holdout13
-    and are not measured here: each is a file at a full commit no other split cites, with its model's config, a GPU
-    total, the printed lines (two starts as a project tabulated them) and the printed KV figure among them."""
-    assert len(HOLDOUT14) >= 10
+    and measured once, blind, on the engine of commit 9015b34: 10 of 11 within the bar, median 0.16, worst +2.85 GiB
+    (an RTX 5090 start a project tabulated). Reported, never tuned on; the bounds pin that outcome. Each is a file at
+    a full commit no other split cites, with its model's config, a GPU total, the printed lines (two starts as a
+    project tabulated them) and the printed KV figure among them."""
+    errors, within = _measured("holdout14", HOLDOUT14, capsys)
+    assert len(errors) >= 11 and sum(within) >= 10
+    assert median_and_worst(errors)[1] < 2.9
     _new_and_pinned("holdout14", HOLDOUT14)
     for entry in HOLDOUT14:
         assert "/blob/" in entry["url"] and LOGS["models"][entry["model"]]["config"], entry["id"]
@@ -1177,12 +1180,12 @@ def test_graph_profile_capture_stays_in_use_at_tp_above_one_on_0_18_and_0_19():
 
 
 def test_whole_table_against_issue_15s_bar():
-    """Every modelled row, tuning and holdout alike (research note section 24): 111 of 117 within max(10 %, 0.5 GiB),
-    median 0.18, worst 5.64 GiB (the MI300X Gemma 4 E2B start, HIP graphs unsized), four rows over 1.5 GiB (that start,
-    the two 0.6.5 development-build starts and the CMP 170HX Qwen3-Next start). Was 111, 0.20, 5.64 and ten rows."""
+    """Every modelled row, tuning and holdout alike (research note section 24): 121 of 128 within max(10 %, 0.5 GiB),
+    median 0.17, worst 5.64 GiB (the MI300X Gemma 4 E2B start, HIP graphs unsized), five rows over 1.5 GiB (that start,
+    the two 0.6.5 development-build starts, the CMP 170HX Qwen3-Next start and holdout14's tabulated RTX 5090 start)."""
     errors = budget_errors_gib(MODELLED)
     within = [_within_bar(errors[e["id"]], e["log"]["available_kv_cache_gib"]) for e in MODELLED]
-    assert len(errors) == 117 and sum(within) >= 111 and sum(within) >= 0.9 * len(within)
+    assert len(errors) == 128 and sum(within) >= 121 and sum(within) >= 0.9 * len(within)
     median, worst = median_and_worst(errors)
-    assert median <= 0.185 and worst < 5.65
-    assert sum(abs(e) > 1.5 for e in errors.values()) <= 4
+    assert median <= 0.175 and worst < 5.65
+    assert sum(abs(e) > 1.5 for e in errors.values()) <= 5
