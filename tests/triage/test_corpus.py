@@ -131,6 +131,7 @@ BLIND = {
     "holdout24": "75.0% right first, 9.4% wrong page, 5 with none (32 counted)",
     "holdout25": "62.5% right first, 10.0% wrong page, 11 with none (40 counted)",
     "holdout26": "50.0% right first, 2.5% wrong page, 19 with none (40 counted)",
+    "holdout27": "73.3% right first, 0.0% wrong page, 8 with none (30 counted)",
 }
 
 
@@ -226,7 +227,7 @@ def test_a_fixed_miss_class_keeps_its_page(paste_id: str) -> None:
     assert _first(paste) == paste["page"], CLASS_CASES[paste_id]
 
 
-@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15", "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21", "holdout22", "holdout23", "holdout24", "holdout25", "holdout26"])
+@pytest.mark.parametrize("split", ["holdout", "holdout2", "holdout3", "holdout4", "holdout5", "holdout6", "holdout7", "holdout8", "holdout9", "holdout10", "holdout11", "holdout12", "holdout13", "holdout14", "holdout15", "holdout16", "holdout17", "holdout18", "holdout19", "holdout20", "holdout21", "holdout22", "holdout23", "holdout24", "holdout25", "holdout26", "holdout27"])
 def test_holdout_rates_are_reported(split: str) -> None:
     rates = _rates([paste for paste in PASTES if paste["split"] == split])
     blind = f"\n  blind: {BLIND[split]}" if split in BLIND else ""
