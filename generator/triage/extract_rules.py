@@ -67,6 +67,9 @@ EXTRACT = [
     # LM Studio's "Failed to load model" JSON lists the context asked for in its errorData, pretty-printed and
     # followed by n_batch (`"n_ctx": N,`); llama-server's exceed_context_size_error prints n_ctx last (below).
     ["n_ctx", r"^\s*\"n_ctx\"\s*:\s*(\d+),\s*$", "int"],
+    # `ollama ps`: the CONTEXT column follows PROCESSOR ("100% GPU", "100% CPU" or "48%/52% CPU/GPU"), ollama/ollama
+    # cmd/cmd.go ListRunningHandler.
+    ["n_ctx", r"\b(?:\d+% [CG]PU|\d+%/\d+% CPU/GPU) +(\d+) ", "int"],
     ["n_seq_max", r"\bn_seq_max\s*=\s*(\d+)", "int"],
     ["n_seq_max", r"\bn_slots = (\d+)", "int"],
     ["type_k", r"\btype_k = '(\w+)'", "str"],
