@@ -176,7 +176,7 @@ def test_general_rules_resolve_to_the_base_architecture(index: HfIdIndex, named:
     "qwen3:31b-q8_0",  # a size the catalog has no tag for
     "gemma3:2b",  # a listed library name, another size
     "llama3:405b",  # a size Llama 3 does not have (405B is Llama 3.1's)
-    "qwen2.5:1.5b",  # a size the catalog has no qwen2.5 instruct record for
+    "qwen2:1.5b",  # a size the catalog has no qwen2 instruct record for (qwen2-1.5b is the base model)
     "llama2:34b",
     "qwq:14b",  # a listed library name at a size its record's name does not carry
     "llama3:7b",
