@@ -1163,9 +1163,10 @@ def test_graph_profile_capture_stays_in_use_at_tp_above_one_on_0_18_and_0_19():
 
 
 def test_whole_table_against_issue_15s_bar():
-    """Every modelled row, tuning and holdout alike (research note section 24): 111 of 117 within max(10 %, 0.5 GiB),
-    median 0.18, worst 5.64 GiB (the MI300X Gemma 4 E2B start, HIP graphs unsized), four rows over 1.5 GiB (that start,
-    the two 0.6.5 development-build starts and the CMP 170HX Qwen3-Next start). Was 111, 0.20, 5.64 and ten rows."""
+    """Every modelled row, tuning and holdout alike (research note sections 24 and 25): 111 of 117 within max(10 %,
+    0.5 GiB), median 0.18, worst 5.64 GiB (the MI300X Gemma 4 E2B start, HIP graphs unsized), four rows over 1.5 GiB
+    (that start, the two 0.6.5 development-build starts, +1.72 and +1.51 with V0's NCCL rule, and the CMP 170HX
+    Qwen3-Next start). Was 111, 0.20, 5.64 and ten rows."""
     errors = budget_errors_gib(MODELLED)
     within = [_within_bar(errors[e["id"]], e["log"]["available_kv_cache_gib"]) for e in MODELLED]
     assert len(errors) == 117 and sum(within) >= 111 and sum(within) >= 0.9 * len(within)
