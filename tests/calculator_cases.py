@@ -562,8 +562,9 @@ def release_requests(calc: dict[str, Any], models: list[str]) -> list[dict[str, 
             request = random_vllm(rng, calc)
             request["vllm_version"] = version
             out.append(request)
-    # TP > 1 on Hopper with graphs on: the NCCL term of 0.8-0.10.x and the kept graph-profile capture of 0.18-0.19.
-    for version, gpu, tp in (("0.9.2", "h100-sxm", 4), ("0.10.2", "h200", 8), ("0.18.0", "h100-sxm", 2), ("0.19.0", "h200", 4)):
+    # TP > 1 on Hopper with graphs on: the NCCL term of V0 and of V1 0.8-0.10.x, and the kept graph-profile capture of 0.18-0.19.
+    for version, gpu, tp in (("0.6.5", "h100-sxm", 2), ("0.7.3", "h200", 4), ("0.9.2", "h100-sxm", 4), ("0.10.2", "h200", 8),
+                             ("0.18.0", "h100-sxm", 2), ("0.19.0", "h200", 4)):
         out.append({"engine": "vllm", "vllm_version": version, "model": catalog_models[0], "gpu": gpu, "tensor_parallel_size": tp, "gpu_count": tp})
     for n, request in enumerate(out):
         request["id"] = f"release-{n}"

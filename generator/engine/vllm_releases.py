@@ -470,6 +470,9 @@ def default_mla_block_size(version: tuple[int, int, int], gpu_name: str = "") ->
 # (0.8.x subtracts all non-torch memory in use after profiling, which holds them too). From 0.11.0 the distributed
 # environment is initialised first ("Initialize the distributed environment BEFORE taking memory snapshot",
 # vllm pull request #25359): those buffers sit outside the budget and the non-torch line no longer holds them.
+# The V0 worker takes its baseline in init_device before init_worker_distributed_environment in every release it
+# ships in, so it counts them too: 0.6.0-0.6.3 subtract init_free - free after profiling, 0.6.4 every non-torch byte
+# in use after it, and 0.6.5-0.10.x (memory_profiling) the growth since that baseline.
 DISTRIBUTED_INIT_COUNTED = ((0, 8, 0), (0, 10, 99))
 DISTRIBUTED_INIT_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.9.2/vllm/v1/worker/gpu_worker.py#L140",  # snapshot; distributed init at #L158
@@ -477,11 +480,18 @@ DISTRIBUTED_INIT_SOURCES = (
     "https://github.com/vllm-project/vllm/blob/v0.11.0/vllm/v1/worker/gpu_worker.py#L165",  # distributed init; snapshot at #L182
     "https://github.com/vllm-project/vllm/pull/25359",
 )
+V0_DISTRIBUTED_INIT_SOURCES = (
+    "https://github.com/vllm-project/vllm/blob/v0.6.0/vllm/worker/worker.py#L170",  # init_gpu_memory; distributed init at #L175
+    "https://github.com/vllm-project/vllm/blob/v0.6.4/vllm/worker/worker.py#L140",  # init_gpu_memory; distributed init at #L145
+    "https://github.com/vllm-project/vllm/blob/v0.6.5/vllm/worker/worker.py#L143",  # baseline for memory_profiling; #L148
+    "https://github.com/vllm-project/vllm/blob/v0.10.1.1/vllm/worker/worker.py#L189",  # baseline_snapshot; #L194
+)
 
 
 def counts_distributed_init(version: tuple[int, int, int], v0: bool = False) -> bool:
-    """Whether the release's V1 budget holds the NCCL / custom all-reduce buffers of TP > 1 in its non-torch term."""
-    return not v0 and DISTRIBUTED_INIT_COUNTED[0] <= version <= DISTRIBUTED_INIT_COUNTED[1]
+    """Whether the release's budget holds the NCCL / custom all-reduce buffers of TP > 1 in its non-torch term:
+    every V0 start, and V1 0.8-0.10.x."""
+    return v0 or DISTRIBUTED_INIT_COUNTED[0] <= version <= DISTRIBUTED_INIT_COUNTED[1]
 
 
 def is_hopper_gpu(gpu_name: str) -> bool:

@@ -124,7 +124,7 @@ def vllm_release_rules(version: tuple[int, int, int]) -> dict[str, Any]:
         "sampler": releases.sampler_bytes_per_logit(version, None),
         # The V2 model runner's own sampler warm-up, for the models "v2" names (0.22-0.32).
         "v2_sampler": None if v2 is None else releases.sampler_bytes_per_logit(version, None, v2_runner=True),
-        # The NCCL / custom all-reduce buffers of TP > 1 in the non-torch term (V1 0.8-0.10.x; Hopper only).
+        # The NCCL / custom all-reduce buffers of TP > 1 in the non-torch term on V1 (0.8-0.10.x; Hopper only); V0 always.
         "nccl_init": releases.counts_distributed_init(version),
         # The graph-memory profile's capture kept as non-torch memory by the custom all-reduce (0.18-0.19; TP > 1, Hopper).
         "retained": releases.retains_profiling_capture(version, 2, False, releases._HOPPER_NAMES[0]),

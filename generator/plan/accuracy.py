@@ -244,7 +244,7 @@ _TERM_NAMES = {
     "non_torch": "Non-torch memory (CUDA context, NCCL)",
     "non_torch_v0": "Non-torch memory, V0 engine",
     "non_torch_tp": "Extra non-torch memory with tensor parallelism",
-    "nccl_init": "NCCL buffers of a tensor-parallel rank, vLLM 0.8-0.10 on Hopper",
+    "nccl_init": "NCCL buffers of a tensor-parallel rank, vLLM before 0.11 on Hopper",
     "unified_memory": "Extra non-torch memory on unified-memory GPUs (GB10, Jetson)",
     "activation": "Activation peak of the profiling batch",
     "sampler": "Sampler warm-up",

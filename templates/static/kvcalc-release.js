@@ -37,8 +37,8 @@ function releaseV(W, v, R, name) {
     ...W, version: v.join("."), default_utilization: R.util, too_long: R.too_long, no_memory: R.no_memory, null_block: R.null_block,
     mla_block: { ...W.mla_block, hopper: R.mla[0] ? W.mla_block.hopper : [], blackwell: R.mla[1] ? W.mla_block.blackwell : [] },
     assumptions: { ...A, non_torch_bytes: v0 ? A.non_torch_bytes_v0 : A.non_torch_bytes, sampler_bytes_per_logit: v0 ? F.v0_sampler : R.sampler,
-      // counts_distributed_init and is_hopper_gpu: NCCL buffers of a TP rank in the non-torch term.
-      nccl_rank_bytes: R.nccl_init && !v0 && has(W.mla_block.hopper) ? A.nccl_init_bytes_per_rank_hopper : 0, v2_penalties: false,
+      // counts_distributed_init and is_hopper_gpu: NCCL buffers of a TP rank in the non-torch term (every V0 start, V1 by release).
+      nccl_rank_bytes: (v0 || R.nccl_init) && has(W.mla_block.hopper) ? A.nccl_init_bytes_per_rank_hopper : 0, v2_penalties: false,
       // retains_profiling_capture: the graph profile's capture stays in use at TP > 1 (kvcalc.js adds it when graphs are on).
       retained_capture: R.retained && has(W.mla_block.hopper) },
     geometry: R.hybrid ? G : { ...G, hybrid: { ...G.hybrid, too_old: F.hybrid_too_old.replace("{version}", v.join(".")) } },
