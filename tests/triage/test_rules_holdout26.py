@@ -1,0 +1,23 @@
+"""Classes drawn from the spent holdout26 split, each on the real texts of tests/data/pasted_errors.yaml:
+node-llama-cpp refusing a context its estimate says will not fit ("A context size of N is too large for the
+available VRAM") is the context page.
+"""
+
+from __future__ import annotations
+
+from .test_corpus import triage_paste
+
+
+def test_node_llama_cpps_context_size_refusal_is_the_context_page() -> None:
+    # llamacpp-0344: the binding's InsufficientMemoryError quoted in an issue title, with sequences.
+    assert triage_paste("llamacpp-0344").best.id == "llamacpp-context-create-failed"
+    # Its other forms: one sequence, and the RAM, "VRAM and RAM" and "resources" refusals.
+    for text in (
+        "InsufficientMemoryError: A context size of 2048 is too large for the available VRAM",
+        "A context size of 8192 is too large for the available RAM (including swap)",
+        "A context size of 512 with 2 sequences is too large for the available VRAM and RAM",
+        "A context size of 1024 is too large for the available resources",
+    ):
+        assert triage_paste("llamacpp-0344", text).best.id == "llamacpp-context-create-failed", text
+    # Not other software saying a model is too large for the VRAM, with no context size.
+    assert triage_paste("llamacpp-0344", "The model is too large for the available VRAM").best is None
