@@ -449,6 +449,12 @@ ENGINE_MARKERS = {
         # ggml's source tree, which its CUDA_CHECK and GGML_ASSERT lines name ("in function alloc at
         # ...\ggml\src\ggml-cuda\ggml-cuda.cu:457"), whichever front end (KoboldCpp, LLamaSharp) built it.
         [2, r"\bggml[\\/]src[\\/]ggml-\w+[\\/.]"],
+        # llama.cpp's common log with timestamps on, "0.02.396.005 E ": minutes, seconds,
+        # milliseconds and microseconds since start, then the level's letter (common_log_entry::print in
+        # common/log.cpp at ggml-org/llama.cpp 30037a74a9f46f0248b6760c8de97f419651d167); anywhere in a line, as a
+        # front end that wraps the server's output quotes it ("GGML backend encountered an error [52509] 0.02.396.005 E
+        # CUDA error: out of memory"). In an Ollama log any marker of Ollama's own still wins (ENGINE_EMBEDS).
+        [2, r"\b\d+\.\d\d\.\d{3}\.\d{3} [DIWE] "],
         # llama.cpp's bug-report forms open the title with "Eval bug: " and "Misc. bug: "
         # (.github/ISSUE_TEMPLATE/011-bug-results.yml, 019-bug-misc.yml at ggml-org/llama.cpp
         # 74d087935d27e402716ddf6c6e24b71f4ff2e032); as weak as SGLang's "[Bug] " below.

@@ -1,6 +1,7 @@
 """Classes drawn from the spent holdout26 split, each on the real texts of tests/data/pasted_errors.yaml:
 node-llama-cpp refusing a context its estimate says will not fit ("A context size of N is too large for the
-available VRAM") is the context page.
+available VRAM") is the context page; llama.cpp's timestamped log line ("0.02.396.005 E ") quoted inside a front
+end's line names llama.cpp.
 """
 
 from __future__ import annotations
@@ -21,3 +22,17 @@ def test_node_llama_cpps_context_size_refusal_is_the_context_page() -> None:
         assert triage_paste("llamacpp-0344", text).best.id == "llamacpp-context-create-failed", text
     # Not other software saying a model is too large for the VRAM, with no context size.
     assert triage_paste("llamacpp-0344", "The model is too large for the available VRAM").best is None
+
+
+def test_llama_cpps_timestamped_log_line_names_llama_cpp_anywhere_in_a_line() -> None:
+    # llamacpp-0338: Jan quotes llama-server's "0.02.396.005 E CUDA error: out of memory" after its own words;
+    # ggml's CUDA pool failing while a graph runs is the compute-buffer page.
+    result = triage_paste("llamacpp-0338")
+    assert result.engine == "llamacpp" and result.best.id == "llamacpp-compute-buffer-failed"
+    # Without the timestamp nothing names the engine, and a bare "CUDA error: out of memory" has no page.
+    assert triage_paste("llamacpp-0338", "bug: GGML backend encountered an error CUDA error: out of memory").best is None
+    # A version number or a dotted date is no timestamp of llama.cpp's.
+    assert triage_paste("llamacpp-0338", "v1.02.396.005 E CUDA error: out of memory").engine is None
+    # Inside an Ollama log, Ollama's own marker still wins.
+    ollama = "ollama[12]: 0.02.396.005 E CUDA error: out of memory\n"
+    assert triage_paste("llamacpp-0338", ollama).engine == "ollama"
