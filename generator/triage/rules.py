@@ -141,6 +141,12 @@ REPLY_LINE = r"\bsend_error\b"
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
     r"llama runner process has terminated: exit status \w+\W*$",
+    # The same bare status when the runner aborted: Go names SIGABRT "aborted" on Linux and "abort trap" on macOS
+    # (ProcessState.String, as for the crashes among LOOKALIKE_LINES). ggml aborts after it prints why, and the lines
+    # Ollama captures include ggml's memory failures ("CUDA error", "cudaMalloc failed", "GGML_ASSERT": errorPrefixes
+    # in llm/status.go at ollama/ollama 040a8e85eeead2b9a9ec21734f436b97a343866a), which would follow the status.
+    # Not "signal: killed", the kernel's OOM killer among others, which names host memory.
+    r"llama runner process has terminated: signal: abort(ed| trap)( \(core dumped\))?\W*$",
     # A runner that exited cleanly with no last error: Ollama reaps the runner with s.doneErr = cmd.Wait()'s error
     # (nil for exit status 0) when it captured no error line, and WaitUntilRunning returns
     # fmt.Errorf("llama runner process has terminated: %w", s.doneErr) (llm/server.go at ollama/ollama v0.20.0,

@@ -1,7 +1,7 @@
 """Classes drawn from the spent holdout26 split, each on the real texts of tests/data/pasted_errors.yaml:
 node-llama-cpp refusing a context its estimate says will not fit ("A context size of N is too large for the
 available VRAM") is the context page; llama.cpp's timestamped log line ("0.02.396.005 E ") quoted inside a front
-end's line names llama.cpp.
+end's line names llama.cpp; Ollama's runner ending on a bare abort ("signal: aborted (core dumped)") names no cause.
 """
 
 from __future__ import annotations
@@ -36,3 +36,16 @@ def test_llama_cpps_timestamped_log_line_names_llama_cpp_anywhere_in_a_line() ->
     # Inside an Ollama log, Ollama's own marker still wins.
     ollama = "ollama[12]: 0.02.396.005 E CUDA error: out of memory\n"
     assert triage_paste("llamacpp-0338", ollama).engine == "ollama"
+
+
+def test_a_bare_abort_of_ollamas_runner_names_no_cause() -> None:
+    # ollama-0330: an unsupported projector's assert aborted the runner; the status alone says nothing of memory.
+    assert triage_paste("ollama-0330").best is None
+    assert triage_paste("ollama-0330", "Error: llama runner process has terminated: signal: abort trap").best is None
+    # A status followed by the runner's captured error keeps its page (ollama-0059, ollama-0237), and so does a
+    # runner the kernel killed (ollama-0329).
+    for paste_id in ("ollama-0059", "ollama-0237", "ollama-0329"):
+        assert triage_paste(paste_id).best.id == "ollama-llama-server-terminated", paste_id
+    # A memory line elsewhere in the paste still names the page.
+    oom = "CUDA error: out of memory\nError: llama runner process has terminated: signal: aborted (core dumped)\n"
+    assert triage_paste("ollama-0330", oom).best is not None
