@@ -215,6 +215,7 @@ CLASS_CASES = {
     "llamacpp-0344": "node-llama-cpp's 'A context size of N ... is too large for the available VRAM': the context page",
     "llamacpp-0338": "llama.cpp's timestamped log line ('0.02.396.005 E CUDA error: out of memory') inside a front end's",
     "ollama-0330": "Ollama's runner ending on a bare 'signal: aborted (core dumped)': no cause, no page",
+    "vllm-0433": "a title naming lm-eval's loglikelihood requests and a CUDA OOM: the request page",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 

@@ -1,7 +1,8 @@
 """Classes drawn from the spent holdout26 split, each on the real texts of tests/data/pasted_errors.yaml:
 node-llama-cpp refusing a context its estimate says will not fit ("A context size of N is too large for the
 available VRAM") is the context page; llama.cpp's timestamped log line ("0.02.396.005 E ") quoted inside a front
-end's line names llama.cpp; Ollama's runner ending on a bare abort ("signal: aborted (core dumped)") names no cause.
+end's line names llama.cpp; Ollama's runner ending on a bare abort ("signal: aborted (core dumped)") names no cause;
+lm-eval's request types (loglikelihood, generate_until) beside a generic out-of-memory are the request step.
 """
 
 from __future__ import annotations
@@ -49,3 +50,18 @@ def test_a_bare_abort_of_ollamas_runner_names_no_cause() -> None:
     # A memory line elsewhere in the paste still names the page.
     oom = "CUDA error: out of memory\nError: llama runner process has terminated: signal: aborted (core dumped)\n"
     assert triage_paste("ollama-0330", oom).best is not None
+
+
+def test_lm_evals_request_types_are_the_request_step() -> None:
+    # vllm-0433: a title naming lm-eval's loglikelihood requests and a CUDA OOM.
+    result = triage_paste("vllm-0433")
+    assert result.step == "request" and result.best.id == "vllm-request-cuda-oom"
+    # lm-eval's progress line before a torch out-of-memory.
+    log = ("Running generate_until requests:  12%|#         | 120/1000\n"
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB"
+           " of which 1.02 GiB is free.\nvllm\n")
+    assert triage_paste("vllm-0433", log).best.id == "vllm-request-cuda-oom"
+    # With no out-of-memory line, the request type alone names no page.
+    assert triage_paste("vllm-0433", "vLLM gives wrong results for `loglikelihood`").best is None
+    # A later step's frames still win: sleep mode's wake-up follows serving.
+    assert triage_paste("vllm-0433", "vLLM CUDA OOM in wake_up after loglikelihood").step == "sleep_wake"
