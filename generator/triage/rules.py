@@ -140,7 +140,10 @@ REPLY_LINE = r"\bsend_error\b"
 # the engine was serving (a step marker below), not what failed.
 EXPECTED_LINES = [
     r"this warning is normal during memory fitting",
-    r"llama runner process has terminated: exit status \w+\W*$",
+    # A bare exit status, or a bare abort (Go names SIGABRT "aborted", "abort trap" on macOS): the lines Ollama captures
+    # include ggml's memory failures ("CUDA error", "cudaMalloc failed", "GGML_ASSERT": errorPrefixes in llm/status.go at
+    # ollama/ollama 040a8e85eeead2b9a9ec21734f436b97a343866a). Not "signal: killed" (the kernel's OOM killer among others).
+    r"llama runner process has terminated: (exit status \w+|signal: abort(ed| trap)( \(core dumped\))?)\W*$",
     # A runner that exited cleanly with no last error: Ollama reaps the runner with s.doneErr = cmd.Wait()'s error
     # (nil for exit status 0) when it captured no error line, and WaitUntilRunning returns
     # fmt.Errorf("llama runner process has terminated: %w", s.doneErr) (llm/server.go at ollama/ollama v0.20.0,
@@ -449,6 +452,10 @@ ENGINE_MARKERS = {
         # ggml's source tree, which its CUDA_CHECK and GGML_ASSERT lines name ("in function alloc at
         # ...\ggml\src\ggml-cuda\ggml-cuda.cu:457"), whichever front end (KoboldCpp, LLamaSharp) built it.
         [2, r"\bggml[\\/]src[\\/]ggml-\w+[\\/.]"],
+        # llama.cpp's common log with timestamps on, "0.02.396.005 E " (common_log_entry::print in common/log.cpp at
+        # ggml-org/llama.cpp 30037a74a9f46f0248b6760c8de97f419651d167), anywhere in a line as a front end quotes it
+        # after its own words; in an Ollama log any marker of Ollama's own still wins (ENGINE_EMBEDS).
+        [2, r"\b\d+\.\d\d\.\d{3}\.\d{3} [DIWE] "],
         # llama.cpp's bug-report forms open the title with "Eval bug: " and "Misc. bug: "
         # (.github/ISSUE_TEMPLATE/011-bug-results.yml, 019-bug-misc.yml at ggml-org/llama.cpp
         # 74d087935d27e402716ddf6c6e24b71f4ff2e032); as weak as SGLang's "[Bug] " below.

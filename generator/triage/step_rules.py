@@ -78,6 +78,12 @@ STEP_MARKERS = {
         # A reader's own words for serving, in a title ("CUDA OOM when requesting prompt_logprobs", "OOM in
         # high-concurrency test"), as Ollama's steps below take "while loading": requests were running.
         ["request", 6, r"\b([Ww]hen|[Ww]hile) (requesting|serving)\b|\b[Hh]igh[- ]concurrency\b|\b[Uu]nder (heavy )?load\b"],
+        # lm-eval's request types: its vLLM backend builds the LLM in __init__, then runs loglikelihood (through
+        # _loglikelihood_tokens, with prompt logprobs) and generate_until requests through self.model.generate, under
+        # the progress bars "Running loglikelihood requests" and "Running generate_until requests"
+        # (lm_eval/models/vllm_causallms.py at EleutherAI/lm-evaluation-harness
+        # e104e8e3256c9a5a9bf741e4a858f350fd8f36b2): the engine had started and was running requests.
+        ["request", 6, r"\b(loglikelihood(_rolling)?|generate_until)\b"],
         # The API server checks a request's length while it tokenizes the prompt, before any GPU work.
         ["request_preprocess", 7, r"Error in preprocessing prompt inputs|_preprocess_chat\b|_preprocess_completion\b|_tokenize_prompt_inputs?(_async)?\b|_validate_input\b"],
         # Sleep mode: LLM.wake_up or POST /wake_up maps the released memory back (vllm/entrypoints/llm.py,

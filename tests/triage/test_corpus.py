@@ -212,6 +212,11 @@ CLASS_CASES = {
     "sglang-0207": "'[Bug] hierarchical_cache oom', OOM in lower case in a title: SGLang's default page",
     "vllm-0424": "NPU OOM under vllm_ascend's NPUWorker.execute_model: a scheduled batch, the request page",
     "llamacpp-0330": "Metal's 'greater than the recommended max working set size' warnings, cut before a failure",
+    # holdout26, after its blind figure: 50.0% right first, 2.5% wrong page, 19 with none (40 counted).
+    "llamacpp-0344": "node-llama-cpp's 'A context size of N ... is too large for the available VRAM': the context page",
+    "llamacpp-0338": "llama.cpp's timestamped log line ('0.02.396.005 E CUDA error: out of memory') inside a front end's",
+    "ollama-0330": "Ollama's runner ending on a bare 'signal: aborted (core dumped)': no cause, no page",
+    "vllm-0433": "a title naming lm-eval's loglikelihood requests and a CUDA OOM: the request page",
 }
 BY_ID = {paste["id"]: paste for paste in PASTES}
 
