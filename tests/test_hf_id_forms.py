@@ -195,3 +195,23 @@ def test_ids13_forms_resolve(index: HfIdIndex, named: str, model: str, variant: 
 ])
 def test_ids13_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# A Kaggle Models mount (kaggle-api's docs/models_metadata.md, ${PATH}; and under models/<owner>/ in a notebook's vLLM log): the
+# variation, the slug and variation as one name, or the slug, as the architecture alone; a slug or variation naming no record, none.
+@pytest.mark.parametrize(("named", "model"), [
+    ("/kaggle/input/models/danielhanchen/gpt-oss-120b/transformers/default/1", "gpt-oss-120b"),
+    ("/kaggle/input/qwen2.5/transformers/7b-instruct/1", "qwen2.5-7b-instruct"),
+    ("/kaggle/input/models/google/gemma-2/transformers/gemma-2-9b-it/2", "gemma-2-9b-it"),
+    ("/kaggle/input/models/metaresearch/llama-3.1/transformers/8b-instruct/2", "llama-3.1-8b-instruct"),
+])
+def test_a_kaggle_models_mount_reads_as_its_names(index: HfIdIndex, named: str, model: str) -> None:
+    assert index.resolve(named) == Resolved(model, None, True)
+
+
+@pytest.mark.parametrize("named", [
+    "/kaggle/input/models/someone/qwen3-8b-abliterated/transformers/default/1", "/kaggle/input/gemma/transformers/2b-it/3",
+    "/kaggle/input/models/someone/gpt-oss-120b/transformers/default",
+])
+def test_a_kaggle_models_mount_naming_no_record_resolves_to_none(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None

@@ -89,7 +89,10 @@ model's, so the KV bytes per token are the same; the weights are not):
   architecture alone;
 - a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it; an Ollama library name saved
   as a file (`command-r-plus.gguf`), read as the name, as the architecture alone; a tag past a listed name whose words name a
-  record themselves (`mistral:7b-instruct-v0.1-q4_0`) is that record, and one with a version no record has is none.
+  record themselves (`mistral:7b-instruct-v0.1-q4_0`) is that record, and one with a version no record has is none;
+- a Kaggle Models mount, `/kaggle/input/<model_slug>/<framework>/<variation_slug>/<version>` (`${PATH}` in
+  https://github.com/Kaggle/kaggle-api/blob/1744cda19d358299f86f219f7e0cdd702ca8f10d/docs/models_metadata.md), in notebooks under `models/<owner>/`
+  too (`…/models/danielhanchen/gpt-oss-120b/transformers/default/1`, https://github.com/jxm020202/aimo3/blob/e72794e9d108610470db8e7bbe7925bedab88742/vllm_server.txt).
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -187,6 +190,8 @@ _HYPHEN_DOT = re.compile(r"(?<=[A-Za-z-]\d)-(?=\d(?:-|$))")
 _UNDERSCORE_DOT = re.compile(r"(?<=[A-Za-z-]\d)_(?=\d(?:-|$))")
 # The other reading of the same spelling, a decimal size (qwen3-1-7b as Qwen3-1.7B): when it resolves too, neither is read.
 _HYPHEN_SIZE_DOT = re.compile(r"(?<=-\d)-(?=\d+[bmt](?:-|$))", re.I)
+# A Kaggle Models mount (see the module docstring): the model slug and the variation slug.
+_KAGGLE_INPUT = re.compile(r"(?:^|/)kaggle/input/(?:models/[^/]+/)?([^/]+)/[^/]+/([^/]+)/\d+$", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
 _FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
 # Qwen's own GGUF files write the family and VL as one word: Qwen3VL-8B-Instruct-Q4_K_M.gguf in Qwen/Qwen3-VL-8B-Instruct-GGUF
@@ -394,6 +399,8 @@ class HfIdIndex:
 
     def _repository(self, parts: list[str]) -> Resolved | None:
         text = "/".join(parts)
+        if (kaggle := _KAGGLE_INPUT.search(text)) is not None and (found := self._kaggle(*kaggle.groups())) is not None:
+            return found
         if _REPO.match(text) and (found := self.repos.get(_key(text))) is not None:
             return found
         if len(parts) >= 2 and (found := self.repos.get(_key("/".join(parts[-2:])))) is not None:
@@ -411,6 +418,14 @@ class HfIdIndex:
             inner = (self.repos.get(_key(f"{a}/{b}")) for a, b in reversed(list(zip(parts, parts[1:-1]))))
             found = next((Resolved(hit.model_id, None, True) for hit in inner if hit is not None), None)
         return found
+
+    def _kaggle(self, slug: str, variation: str) -> Resolved | None:
+        """A Kaggle model's files: the variation (gemma-2/…/gemma-2-9b-it), the slug and variation as one name (qwen2.5/…/7b-instruct),
+        or the slug (gpt-oss-120b/…/default); an upload named like a catalog model, so the architecture alone."""
+        for name in (variation, f"{slug}-{variation}", slug):
+            if (found := self._owned(None, name)) is not None:
+                return Resolved(found.model_id, None, True)
+        return None
 
     def _glued(self, leaf: str) -> Resolved | None:
         """A catalog owner written onto the name, as a Windows path reads once a shell has taken its backslashes
