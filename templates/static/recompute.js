@@ -231,8 +231,8 @@ function ollamaTag(index, tag) {
     if (flavour.some((w) => VERSION.test(w))) return null;
   }
   const nameSize = key(`${tag[1]}:${tag[2]}`);
-  const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
-  return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
+  const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize) || (!tag[3] && OLLAMA_QUANT.test(tag[2]) ? index.library.get(key(tag[1])) : null);
+  return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);  // name:q4_K_M: a listed name's default
 }
 
 function ggufFile(index, leaf) {
@@ -327,7 +327,7 @@ function resolveText(index, modelText) {
   if (ollama && !/[:/\\]/.test(text)) text += ":latest";
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
-  if (index.library.has(libraryName)) return index.library.get(libraryName);
+  if (index.library.has(libraryName) && (text.includes(":") || !index.names.has(key(text)))) return index.library.get(libraryName);
   const tag = OLLAMA_TAG.exec(text.replace(/\.gguf$/i, ""));
   const tagged = tag ? ollamaTag(index, tag) : null;
   if (tag && (tagged || !createdName(tag))) return tagged;  // qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)

@@ -113,6 +113,9 @@ CASES = [
     "/kaggle/input/models/danielhanchen/gpt-oss-120b/transformers/default/1", "/kaggle/input/qwen2.5/transformers/7b-instruct/1",
     "/kaggle/input/models/google/gemma-2/transformers/gemma-2-9b-it/2", "/kaggle/input/models/someone/qwen3-8b-abliterated/transformers/default/1",
     "/kaggle/input/gemma/transformers/2b-it/3", r"C:\\kaggle\\input\\qwen2.5\\transformers\\7b-instruct\\1",
+    # A listed library name with a quantization tag; a bare name both a repository's and a library's.
+    "qwen3-coder-next:q4_K_M", "gemma3:q4_K_M", "mistral:q4_0", "qwen3:q4_K_M", "Qwen3-Coder-Next", "qwen3-coder-next", "qwen3-coder-next:latest",
+    "devstral-small-2", "ollama/nemotron-3-super:latest",
 ]
 
 
