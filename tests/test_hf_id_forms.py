@@ -195,3 +195,45 @@ def test_ids13_forms_resolve(index: HfIdIndex, named: str, model: str, variant: 
 ])
 def test_ids13_forms_reach_no_other_checkpoint(index: HfIdIndex, named: str) -> None:
     assert index.resolve(named) is None
+
+
+# A Kaggle Models mount (kaggle-api's docs/models_metadata.md, ${PATH}; and under models/<owner>/ in a notebook's vLLM log): the
+# variation, the slug and variation as one name, or the slug, as the architecture alone; a slug or variation naming no record, none.
+@pytest.mark.parametrize(("named", "model"), [
+    ("/kaggle/input/models/danielhanchen/gpt-oss-120b/transformers/default/1", "gpt-oss-120b"),
+    ("/kaggle/input/qwen2.5/transformers/7b-instruct/1", "qwen2.5-7b-instruct"),
+    ("/kaggle/input/models/google/gemma-2/transformers/gemma-2-9b-it/2", "gemma-2-9b-it"),
+    ("/kaggle/input/models/metaresearch/llama-3.1/transformers/8b-instruct/2", "llama-3.1-8b-instruct"),
+])
+def test_a_kaggle_models_mount_reads_as_its_names(index: HfIdIndex, named: str, model: str) -> None:
+    assert index.resolve(named) == Resolved(model, None, True)
+
+
+@pytest.mark.parametrize("named", [
+    "/kaggle/input/models/someone/qwen3-8b-abliterated/transformers/default/1", "/kaggle/input/gemma/transformers/2b-it/3",
+    "/kaggle/input/models/someone/gpt-oss-120b/transformers/default",
+])
+def test_a_kaggle_models_mount_naming_no_record_resolves_to_none(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
+# A listed Ollama library name with a tag that is only a quantization (library tags mix sizes and quantizations: `3b`, `q4_K_M`,
+# `q8_0`): the library's default, as the architecture alone. An unlisted name's default is not said, and a name that is no library
+# name is not read as one.
+@pytest.mark.parametrize(("named", "model"), [
+    ("qwen3-coder-next:q4_K_M", "qwen3-coder-next"), ("gemma3:q4_K_M", "gemma-3-4b-it"), ("mistral:q4_0", "mistral-7b-instruct-v0.3"),
+    ("devstral-small-2:q8_0", "devstral-small-2-24b-instruct-2512"), ("ollama/nemotron-3-super:latest", "nemotron-3-super-120b-a12b"),
+])
+def test_a_listed_library_name_with_a_quantization_tag_is_its_default(index: HfIdIndex, named: str, model: str) -> None:
+    assert index.resolve(named) == Resolved(model, None, True)
+
+
+@pytest.mark.parametrize("named", ["deepseek-r1:iq1_s", "qwen3:q4_K_M", "Qwen3-8B:q4_0", "qwen3-coder-next:ud-q4_k_xl"])
+def test_a_quantization_tag_on_an_unlisted_name_resolves_to_none(index: HfIdIndex, named: str) -> None:
+    assert index.resolve(named) is None
+
+
+def test_a_bare_catalog_repository_name_that_is_also_a_library_name_is_the_repository(index: HfIdIndex) -> None:
+    # qwen3-coder-next is Ollama's library name and Qwen/Qwen3-Coder-Next's own name: bare, the repository; as a tag, the library.
+    assert index.resolve("Qwen3-Coder-Next") == Resolved("qwen3-coder-next", None, False)
+    assert index.resolve("qwen3-coder-next:latest") == Resolved("qwen3-coder-next", None, True)

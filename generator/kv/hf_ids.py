@@ -11,14 +11,12 @@ Rules past exact names, each setting `same_architecture_only` (the config.json i
 model's, so the KV bytes per token are the same; the weights are not):
 - a re-packer's repository (any owner) named like a catalog model's own repository plus
   quantization or packaging words (`RedHatAI/Qwen3-32B-FP8-dynamic`, `unsloth/gemma-3-27b-it-bnb-4bit`,
-  `mlx-community/Qwen3-8B-4bit`, `inferencerlabs/GLM-5-MLX-4.8bit`, `bartowski/Qwen3-8B-GGUF`, `DeepSeek-V3.2-w8a8-QuaRot`,
-  `glm-4.5-air-hf`);
+  `mlx-community/Qwen3-8B-4bit`, `inferencerlabs/GLM-5-MLX-4.8bit`, `bartowski/Qwen3-8B-GGUF`, `DeepSeek-V3.2-w8a8-QuaRot`, `glm-4.5-air-hf`);
 - a GGUF file named like a catalog model plus a quantization (`Qwen3-8B-UD-Q6_K_XL.gguf`), and a GGUF-my-repo
   repository, which holds one such file (`someone/Qwen3-0.6B-Q8_0-GGUF`, read as `Qwen3-0.6B-Q8_0.gguf`);
 - a name carrying its owner before an underscore, as bartowski's re-packs do (`Qwen_Qwen3-8B-Q4_K_M.gguf`,
   `bartowski/Qwen_Qwen3-8B-GGUF`): only the catalog repository's own owner counts;
-- a local copy ModelScope downloaded, whose folder spells each `.` of the name as `___`
-  (`Qwen2___5-7B-Instruct`);
+- a local copy ModelScope downloaded, whose folder spells each `.` of the name as `___` (`Qwen2___5-7B-Instruct`);
 - an Ollama library name the catalog lists for a model (`gemma3`, `llama3.1:70b`, sourced per
   record in `ollama_names`), and an Ollama tag whose `name:size` is a catalog variant's tag or a
   listed library name, with another quantization or flavour after it (`qwen3:30b-a3b-q8_0` for the
@@ -58,8 +56,7 @@ model's, so the KV bytes per token are the same; the weights are not):
   this way is a spelling, not a repository, so it resolves to the architecture alone;
 - a catalog repository's owner written onto the name with nothing between (`QwenQwen3-14B-AWQ`), as a Windows
   path `\\Qwen\\Qwen3-14B-AWQ` reads once a shell has taken its backslashes for escapes: read as owner/name by the
-  rules above, only when the name as written matches nothing and exactly one record answers; a spelling, so the
-  architecture alone;
+  rules above, only when the name as written matches nothing and exactly one record answers; a spelling, so the architecture alone;
 - downloads and exports named after what they hold: llama.cpp's cache file `owner_repo_file.gguf` (the file, else
   the repository), an Ollama tag saved as a file (`qwen3:8b.gguf`, read as the tag), an `owner--name` folder without
   the hub cache's `models--` prefix, and a catalog repository's `owner/name` folder with a release or checkpoint
@@ -80,16 +77,19 @@ model's, so the KV bytes per token are the same; the weights are not):
 - mradermacher's imatrix quants (`Qwen3-8B.i1-Q4_K_M.gguf`, `mradermacher/Qwen3-8B-i1-GGUF`) and a GGUF file's split
   parts after `.gguf` (`.gguf.part1of2`), read as the file;
 - `owner/repo:QUANT` (llama.cpp's `-hf`, Ollama's `hf.co/`) for a GGUF repository the catalog lists:
-  the variant of that quantization, or when the catalog has no file of it, the base architecture
-  (never another quantization's build).
+  the variant of that quantization, or when the catalog has no file of it, the base architecture (never another quantization's build).
 - a version's dot written as `_` (`Qwen2_5-7B-Instruct`, `Qwen3_6-35B-A3B`), read as the hyphen above, and a repository that
   writes it so (`internlm2_5-7b-chat`) answering to the dot; a GGUF file named by a catalog name's other spelling
   (`Llama-3-8B-Instruct-Q4_K_M.gguf`); unsloth's `-128K` GGUF builds (`unsloth/Qwen3-30B-A3B-128K-GGUF`): the architecture alone;
-- a name run together where the catalog's has a hyphen between two letters (`DeepSeekV3`, `KimiK2.5`): one record, the
-  architecture alone;
+- a name run together where the catalog's has a hyphen between two letters (`DeepSeekV3`, `KimiK2.5`): one record, the architecture alone;
 - a variant's Ollama tag without a tag (`phi4`) also as `phi4:latest`, the tag Ollama gives it; an Ollama library name saved
   as a file (`command-r-plus.gguf`), read as the name, as the architecture alone; a tag past a listed name whose words name a
-  record themselves (`mistral:7b-instruct-v0.1-q4_0`) is that record, and one with a version no record has is none.
+  record themselves (`mistral:7b-instruct-v0.1-q4_0`) is that record, and one with a version no record has is none;
+- a Kaggle Models mount, `/kaggle/input/<model_slug>/<framework>/<variation_slug>/<version>` (`${PATH}` in
+  https://github.com/Kaggle/kaggle-api/blob/1744cda19d358299f86f219f7e0cdd702ca8f10d/docs/models_metadata.md), in notebooks under `models/<owner>/`
+  too (`…/models/danielhanchen/gpt-oss-120b/transformers/default/1`, https://github.com/jxm020202/aimo3/blob/e72794e9d108610470db8e7bbe7925bedab88742/vllm_server.txt);
+- a listed library name with a tag that is only a quantization (`qwen3-coder-next:q4_K_M`; library tags mix sizes and quantizations, "`3b`,
+  `q4_K_M`, `3b-instruct-q4_K_M`, `q8_0`", https://github.com/atomantic/PortOS/issues/1539): the library's default, the architecture alone.
 
 This module is the one place the rule lives: the triage CLI and `kvtriage kv` call it, and the search
 page's recompute.js (`resolveModel`) follows it step for step, held to it by tests/triage/test_resolve_js.py.
@@ -187,6 +187,8 @@ _HYPHEN_DOT = re.compile(r"(?<=[A-Za-z-]\d)-(?=\d(?:-|$))")
 _UNDERSCORE_DOT = re.compile(r"(?<=[A-Za-z-]\d)_(?=\d(?:-|$))")
 # The other reading of the same spelling, a decimal size (qwen3-1-7b as Qwen3-1.7B): when it resolves too, neither is read.
 _HYPHEN_SIZE_DOT = re.compile(r"(?<=-\d)-(?=\d+[bmt](?:-|$))", re.I)
+# A Kaggle Models mount (see the module docstring): the model slug and the variation slug.
+_KAGGLE_INPUT = re.compile(r"(?:^|/)kaggle/input/(?:models/[^/]+/)?([^/]+)/[^/]+/([^/]+)/\d+$", re.I)
 # A family word with its numeral written on (gemma4-26b-a4b-it, llama3.2-3b-instruct): family, numeral, the rest.
 _FAMILY_NUMERAL = re.compile(r"^([a-z]+)(\d+(?:\.\d+)?)(-.+)$", re.I)
 # Qwen's own GGUF files write the family and VL as one word: Qwen3VL-8B-Instruct-Q4_K_M.gguf in Qwen/Qwen3-VL-8B-Instruct-GGUF
@@ -310,8 +312,8 @@ class HfIdIndex:
             text += ":latest"  # an Ollama name without a tag is tagged latest (name.go): deepseek-r1 is no Hugging Face name here
         if (found := self.tags.get(_key(text))) is not None:
             return found  # an Ollama tag, e.g. qwen2.5-coder:7b
-        if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None:
-            return found  # an Ollama library name, e.g. gemma3 (its default size)
+        if (found := self.library.get(_key(re.sub(r":latest$", "", text, flags=re.I)))) is not None and (":" in text or _key(text) not in self.names):
+            return found  # an Ollama library name, e.g. gemma3 (its default size); bare, a catalog repository's own name is that repository
         if (tag := _OLLAMA_TAG.match(re.sub(r"\.gguf$", "", text, flags=re.I))) is not None:
             if (found := self._tag(tag)) is not None or not _created_name(tag):
                 return found  # qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)
@@ -361,6 +363,8 @@ class HfIdIndex:
                 return None
         name_size = _key(f"{tag.group(1)}:{tag.group(2)}")
         found = self.tags.get(name_size) or self.library.get(name_size) or self.library_sizes.get(name_size)
+        if found is None and tag.group(3) is None and _OLLAMA_QUANT.fullmatch(tag.group(2)):
+            found = self.library.get(_key(tag.group(1)))  # qwen3-coder-next:q4_K_M: a listed name's default at that quantization
         return Resolved(found.model_id, None, True) if found is not None else self._ollama(*tag.groups())
 
     def _gguf(self, leaf: str) -> Resolved | None:
@@ -394,6 +398,8 @@ class HfIdIndex:
 
     def _repository(self, parts: list[str]) -> Resolved | None:
         text = "/".join(parts)
+        if (kaggle := _KAGGLE_INPUT.search(text)) is not None and (found := self._kaggle(*kaggle.groups())) is not None:
+            return found
         if _REPO.match(text) and (found := self.repos.get(_key(text))) is not None:
             return found
         if len(parts) >= 2 and (found := self.repos.get(_key("/".join(parts[-2:])))) is not None:
@@ -411,6 +417,14 @@ class HfIdIndex:
             inner = (self.repos.get(_key(f"{a}/{b}")) for a, b in reversed(list(zip(parts, parts[1:-1]))))
             found = next((Resolved(hit.model_id, None, True) for hit in inner if hit is not None), None)
         return found
+
+    def _kaggle(self, slug: str, variation: str) -> Resolved | None:
+        """A Kaggle model's files: the variation (gemma-2/…/gemma-2-9b-it), the slug and variation as one name (qwen2.5/…/7b-instruct),
+        or the slug (gpt-oss-120b/…/default); an upload named like a catalog model, so the architecture alone."""
+        for name in (variation, f"{slug}-{variation}", slug):
+            if (found := self._owned(None, name)) is not None:
+                return Resolved(found.model_id, None, True)
+        return None
 
     def _glued(self, leaf: str) -> Resolved | None:
         """A catalog owner written onto the name, as a Windows path reads once a shell has taken its backslashes

@@ -14,9 +14,8 @@ const version = (text) => {
 };
 const atLeast = (a, b) => a[0] !== b[0] ? a[0] > b[0] : a[1] !== b[1] ? a[1] > b[1] : a[2] >= b[2];
 
-// generator/kv/hf_ids.py in the browser: the catalog record a log's model id names (HfIdIndex.resolve),
-// and the vLLM build the recompute takes (vllm_build). tests/triage/test_resolve_js.py holds the two
-// to the same answers.
+// generator/kv/hf_ids.py in the browser: the catalog record a log's model id names (HfIdIndex.resolve), and the vLLM
+// build the recompute takes (vllm_build). tests/triage/test_resolve_js.py holds the two to the same answers.
 const URL_PREFIX = /^(?:https?:\/\/)?(?:www\.)?(?:huggingface\.co|hf\.co|modelscope\.cn)\/(?:models\/)?/i;
 const REPO = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const SHARD = /-\d{5}-of-\d{5}(?=\.gguf$)/i;
@@ -37,8 +36,7 @@ const OLLAMA_REGISTRY = /^(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com)\/
 // A LiteLLM provider route (hf_ids.py's docstring gives the sources): `openai/` only before owner/name; RamaLama's ollama://.
 const LITELLM_ROUTE = /^(?:ollama|ollama_chat|hosted_vllm|docker_model_runner)\/|^ollama:\/\/|^openai\/(?=[^/]+\/[^/]+$)/i;
 // A name under a user's namespace, as Ollama and Docker Model Runner name pushes (maryasov/qwen2.5-coder:32b-instruct-q8_0).
-const OLLAMA_NAMESPACED =
-  /^(?:(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com|docker\.io)\/)?[a-z0-9][a-z0-9._-]*\/([a-z0-9][a-z0-9._-]*:[a-z0-9._-]+)$/i;
+const OLLAMA_NAMESPACED = /^(?:(?:https?:\/\/)?(?:registry\.ollama\.ai|ollama\.com|docker\.io)\/)?[a-z0-9][a-z0-9._-]*\/([a-z0-9][a-z0-9._-]*:[a-z0-9._-]+)$/i;
 // A version's dot written as a hyphen, as DNS-label names spell it (kimi-k2-5); the decimal-size reading (qwen3-1-7b).
 const HYPHEN_DOT = /(?<=[A-Za-z-]\d)-(?=\d(?:-|$))/g;
 // A version's dot written as `_` (Qwen3_6-35B, internlm2_5), read as that hyphen (hf_ids.py gives the sources).
@@ -55,10 +53,11 @@ const GLUED_VL = /^(qwen\d+(?:\.\d+)?)(vl)(-.+)$/i;
 const CACHE_DIR = /^(?:models--)?([A-Za-z0-9_.-]+?)--([A-Za-z0-9_.-]+)$/;
 // llama.cpp's -hf cache file: owner_repo_file, every `/` as `_` (hf_ids.py gives the source).
 const LLAMACPP_CACHE_FILE = /^([A-Za-z0-9.-]+)_([A-Za-z0-9._-]+?-GGUF)_(.+\.gguf)$/i;
+// A Kaggle Models mount, /kaggle/input/[models/<owner>/]<slug>/<framework>/<variation>/<version>: hf_ids.py's _kaggle and its sources.
+const KAGGLE_INPUT = /(?:^|\/)kaggle\/input\/(?:models\/[^/]+\/)?([^/]+)\/[^/]+\/([^/]+)\/\d+$/i;
 
 const key = (text) => String(text).trim().toLowerCase();
-const target = (modelId, variantId, sameArchitectureOnly) =>
-  ({ model_id: modelId, variant_id: variantId, same_architecture_only: !!sameArchitectureOnly });
+const target = (modelId, variantId, sameArchitectureOnly) => ({ model_id: modelId, variant_id: variantId, same_architecture_only: !!sameArchitectureOnly });
 const targetKey = (t) => `${t.model_id}|${t.variant_id}|${t.same_architecture_only}`;
 
 function unique(pairs) {
@@ -94,8 +93,7 @@ const dottedName = (name) => name.replace(UNDERSCORE_DOT, ".") !== name ? [name.
 // A config.json as one string whatever its key order: records of the same KV geometry compare equal.
 const member = (value) => (k) => JSON.stringify(k) + ":" + canonical(value[k]);
 const canonical = (value) => Array.isArray(value) ? "[" + value.map(canonical).join(",") + "]"
-  : value && typeof value === "object" ? "{" + Object.keys(value).sort().map(member(value)).join(",") + "}"
-  : JSON.stringify(value);
+  : value && typeof value === "object" ? "{" + Object.keys(value).sort().map(member(value)).join(",") + "}" : JSON.stringify(value);
 
 /** _base_checkpoints: family-size records alone in a family whose chat records add only Instruct, it or Chat. */
 function baseCheckpoints(models) {
@@ -233,8 +231,8 @@ function ollamaTag(index, tag) {
     if (flavour.some((w) => VERSION.test(w))) return null;
   }
   const nameSize = key(`${tag[1]}:${tag[2]}`);
-  const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize);
-  return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);
+  const found = index.tags.get(nameSize) || index.library.get(nameSize) || index.librarySizes.get(nameSize) || (!tag[3] && OLLAMA_QUANT.test(tag[2]) ? index.library.get(key(tag[1])) : null);
+  return found ? target(found.model_id, null, true) : ollamaName(index, tag[1], tag[2], tag[3]);  // name:q4_K_M: a listed name's default
 }
 
 function ggufFile(index, leaf) {
@@ -264,7 +262,9 @@ function ggufFile(index, leaf) {
 }
 
 function repository(index, parts) {
-  const text = parts.join("/");
+  const text = parts.join("/"), kaggle = KAGGLE_INPUT.exec(text);
+  const kaggled = kaggle && [kaggle[2], `${kaggle[1]}-${kaggle[2]}`, kaggle[1]].map((n) => owned(index, null, n)).find((f) => f);
+  if (kaggled) return target(kaggled.model_id, null, true);
   if (REPO.test(text) && index.repos.has(key(text))) return index.repos.get(key(text));
   if (parts.length >= 2 && index.repos.has(key(parts.slice(-2).join("/")))) return index.repos.get(key(parts.slice(-2).join("/")));
   for (const part of [...parts].reverse()) {
@@ -327,7 +327,7 @@ function resolveText(index, modelText) {
   if (ollama && !/[:/\\]/.test(text)) text += ":latest";
   if (index.tags.has(key(text))) return index.tags.get(key(text));
   const libraryName = key(text.replace(/:latest$/i, ""));
-  if (index.library.has(libraryName)) return index.library.get(libraryName);
+  if (index.library.has(libraryName) && (text.includes(":") || !index.names.has(key(text)))) return index.library.get(libraryName);
   const tag = OLLAMA_TAG.exec(text.replace(/\.gguf$/i, ""));
   const tagged = tag ? ollamaTag(index, tag) : null;
   if (tag && (tagged || !createdName(tag))) return tagged;  // qwen3:8b, or the tag saved as a file (qwen3:8b.gguf)

@@ -109,6 +109,13 @@ CASES = [
     r"C:\\models\\kimi-k2-5", "'kimi-k2-5'", "/srv/llama-3-2-3b-instruct/",
     "Llama-3-8B-Instruct", "someone/Llama-3-70B-Instruct-AWQ", "/models/llama-3-8b", "Llama-3-8B-Instruct-Gradient-1048k",
     "Llama-3-8B-64k", "Llama-3-33B", "Llama-3-8B-Instruct-abliterated", "meta-llama/Llama-3-8B-Instruct",
+    # Kaggle Models mounts.
+    "/kaggle/input/models/danielhanchen/gpt-oss-120b/transformers/default/1", "/kaggle/input/qwen2.5/transformers/7b-instruct/1",
+    "/kaggle/input/models/google/gemma-2/transformers/gemma-2-9b-it/2", "/kaggle/input/models/someone/qwen3-8b-abliterated/transformers/default/1",
+    "/kaggle/input/gemma/transformers/2b-it/3", r"C:\\kaggle\\input\\qwen2.5\\transformers\\7b-instruct\\1",
+    # A listed library name with a quantization tag; a bare name both a repository's and a library's.
+    "qwen3-coder-next:q4_K_M", "gemma3:q4_K_M", "mistral:q4_0", "qwen3:q4_K_M", "Qwen3-Coder-Next", "qwen3-coder-next", "qwen3-coder-next:latest",
+    "devstral-small-2", "ollama/nemotron-3-super:latest",
 ]
 
 
