@@ -151,9 +151,16 @@ def shipped():
     return dataset, calc, models, gpus
 
 
+PARITY_CHUNK = 2000
+
+
 def _parity(page, site_url: str, shipped, requests: list[dict[str, Any]]) -> tuple[int, list[str]]:
     _dataset, calc, models, gpus = shipped
-    js = run_js(page, site_url, "(K, [reqs, cat]) => { const c = K.index(cat); return reqs.map((r) => K.answer(r, c)); }", [requests, calc])
+    # In chunks: the whole catalog's answers in one message outgrow the memory of Playwright's driver.
+    js = []
+    for start in range(0, len(requests), PARITY_CHUNK):
+        js += run_js(page, site_url, "(K, [reqs, cat]) => { const c = K.index(cat); return reqs.map((r) => K.answer(r, c)); }",
+                     [requests[start:start + PARITY_CHUNK], calc])
     failures = []
     for request, answer in zip(requests, js, strict=True):
         diff = differences(python_answer(request, models, gpus), answer)
