@@ -11,6 +11,8 @@ Run by `kvtriage check` and by every build, over every page:
   utilization, a smaller -ub than the one that failed), and carries only numbers the engine
   computed for that page (-c, -ngl, -ub); the lever table holds only the engine's outcomes.
 - advice_problems also refuses a page whose commands are all for other engines than its error's.
+- advice_problems also refuses, on a unified-memory module's page (Jetson, DGX Spark), a command or lever row
+  that splits the model over more GPUs than the host has (one).
 - release_range_problems: a text's source cites no release tag outside the text's own `versions`.
 - text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
   and no ghost flag (--kv-cache-memory) in it.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from generator.engine.pairs import unsizable_variants
+from generator.engine.vllm import unified_memory_gpu
 from generator.errors import Issue
 from generator.launch.commands import LLAMACPP_COMMAND_LEVERS, llamacpp_blocks
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
@@ -204,6 +207,10 @@ def _flag_values(argv: Iterable[str], flag: str) -> list[str]:
     return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
 
 
+# The flags that split one model over several GPUs of a host: vllm serve's and SGLang's.
+_PARALLEL_FLAGS = ("--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--tp-size", "--tp", "--pp-size")
+
+
 def advice_problems(url: str, view: Mapping) -> list[Issue]:
     """What is wrong with one error or pair page's advice; empty for other pages."""
     error = view.get("error") if hasattr(view, "get") else None
@@ -238,6 +245,17 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
             own_run = engine == error.engine and not section.get("other_build")
             issues.extend(_number_problems(url, what, block, lever if own_run else "", engine,
                                            engine_numbers, direction))
+    gpu = view.get("gpu")
+    if gpu is not None and unified_memory_gpu(gpu.name):
+        # A unified-memory module (Jetson, DGX Spark) is the one GPU of its host: no second one to split over.
+        for section in sections:
+            for block in section["blocks"]:
+                ranks = [int(v) for flag in _PARALLEL_FLAGS for v in _flag_values(block.argv, flag)]
+                if any(r > 1 for r in ranks):
+                    problem(f"command {block.title!r}", f"splits the model over {max(ranks)} GPUs, but the {gpu.name} is the one GPU of its host")
+        for lever in view.get("levers", ()):
+            if getattr(lever, "gpus", 1) > 1:
+                problem(f"lever {lever.label!r}", f"a lever row on {lever.gpus} GPUs, but the {gpu.name} is the one GPU of its host")
     if numbers.vllm is not None:
         known = set(numbers.vllm.levers)
         for lever in view.get("levers", ()):

@@ -153,3 +153,26 @@ def test_the_quick_scan_for_internal_notes_misses_nothing_the_pattern_finds(text
     from generator.check.page_lint import _FORBIDDEN, text_problems
 
     assert bool(text_problems("p/index.html", text)) == bool(_FORBIDDEN.search(text))
+
+
+def test_a_split_over_two_gpus_is_refused_on_a_unified_memory_module(site_root: Path) -> None:
+    """A Jetson or a DGX Spark is the only GPU of its host: a `--tensor-parallel-size 2` block or lever row
+    on its page is a command that cannot start. The same block on a discrete card passes."""
+    from generator.check.page_lint import advice_problems
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.views import command_sections
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")]
+    error = dataset.errors["vllm-max-model-len-error"]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "awq")
+    block = next(b for s in command_sections(model, variant, [("vllm", variant, numbers)]) for b in s["blocks"] if b.lever == "tensor-parallel")
+    card = dataset.gpus["rtx-4090"]
+    module = card.model_copy(update={"name": "NVIDIA Jetson AGX Orin 64GB"})
+    levers = [o for o in numbers.vllm.levers if o.lever == "tensor-parallel"]
+    assert advice_problems("/x/", {**_view(block, numbers, error), "gpu": card, "levers": levers}) == []
+    messages = [i.message for i in advice_problems("/x/", {**_view(block, numbers, error), "gpu": module, "levers": levers})]
+    assert any("splits the model over 2 GPUs" in m for m in messages), messages
+    assert any("lever row on 2 GPUs" in m for m in messages), messages
