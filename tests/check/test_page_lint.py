@@ -57,6 +57,8 @@ def test_every_scenario_has_a_direction_and_every_lever_its_effects() -> None:
     ("vllm-sampler-warmup-oom", {"fewer-seqs", "lower-utilization"}, {"raise-utilization", "smaller-quant"}),
     ("ollama-system-memory", {"clamp-context", "quantized-kv", "smaller-quant"}, {"kv-on-cpu", "fewer-gpu-layers"}),
     ("llamacpp-kv-alloc", {"kv-on-cpu", "clamp-context", "fewer-gpu-layers"}, {"raise-utilization"}),
+    ("ollama-partial-offload", {"clamp-context", "quantized-kv", "fewer-slots", "smaller-quant", "bigger-gpu", "tensor-parallel"},
+     {"fewer-gpu-layers", "kv-on-cpu", "cpu-offload-weights"}),
 ])
 def test_levers_move_the_failing_quantity_the_right_way(scenario: str, right: set[str], wrong: set[str]) -> None:
     direction = DIRECTIONS[scenario]
@@ -176,3 +178,23 @@ def test_a_split_over_two_gpus_is_refused_on_a_unified_memory_module(site_root: 
     messages = [i.message for i in advice_problems("/x/", {**_view(block, numbers, error), "gpu": module, "levers": levers})]
     assert any("splits the model over 2 GPUs" in m for m in messages), messages
     assert any("lever row on 2 GPUs" in m for m in messages), messages
+
+
+def test_the_partial_offload_page_does_not_offer_the_partial_offload_it_is_about(site_root: Path) -> None:
+    """Ollama is slow because layers sit in system RAM; llama-server's `-ngl N` (fewer layers on the GPU)
+    is that same split, so the page's llama.cpp alternative keeps only what puts the whole model on the GPU."""
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.advice import offered_sections
+    from generator.plan.views import command_sections
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "q4-k-m")
+    sections = command_sections(model, variant, [("ollama", variant, numbers), ("llamacpp", variant, numbers)])
+    assert any(b.lever == "fewer-gpu-layers" for s in sections for b in s["blocks"])
+    offered = offered_sections(dataset.errors["ollama-partial-offload"], sections)
+    kept = [b for s in offered for b in s["blocks"]]
+    assert any(b.engine == "llamacpp" for b in kept) and any(b.engine == "ollama" for b in kept)
+    assert not any("-ngl" in b.argv for b in kept), [b.title for b in kept]
