@@ -386,9 +386,18 @@ def _may_quote_note(text: str) -> bool:
     return any(phrase in lowered for phrase in _PHRASES_LOWER)
 
 
+# A sentence that ends twice: items that end in a full stop joined by "; " or followed by ". " (an
+# ellipsis is three stops, and the character before its last two is a stop, not a letter).
+_DOUBLE_STOP = re.compile(r"[a-z0-9)]\.(?:;|\.\s)")
+
+
 def text_problems(path: str, text: str) -> list[Issue]:
     """Internal notes in one rendered file (HTML or Markdown twin), each at its line."""
     issues = []
+    for match in _DOUBLE_STOP.finditer(text) if (".;" in text or ".." in text) else ():
+        line = text.count("\n", 0, match.start()) + 1
+        issues.append(Issue(f"site/{path}", line, 0, "text", f"a sentence ends twice: {text[max(0, match.start() - 30):match.end() + 10]!r}",
+                            "Join sentences that end in a full stop as a list, not with '; ' or another stop"))
     for match in _FORBIDDEN.finditer(text) if _may_quote_note(text) else ():
         line = text.count("\n", 0, match.start()) + 1
         issues.append(Issue(f"site/{path}", line, 0, "text", f"reader-facing text quotes an internal note: {match.group(0)!r}",
@@ -423,7 +432,7 @@ def _may_hold_text_problem(content: bytes) -> bool:
     """False only when text_problems finds nothing in content, decoded. The folded letters are looked
     for among the page's non-ASCII bytes alone (a few hundred): each letter's bytes stay together
     there, and a search for a two-byte string through a whole page is slow."""
-    if b"--kv-cache-memory" in content:
+    if b"--kv-cache-memory" in content or b".;" in content or b".. " in content or b"..\n" in content:
         return True
     wide = content.translate(None, _ASCII)
     if wide and any(letter in wide for letter in _FOLDED_BYTES):

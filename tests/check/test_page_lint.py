@@ -198,3 +198,17 @@ def test_the_partial_offload_page_does_not_offer_the_partial_offload_it_is_about
     kept = [b for s in offered for b in s["blocks"]]
     assert any(b.engine == "llamacpp" for b in kept) and any(b.engine == "ollama" for b in kept)
     assert not any("-ngl" in b.argv for b in kept), [b.title for b in kept]
+
+
+@pytest.mark.parametrize("text, twice", [
+    ("the logs print them.; Activation peak", True), ("the pool holds.. How close", True), ("holds (a note)..\nNext", True),
+    ("allocating ... MiB: cudaMalloc failed", False), ("it waits... then", False), ("a list; of items. Next", False),
+    ("see ../models/ and v0.5..v0.6", False),
+])
+def test_a_sentence_that_ends_twice_is_refused(text: str, twice: bool) -> None:
+    """Sentences that end in a full stop, joined with '; ' or followed by another stop, read '.;' and '..'."""
+    from generator.check.page_lint import rendered_problems, text_problems
+    from generator.render.templates import RenderedFile
+
+    assert any("ends twice" in i.message for i in text_problems("p/index.md", text)) == twice
+    assert any("ends twice" in i.message for i in rendered_problems([RenderedFile("p/index.md", text.encode())])) == twice
