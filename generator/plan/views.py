@@ -105,6 +105,15 @@ def short_gpu(gpu: Gpu) -> str:
     return gpu.name.removeprefix("GeForce ")
 
 
+def indefinite_article(name: str) -> str:
+    """'an' before a name said with a vowel sound: a word that starts with a vowel (an Instinct), or a
+    name spelled out letter by letter whose first letter's name does (an RTX 4090, an NVIDIA H100, an
+    A100, an MI300X); else 'a' (a GeForce, a Tesla V100, a T4)."""
+    word = name.split(" ", 1)[0]
+    spelled = word.isupper() or bool(re.match(r"[A-Z]+\d", word))
+    return "an" if word[:1] in ("AEFHILMNORSX" if spelled else "AEIOUaeiou") and word else "a"
+
+
 class FilledText(str):
     """Editor prose with its {{ name }} placeholders filled in. It keeps the prose as written and the
     values in order, so Markdown can be rendered once per error rather than once per page
@@ -143,7 +152,7 @@ def sponsored_links(dataset: Dataset, gpu: Gpu | None) -> list[dict[str, Any]]:
             if gpu is not None and program.id not in gpu.rent:
                 continue
             url = program.url_template.replace("{query}", quote_plus(gpu.buy_query or "") if gpu else "")
-            label = f"Rent {'a ' + short_gpu(gpu) if gpu else 'a GPU'} on {program.name}"
+            label = f"Rent {indefinite_article(short_gpu(gpu)) + ' ' + short_gpu(gpu) if gpu else 'a GPU'} on {program.name}"
         links.append(
             {
                 "program": program.id,

@@ -198,3 +198,17 @@ def test_engine_works_out_levers_for_the_vllm_build_other_pages_show() -> None:
                 if "vllm" not in variant.engines:
                     other = planner.sibling(model, variant, "vllm")
                     assert (other.id if other is not None else None) == vllm_sibling(model)
+
+
+def test_rent_links_take_the_article_the_gpu_name_is_said_with() -> None:
+    """'Rent an RTX 4090', 'an NVIDIA H100', 'an AMD Instinct', but 'a Tesla V100' and 'a T4'."""
+    from generator.load import load_dataset
+    from generator.plan.views import indefinite_article, sponsored_links
+
+    said = {"RTX 4090": "an", "NVIDIA H100 80GB": "an", "AMD Instinct MI300X": "an", "H100": "an", "A100": "an", "L40S": "an",
+            "MI300X": "an", "Instinct": "an", "Tesla V100": "a", "T4": "a", "GeForce RTX 3090": "a", "DGX Spark": "a", "B200": "a"}
+    assert {name: indefinite_article(name) for name in said} == said
+    dataset = load_dataset(FIXTURE_SITE)
+    labels = [link["label"] for link in sponsored_links(dataset, dataset.gpus["rtx-4090"])]
+    rent = [label for label in labels if label.startswith("Rent")]
+    assert rent and all(label.startswith("Rent an RTX 4090 on ") for label in rent), labels
