@@ -37,7 +37,7 @@ LEVER_NAMES = {
     "allow-long-max-len": "Override the derived limit",
     "enable-flash-attn": "Turn flash attention on",
     "matching-kv-types": "Use the same K and V cache type",
-    "fewer-seqs": "Fewer sequences per batch (--max-num-seqs)",
+    "fewer-seqs": "Fewer sequences per batch",  # each record's note names its engine's flag
     "cpu-offload-weights": "Offload weights to CPU memory",
     "drop-removed-flag": "Drop the removed flag (or use its replacement)",
     "smaller-ubatch": "A smaller micro-batch (-ub)",

@@ -185,3 +185,18 @@ def test_the_modelfile_names_its_model_by_the_context_it_sets(f16: int, q8: int,
     modelfile = next(b for b in ollama_blocks(model, variant, numbers) if b.argv[:2] == ("ollama", "create"))
     assert f"PARAMETER num_ctx {f16}\n" in modelfile.text
     assert f"ollama create {name} -f Modelfile" in modelfile.text and modelfile.text.endswith(f"ollama run {name}")
+
+
+def test_a_fix_name_names_only_flags_of_the_engine_whose_page_lists_it() -> None:
+    """A fix is titled by its lever's name on every engine's page: a flag in that name (vLLM's
+    --max-num-seqs on SGLang's pages) must be one the page's engine registers."""
+    from generator.plan.views import LEVER_NAMES
+
+    dataset = load_dataset(REPO)
+    wrong = set()
+    for error in dataset.errors.values():
+        for fix in error.fixes:
+            for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", LEVER_NAMES[fix.lever]):
+                if flag not in SURFACES[error.engine]:
+                    wrong.add((error.id, fix.lever, flag))
+    assert not wrong, sorted(wrong)
