@@ -105,6 +105,12 @@ def short_gpu(gpu: Gpu) -> str:
     return gpu.name.removeprefix("GeForce ")
 
 
+def engine_names(dataset: Dataset, last: str = "or") -> str:
+    """The engines with pages, in the records' order: 'vLLM, llama.cpp, Ollama or SGLang'."""
+    names = [engine.name for engine in dataset.engines.values()]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
 def indefinite_article(name: str) -> str:
     """'an' before a name said with a vowel sound: a word that starts with a vowel (an Instinct), or a
     name spelled out letter by letter whose first letter's name does (an RTX 4090, an NVIDIA H100, an

@@ -212,3 +212,21 @@ def test_rent_links_take_the_article_the_gpu_name_is_said_with() -> None:
     labels = [link["label"] for link in sponsored_links(dataset, dataset.gpus["rtx-4090"])]
     rent = [label for label in labels if label.startswith("Rent")]
     assert rent and all(label.startswith("Rent an RTX 4090 on ") for label in rent), labels
+
+
+def test_the_site_names_every_engine_it_has_pages_for() -> None:
+    """The navigation, the home page's title and description, the search page and llms.txt name each
+    engine of data/engines.yaml (SGLang too), from the records rather than a list typed into them."""
+    from generator.build.pipeline import site_context
+    from generator.plan.views import engine_names
+
+    from ..conftest import REPO
+
+    dataset = load_dataset(REPO)
+    assert engine_names(dataset) == "vLLM, llama.cpp, Ollama or SGLang"
+    assert engine_names(dataset, "and") == "vLLM, llama.cpp, Ollama and SGLang"
+    assert [e["url"] for e in site_context(dataset)["engines"]] == [f"/engines/{e}/" for e in ("vllm", "llamacpp", "ollama", "sglang")]
+    typed = ["templates/base.html", "generator/plan/planner.py", "generator/render/site_files.py"]
+    assert not [path for path in typed if "llama.cpp or Ollama" in (REPO / path).read_text()
+                or "llama.cpp and Ollama out-of-memory" in (REPO / path).read_text()
+                or 'href="/engines/ollama/"' in (REPO / path).read_text()]
