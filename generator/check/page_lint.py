@@ -13,6 +13,7 @@ Run by `kvtriage check` and by every build, over every page:
 - advice_problems also refuses a page whose commands are all for other engines than its error's.
 - advice_problems also refuses, on a unified-memory module's page (Jetson, DGX Spark), a command or lever row
   that splits the model over more GPUs than the host has (one).
+- advice_problems also refuses a page whose error signature is not its record's own error (its pattern).
 - release_range_problems: a text's source cites no release tag outside the text's own `versions`.
 - text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
   and no ghost flag (--kv-cache-memory) in it.
@@ -32,6 +33,7 @@ from generator.engine.vllm import unified_memory_gpu
 from generator.errors import Issue
 from generator.launch.commands import LLAMACPP_COMMAND_LEVERS, llamacpp_blocks
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
+from generator.plan.views import shows_own_error
 from generator.units import GIB
 
 # Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
@@ -245,6 +247,10 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
             own_run = engine == error.engine and not section.get("other_build")
             issues.extend(_number_problems(url, what, block, lever if own_run else "", engine,
                                            engine_numbers, direction))
+    shown = view.get("error_text")
+    if shown and not shows_own_error(error, shown):
+        problem("error_text", f"{error.id} page shows another error as its signature: {shown.splitlines()[0][:100]!r}",
+                "Show the engine's text only when the record's pattern matches it (generator/plan/views.py error_text)")
     gpu = view.get("gpu")
     if gpu is not None and unified_memory_gpu(gpu.name):
         # A unified-memory module (Jetson, DGX Spark) is the one GPU of its host: no second one to split over.

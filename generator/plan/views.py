@@ -367,9 +367,18 @@ def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], 
         if own is not None:
             return own
     engine_numbers = getattr(numbers, error.engine, None)
-    if error.engine != "sglang" and engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
+    if (error.engine != "sglang" and engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios
+            and shows_own_error(error, engine_numbers.error)):
         return engine_numbers.error
     return fill_slots(error.signature, slot_values(records, numbers))
+
+
+def shows_own_error(error: ErrorSignature, text: str) -> bool:
+    """Whether a line of text is the record's own error, as triage reads a paste: line by line, by the
+    record's pattern. The engine prints the failure its scenario models (a CUDA allocation, vLLM's KV
+    check), which is not the error of a record that shares the scenario but fails otherwise (Metal,
+    Vulkan, an auto-fit, a K/V type check)."""
+    return any(re.search(error.pattern, line, re.ASCII) for line in text.splitlines())
 
 
 def pair_view(inputs: PairInputs) -> dict[str, Any]:

@@ -212,3 +212,27 @@ def test_a_sentence_that_ends_twice_is_refused(text: str, twice: bool) -> None:
 
     assert any("ends twice" in i.message for i in text_problems("p/index.md", text)) == twice
     assert any("ends twice" in i.message for i in rendered_problems([RenderedFile("p/index.md", text.encode())])) == twice
+
+
+def test_a_page_shows_its_own_error_as_its_signature(site_root: Path) -> None:
+    """The engine prints the failure its scenario models (here llama.cpp's CUDA allocation of the KV
+    cache). A record that shares the scenario but fails otherwise (Metal, Vulkan, a K/V type check)
+    shows its own signature instead, and the lint refuses a page whose signature its pattern misses."""
+    from generator.check.page_lint import advice_problems
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.views import error_text
+
+    dataset = load_dataset(site_root)
+    key = ("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")
+    numbers = compute_results(dataset)[key]
+    records = (dataset.gpus[key[0]], dataset.models[key[1]], next(v for v in dataset.models[key[1]].variants if v.id == key[2]))
+    cuda = dataset.errors["llamacpp-kv-cache-alloc-failed"]
+    assert error_text(cuda, records, numbers) == numbers.llamacpp.error and "cudaMalloc failed" in numbers.llamacpp.error
+    metal = cuda.model_copy(update={"id": "llamacpp-metal-oom", "pattern": r"error: failed to allocate buffer, size = *[\d.]+ MiB",
+                                    "signature": "ggml_metal_graph_compute: error: failed to allocate buffer, size = 512.00 MiB"})
+    assert error_text(metal, records, numbers) == metal.signature
+    view = {"error": metal, "numbers": numbers, "levers": [], "commands": []}
+    assert advice_problems("/x/", {**view, "error_text": metal.signature}) == []
+    messages = [i.message for i in advice_problems("/x/", {**view, "error_text": numbers.llamacpp.error})]
+    assert any("shows another error as its signature" in m for m in messages), messages
