@@ -527,6 +527,7 @@ def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers
         error=errors.get((1, "auto")),
         assumptions=notes,
         one_gpu=one_gpu,
+        most_gpus=8 if _cards_per_host(gpu) > 1 else 1,
     )
 
 

@@ -331,7 +331,8 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
             }
             if engine == "sglang":
                 section["name"] = f"SGLang {engine_numbers.release}"
-                section["note"] = sglang_note(engine_numbers) + ("" if blocks else SGLANG_NONE_START)
+                none_start = SGLANG_NONE_START if engine_numbers.most_gpus > 1 else SGLANG_NONE_START_ONE_GPU
+                section["note"] = sglang_note(engine_numbers) + ("" if blocks else none_start)
             sections.append(section)
     return sections
 
@@ -345,6 +346,8 @@ SGLANG_NOT_MODELLED = ("SGLang serves this checkpoint too, but kvtriage does not
                        " model's layers (Mamba or linear-attention state beside attention), so no SGLang figure or command is given here.")
 SGLANG_NONE_START = (" With --tp-size 2, 4 or 8 of these cards the weights per card still leave no room for a KV pool,"
                      " so no SGLang command starts here.")
+SGLANG_NONE_START_ONE_GPU = (" This module is the one GPU of its host, and on it the weights leave no room for a KV pool,"
+                             " so no SGLang command starts here.")
 
 
 def sglang_note(numbers: Any) -> str:

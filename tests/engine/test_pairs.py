@@ -206,5 +206,13 @@ def test_a_unified_memory_module_is_never_told_to_split_over_two_of_itself(catal
         split = [o for o in (numbers.sglang.options if numbers.sglang else ()) if o.tp > 1]
         if module:
             assert not tp and not split, (task.gpu.id, task.model.id, task.variant.id)
+        if numbers.sglang is not None:
+            assert numbers.sglang.most_gpus == (1 if module else 8)
+            if module and not numbers.sglang.options:
+                from generator.plan.views import command_sections
+
+                note = command_sections(task.model, task.variant, [("sglang", task.variant, numbers)])[0]["note"]
+                assert "the one GPU of its host" in note and "--tp-size" not in note, note
+                checked["module note"] = checked.get("module note", 0) + 1
         checked["module" if module else "card"] += bool(tp) or module
-    assert checked["module"] and checked["card"]
+    assert checked["module"] and checked["card"] and checked.get("module note")
