@@ -200,3 +200,17 @@ def test_a_fix_name_names_only_flags_of_the_engine_whose_page_lists_it() -> None
                 if flag not in SURFACES[error.engine]:
                     wrong.add((error.id, fix.lever, flag))
     assert not wrong, sorted(wrong)
+
+
+def test_a_fix_note_names_flags_its_engine_registers() -> None:
+    """A fix note's flag is one the record's engine registers at the release the pages name, or one a
+    note names as an older release's spelling (a flag a later build removed, SGLang's --cuda-graph-max-bs):
+    `--tp 2` on SGLang's pages works only as argparse's abbreviation of --tp-size."""
+    from generator.launch.surface import parse_removed_flags
+
+    removed = {flag for (engine, flag) in parse_removed_flags((REPO / "data/surfaces/removed-flags.txt").read_text())}
+    older = removed | {"--cuda-graph-max-bs"}  # sglang-server-args.txt's header: gone at v0.5.23, named as the older spelling
+    wrong = [(error.id, fix.lever, flag) for error in load_dataset(REPO).errors.values() if error.engine in ("vllm", "llamacpp", "sglang")
+             for fix in error.fixes for flag in re.findall(r"`(--[a-z][a-z0-9-]*)", fix.note)
+             if flag not in SURFACES[error.engine] and flag not in older]
+    assert not wrong, wrong
