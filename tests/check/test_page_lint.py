@@ -236,3 +236,15 @@ def test_a_page_shows_its_own_error_as_its_signature(site_root: Path) -> None:
     assert advice_problems("/x/", {**view, "error_text": metal.signature}) == []
     messages = [i.message for i in advice_problems("/x/", {**view, "error_text": numbers.llamacpp.error})]
     assert any("shows another error as its signature" in m for m in messages), messages
+
+
+def test_a_signature_slot_the_pair_cannot_fill_still_reads_as_its_own_error() -> None:
+    """llama.cpp's MLA K/V message names the two types; a page without them shows <type_k>, which a
+    reader's paste carries as a value."""
+    from types import SimpleNamespace
+
+    from generator.plan.views import shows_own_error
+
+    error = SimpleNamespace(pattern=r"does not support different K \([a-z0-9_]+\) and V \([a-z0-9_]+\) cache types")
+    assert shows_own_error(error, "llama_init_from_model: model does not support different K (<type_k>) and V (<type_v>) cache types")
+    assert not shows_own_error(error, "llama_model_load: error loading model: unable to allocate CUDA0 buffer")
