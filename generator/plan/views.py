@@ -10,6 +10,7 @@ from urllib.parse import quote_plus
 
 from generator import units
 from generator.engine.pairs import PairNumbers, gpu_total_bytes
+from generator.engine.vllm import unified_memory_gpu
 from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.plan import sglang_pages
@@ -405,7 +406,9 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
         "memory_from_smi": gpu.cuda_total_bytes is None,
         "triage": fill(error.triage, q),
         "cause": fill(error.cause, q),
-        "fixes": [{"lever": f.lever, "note": fill(f.note, q), "memory": f.memory} for f in error.fixes],
+        # A unified-memory module (Jetson, DGX Spark) is the one GPU of its host: no second one to split over.
+        "fixes": [{"lever": f.lever, "note": fill(f.note, q), "memory": f.memory} for f in error.fixes
+                  if not (f.lever == "tensor-parallel" and unified_memory_gpu(gpu.name))],
         "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
         # Only levers that move what is too big down or what is too small up (generator/plan/advice.py).
         "commands": offered_sections(error, own_sections(error, command_sections(model, variant, inputs.command_builds))),

@@ -230,3 +230,24 @@ def test_the_site_names_every_engine_it_has_pages_for() -> None:
     assert not [path for path in typed if "llama.cpp or Ollama" in (REPO / path).read_text()
                 or "llama.cpp and Ollama out-of-memory" in (REPO / path).read_text()
                 or 'href="/engines/ollama/"' in (REPO / path).read_text()]
+
+
+
+def test_a_unified_memory_module_page_lists_no_tensor_parallel_fix() -> None:
+    """The fixes of a Jetson's page leave out tensor parallelism: the module is the one GPU of its host."""
+    from generator.plan.views import PairInputs, pair_view
+
+    dataset = load_dataset(FIXTURE_SITE)
+    key = ("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")
+    numbers = compute_results(dataset)[key]
+    error = dataset.errors["vllm-max-model-len-error"]
+    model = dataset.models[key[1]]
+    variant = next(v for v in model.variants if v.id == key[2])
+    card = dataset.gpus[key[0]]
+    module = card.model_copy(update={"name": "NVIDIA Jetson AGX Orin 64GB"})
+
+    def levers(gpu):
+        return [f["lever"] for f in pair_view(PairInputs(error, gpu, model, variant, numbers, (), [], [], None, None))["fixes"]]
+
+    assert "tensor-parallel" in levers(card)
+    assert "tensor-parallel" not in levers(module) and len(levers(module)) == len(levers(card)) - 1
