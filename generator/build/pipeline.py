@@ -125,6 +125,8 @@ def site_context(dataset: Dataset, assets: dict[str, str] | None = None, css: st
         "tagline": dataset.site.tagline,
         "language": dataset.site.language,
         "base_url": str(dataset.site.base_url).rstrip("/"),
+        # The site's navigation names every engine with a page, in the records' order.
+        "engines": [{"url": f"/engines/{engine.id}/", "name": engine.name} for engine in dataset.engines.values()],
         # static file name -> /static/name?v=<content hash>, so /static/* can be cached for a year
         "assets": assets or {},
         # The stylesheet, small enough to sit in every page's <head>: no request blocks the first paint.

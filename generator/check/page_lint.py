@@ -11,6 +11,9 @@ Run by `kvtriage check` and by every build, over every page:
   utilization, a smaller -ub than the one that failed), and carries only numbers the engine
   computed for that page (-c, -ngl, -ub); the lever table holds only the engine's outcomes.
 - advice_problems also refuses a page whose commands are all for other engines than its error's.
+- advice_problems also refuses, on a unified-memory module's page (Jetson, DGX Spark), a command or lever row
+  that splits the model over more GPUs than the host has (one).
+- advice_problems also refuses a page whose error signature is not its record's own error (its pattern).
 - release_range_problems: a text's source cites no release tag outside the text's own `versions`.
 - text_problems: no internal note (repository paths, search notes, file ids) in what readers read,
   and no ghost flag (--kv-cache-memory) in it.
@@ -26,9 +29,11 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from generator.engine.pairs import unsizable_variants
+from generator.engine.vllm import unified_memory_gpu
 from generator.errors import Issue
 from generator.launch.commands import LLAMACPP_COMMAND_LEVERS, llamacpp_blocks
 from generator.plan.advice import QUANTITY_NAMES, direction_of, fix_direction, gpu_levers, moves_right, needs_own_engine_command, why_wrong
+from generator.plan.views import shows_own_error
 from generator.units import GIB
 
 # Phrases and paths that belong in YAML comments and the repository, never on a page. Lowercase.
@@ -204,6 +209,10 @@ def _flag_values(argv: Iterable[str], flag: str) -> list[str]:
     return [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
 
 
+# The flags that split one model over several GPUs of a host: vllm serve's and SGLang's.
+_PARALLEL_FLAGS = ("--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--tp-size", "--tp", "--pp-size")
+
+
 def advice_problems(url: str, view: Mapping) -> list[Issue]:
     """What is wrong with one error or pair page's advice; empty for other pages."""
     error = view.get("error") if hasattr(view, "get") else None
@@ -238,6 +247,21 @@ def advice_problems(url: str, view: Mapping) -> list[Issue]:
             own_run = engine == error.engine and not section.get("other_build")
             issues.extend(_number_problems(url, what, block, lever if own_run else "", engine,
                                            engine_numbers, direction))
+    shown = view.get("error_text")
+    if shown and not shows_own_error(error, shown):
+        problem("error_text", f"{error.id} page shows another error as its signature: {shown.splitlines()[0][:100]!r}",
+                "Show the engine's text only when the record's pattern matches it (generator/plan/views.py error_text)")
+    gpu = view.get("gpu")
+    if gpu is not None and unified_memory_gpu(gpu.name):
+        # A unified-memory module (Jetson, DGX Spark) is the one GPU of its host: no second one to split over.
+        for section in sections:
+            for block in section["blocks"]:
+                ranks = [int(v) for flag in _PARALLEL_FLAGS for v in _flag_values(block.argv, flag)]
+                if any(r > 1 for r in ranks):
+                    problem(f"command {block.title!r}", f"splits the model over {max(ranks)} GPUs, but the {gpu.name} is the one GPU of its host")
+        for lever in view.get("levers", ()):
+            if getattr(lever, "gpus", 1) > 1:
+                problem(f"lever {lever.label!r}", f"a lever row on {lever.gpus} GPUs, but the {gpu.name} is the one GPU of its host")
     if numbers.vllm is not None:
         known = set(numbers.vllm.levers)
         for lever in view.get("levers", ()):
@@ -368,9 +392,18 @@ def _may_quote_note(text: str) -> bool:
     return any(phrase in lowered for phrase in _PHRASES_LOWER)
 
 
+# A sentence that ends twice: items that end in a full stop joined by "; " or followed by ". " (an
+# ellipsis is three stops, and the character before its last two is a stop, not a letter).
+_DOUBLE_STOP = re.compile(r"[a-z0-9)]\.(?:;|\.\s)")
+
+
 def text_problems(path: str, text: str) -> list[Issue]:
     """Internal notes in one rendered file (HTML or Markdown twin), each at its line."""
     issues = []
+    for match in _DOUBLE_STOP.finditer(text) if (".;" in text or ".." in text) else ():
+        line = text.count("\n", 0, match.start()) + 1
+        issues.append(Issue(f"site/{path}", line, 0, "text", f"a sentence ends twice: {text[max(0, match.start() - 30):match.end() + 10]!r}",
+                            "Join sentences that end in a full stop as a list, not with '; ' or another stop"))
     for match in _FORBIDDEN.finditer(text) if _may_quote_note(text) else ():
         line = text.count("\n", 0, match.start()) + 1
         issues.append(Issue(f"site/{path}", line, 0, "text", f"reader-facing text quotes an internal note: {match.group(0)!r}",
@@ -405,7 +438,7 @@ def _may_hold_text_problem(content: bytes) -> bool:
     """False only when text_problems finds nothing in content, decoded. The folded letters are looked
     for among the page's non-ASCII bytes alone (a few hundred): each letter's bytes stay together
     there, and a search for a two-byte string through a whole page is slow."""
-    if b"--kv-cache-memory" in content:
+    if b"--kv-cache-memory" in content or b".;" in content or b".. " in content or b"..\n" in content:
         return True
     wide = content.translate(None, _ASCII)
     if wide and any(letter in wide for letter in _FOLDED_BYTES):

@@ -164,6 +164,7 @@ class SglangNumbers:
     error: str | None  # what SGLang raises on one GPU at its default fraction, when it does not start
     assumptions: tuple[str, ...]
     one_gpu: SglangOneGpu | None = None  # the pool on one GPU at the default fraction, started or not
+    most_gpus: int = 8  # the most of this GPU the options try: 1 on a unified-memory module, the one GPU of its host
 
 
 @_pickled_as_calls

@@ -382,6 +382,12 @@ class _VllmRemedies:
         return tuple(_utilization_grid(self.inputs, self.facts))
 
 
+def _cards_per_host(gpu: Gpu) -> int:
+    """How many of this GPU one machine can give tensor parallelism: one for a unified-memory module
+    (Jetson, DGX Spark's GB10, Thor), whose host has that single GPU; else two of the same card."""
+    return 1 if vllm.unified_memory_gpu(gpu.name) else 2
+
+
 def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings,
                   siblings: list[tuple[ModelVariant, int]]) -> tuple[VllmNumbers, _VllmRemedies]:
     """The pair's vLLM numbers with no levers and an empty grid, and what fills them in."""
@@ -395,7 +401,7 @@ def _vllm_numbers(gpu: Gpu, model: Model, variant: ModelVariant, settings,
         hf_config=config,
         gpu_total_bytes=total,
         gpu_name=gpu.name,
-        gpu_count=2,  # lets the remediation price `-tp 2` on two of the same card
+        gpu_count=_cards_per_host(gpu),  # two lets the remediation price `-tp 2` on two of the same card
         weights_bytes=variant.checkpoint_bytes,
         vllm_version=VLLM_VERSION,
         gpu_memory_utilization=utilization,
@@ -495,7 +501,8 @@ def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers
                 chosen.append(fp8)
         if not any(o.fits_full for o in chosen):
             # The fewest GPUs that start: 2, else 4, else 8 (weights beyond two cards still get a launch line).
-            for tp in (2, 4, 8):
+            split = None
+            for tp in (2, 4, 8) if _cards_per_host(gpu) > 1 else ():
                 split = option("tensor-parallel", tp, "auto")
                 if split is not None:
                     break
@@ -520,6 +527,7 @@ def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers
         error=errors.get((1, "auto")),
         assumptions=notes,
         one_gpu=one_gpu,
+        most_gpus=8 if _cards_per_host(gpu) > 1 else 1,
     )
 
 

@@ -379,7 +379,8 @@ def ollama_blocks(model: Model, variant: ModelVariant, numbers: OllamaNumbers) -
     model_ctx = best_ctx if not cache_type else numbers.max_num_ctx_f16
     if model_ctx <= 0:
         return blocks
-    model_name = f"{tag.split(':')[0]}-{model_ctx // 1024}k"
+    # Named by its context in thousands; a context under 1,024 tokens by its count, not "0k".
+    model_name = f"{tag.split(':')[0]}-{f'{model_ctx // 1024}k' if model_ctx >= 1024 else model_ctx}"
     blocks.append(
         CommandBlock(
             "ollama",

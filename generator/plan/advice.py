@@ -60,7 +60,9 @@ DIRECTIONS: Mapping[str, Direction] = {
     "llamacpp-context-fail": Direction("kv-needed", "room-after-weights"),
     "llamacpp-compute-buffer": Direction("compute-buffer", "room-for-compute"),
     "ollama-system-memory": Direction("host-needed", "host-ram"),
-    "ollama-partial-offload": Direction("kv-needed", "room-after-weights"),
+    # The slowness is the share of the model left in system RAM: what shrinks it helps, and keeping
+    # fewer layers on the GPU (llama-server -ngl) is the failure itself, not a fix.
+    "ollama-partial-offload": Direction("host-needed", "room-after-weights"),
     "ollama-gpu-oom": Direction("kv-needed", "room-after-weights"),
     "ollama-runner-crash": Direction("kv-needed", "room-after-weights"),
     "sglang-kv-pool": Direction("kv-needed", "kv-budget"),

@@ -15,7 +15,7 @@ from generator.plan.memo import PlanMemo, _PairUnit, _Tables
 from generator.plan.pages import LazyView, Page, Plan
 from generator.plan.routes import check_unique_urls, error_url, pair_url
 from generator.plan.thin_guard import fingerprint
-from generator.plan.views import PageMeta, PairInputs, _pair_page_view, gib, gpu_memory_bytes, kib, mib, page_meta_view, pair_view, short_gpu, sponsored_links
+from generator.plan.views import PageMeta, PairInputs, _pair_page_view, engine_names, gib, gpu_memory_bytes, kib, mib, page_meta_view, pair_view, short_gpu, sponsored_links
 from generator.schema import ENGINE_NAMES, Dataset, ErrorSignature, Gpu, Model, ModelVariant
 
 
@@ -460,8 +460,8 @@ class _Planner:
                                  "url": pair_url(error_id, pair.gpu, pair.model, pair.variant)})
         view = {"by_engine": by_engine, "featured": featured, "pair_count": len(self.indexable_pairs),
                 "gpu_count": len(self.d.gpus), "model_count": len(self.d.models)}
-        self.add(url="/", template="home", title=f"{self.d.site.title}: fix vLLM, llama.cpp and Ollama out-of-memory errors",
-                 description="Paste your vLLM, llama.cpp or Ollama memory error and get the exact context, KV cache and flags that start on your GPU and model.",
+        self.add(url="/", template="home", title=f"{self.d.site.title}: fix {engine_names(self.d, 'and')} out-of-memory errors",
+                 description=f"Paste your {engine_names(self.d)} memory error and get the exact context, KV cache and flags that start on your GPU and model.",
                  kind="home", view=view, inputs=("*",))
 
 

@@ -10,6 +10,7 @@ from urllib.parse import quote_plus
 
 from generator import units
 from generator.engine.pairs import PairNumbers, gpu_total_bytes
+from generator.engine.vllm import unified_memory_gpu
 from generator.errors import Issue, RenderError
 from generator.launch.commands import llamacpp_blocks, ollama_blocks, sglang_blocks, vllm_blocks
 from generator.plan import sglang_pages
@@ -37,7 +38,7 @@ LEVER_NAMES = {
     "allow-long-max-len": "Override the derived limit",
     "enable-flash-attn": "Turn flash attention on",
     "matching-kv-types": "Use the same K and V cache type",
-    "fewer-seqs": "Fewer sequences per batch (--max-num-seqs)",
+    "fewer-seqs": "Fewer sequences per batch",  # each record's note names its engine's flag
     "cpu-offload-weights": "Offload weights to CPU memory",
     "drop-removed-flag": "Drop the removed flag (or use its replacement)",
     "smaller-ubatch": "A smaller micro-batch (-ub)",
@@ -105,6 +106,21 @@ def short_gpu(gpu: Gpu) -> str:
     return gpu.name.removeprefix("GeForce ")
 
 
+def engine_names(dataset: Dataset, last: str = "or") -> str:
+    """The engines with pages, in the records' order: 'vLLM, llama.cpp, Ollama or SGLang'."""
+    names = [engine.name for engine in dataset.engines.values()]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
+def indefinite_article(name: str) -> str:
+    """'an' before a name said with a vowel sound: a word that starts with a vowel (an Instinct), or a
+    name spelled out letter by letter whose first letter's name does (an RTX 4090, an NVIDIA H100, an
+    A100, an MI300X); else 'a' (a GeForce, a Tesla V100, a T4)."""
+    word = name.split(" ", 1)[0]
+    spelled = word.isupper() or bool(re.match(r"[A-Z]+\d", word))
+    return "an" if word[:1] in ("AEFHILMNORSX" if spelled else "AEIOUaeiou") and word else "a"
+
+
 class FilledText(str):
     """Editor prose with its {{ name }} placeholders filled in. It keeps the prose as written and the
     values in order, so Markdown can be rendered once per error rather than once per page
@@ -143,7 +159,7 @@ def sponsored_links(dataset: Dataset, gpu: Gpu | None) -> list[dict[str, Any]]:
             if gpu is not None and program.id not in gpu.rent:
                 continue
             url = program.url_template.replace("{query}", quote_plus(gpu.buy_query or "") if gpu else "")
-            label = f"Rent {'a ' + short_gpu(gpu) if gpu else 'a GPU'} on {program.name}"
+            label = f"Rent {indefinite_article(short_gpu(gpu)) + ' ' + short_gpu(gpu) if gpu else 'a GPU'} on {program.name}"
         links.append(
             {
                 "program": program.id,
@@ -316,7 +332,8 @@ def command_sections(model: Model, variant: ModelVariant, builds: Iterable[tuple
             }
             if engine == "sglang":
                 section["name"] = f"SGLang {engine_numbers.release}"
-                section["note"] = sglang_note(engine_numbers) + ("" if blocks else SGLANG_NONE_START)
+                none_start = SGLANG_NONE_START if engine_numbers.most_gpus > 1 else SGLANG_NONE_START_ONE_GPU
+                section["note"] = sglang_note(engine_numbers) + ("" if blocks else none_start)
             sections.append(section)
     return sections
 
@@ -330,6 +347,8 @@ SGLANG_NOT_MODELLED = ("SGLang serves this checkpoint too, but kvtriage does not
                        " model's layers (Mamba or linear-attention state beside attention), so no SGLang figure or command is given here.")
 SGLANG_NONE_START = (" With --tp-size 2, 4 or 8 of these cards the weights per card still leave no room for a KV pool,"
                      " so no SGLang command starts here.")
+SGLANG_NONE_START_ONE_GPU = (" This module is the one GPU of its host, and on it the weights leave no room for a KV pool,"
+                             " so no SGLang command starts here.")
 
 
 def sglang_note(numbers: Any) -> str:
@@ -352,9 +371,20 @@ def error_text(error: ErrorSignature, records: tuple[Gpu, Model, ModelVariant], 
         if own is not None:
             return own
     engine_numbers = getattr(numbers, error.engine, None)
-    if error.engine != "sglang" and engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios:
+    if (error.engine != "sglang" and engine_numbers is not None and engine_numbers.error and error.scenario in numbers.scenarios
+            and shows_own_error(error, engine_numbers.error)):
         return engine_numbers.error
     return fill_slots(error.signature, slot_values(records, numbers))
+
+
+def shows_own_error(error: ErrorSignature, text: str) -> bool:
+    """Whether a line of text is the record's own error, as triage reads a paste: line by line, by the
+    record's pattern. The engine prints the failure its scenario models (a CUDA allocation, vLLM's KV
+    check), which is not the error of a record that shares the scenario but fails otherwise (Metal,
+    Vulkan, an auto-fit, a K/V type check)."""
+    # A slot the pair cannot fill shows as <name>; readers paste a value there, so test with digits
+    # (as load/cross_checks.py tests each text).
+    return any(re.search(error.pattern, re.sub(r"<[a-z_]+>", "123", line), re.ASCII) for line in text.splitlines())
 
 
 def pair_view(inputs: PairInputs) -> dict[str, Any]:
@@ -376,7 +406,9 @@ def pair_view(inputs: PairInputs) -> dict[str, Any]:
         "memory_from_smi": gpu.cuda_total_bytes is None,
         "triage": fill(error.triage, q),
         "cause": fill(error.cause, q),
-        "fixes": [{"lever": f.lever, "note": fill(f.note, q), "memory": f.memory} for f in error.fixes],
+        # A unified-memory module (Jetson, DGX Spark) is the one GPU of its host: no second one to split over.
+        "fixes": [{"lever": f.lever, "note": fill(f.note, q), "memory": f.memory} for f in error.fixes
+                  if not (f.lever == "tensor-parallel" and unified_memory_gpu(gpu.name))],
         "faq": [{"question": f.question, "answer": fill(f.answer, q)} for f in error.faq],
         # Only levers that move what is too big down or what is too small up (generator/plan/advice.py).
         "commands": offered_sections(error, own_sections(error, command_sections(model, variant, inputs.command_builds))),

@@ -17,6 +17,7 @@ import jinja2
 from generator.errors import Issue, RenderError
 from generator.plan.pages import Page, Plan
 from generator.plan.routes import error_url
+from generator.plan.views import engine_names
 from generator.render.templates import RenderedFile, render_page
 from generator.schema import ENGINE_NAMES, Dataset
 
@@ -119,7 +120,8 @@ def site_pages(dataset: Dataset, plan: Plan, base_url: str) -> tuple[Page, ...]:
     search = _site_page(
         plan, base_url, url="/search/", template="search", kind="search", searchable=False, crumb="Search",
         title=f"Search {site.title}: paste an error or search every page",
-        description="Paste a vLLM, llama.cpp or Ollama error to jump to its page, or search every page; all errors are listed below.",
+        description=f"Paste a {engine_names(dataset)} error to jump to its page, or search every page; "
+                    "all errors are listed below.",
         view={"by_engine": by_engine, "index_url": "/" + SEARCH_INDEX_PATH,
               "pairs_bundle": PAIRS_SEARCH_URL if any(_stubbed(p) for p in plan.pages) else None},
     )
@@ -280,7 +282,7 @@ def llms_txt(dataset: Dataset, pages: Sequence[Page], base_url: str) -> Rendered
     lines = [
         f"# {site.title}",
         "",
-        f"> {site.tagline}. Each page explains one out-of-memory or KV-cache error of vLLM, llama.cpp or Ollama "
+        f"> {site.tagline}. Each page explains one out-of-memory or KV-cache error of {engine_names(dataset)} "
         "with numbers computed for a GPU and a model: KV bytes per token, the tokens that fit, the longest context "
         "that starts, and the command that works.",
         "",

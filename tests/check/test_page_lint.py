@@ -57,6 +57,8 @@ def test_every_scenario_has_a_direction_and_every_lever_its_effects() -> None:
     ("vllm-sampler-warmup-oom", {"fewer-seqs", "lower-utilization"}, {"raise-utilization", "smaller-quant"}),
     ("ollama-system-memory", {"clamp-context", "quantized-kv", "smaller-quant"}, {"kv-on-cpu", "fewer-gpu-layers"}),
     ("llamacpp-kv-alloc", {"kv-on-cpu", "clamp-context", "fewer-gpu-layers"}, {"raise-utilization"}),
+    ("ollama-partial-offload", {"clamp-context", "quantized-kv", "fewer-slots", "smaller-quant", "bigger-gpu", "tensor-parallel"},
+     {"fewer-gpu-layers", "kv-on-cpu", "cpu-offload-weights"}),
 ])
 def test_levers_move_the_failing_quantity_the_right_way(scenario: str, right: set[str], wrong: set[str]) -> None:
     direction = DIRECTIONS[scenario]
@@ -153,3 +155,96 @@ def test_the_quick_scan_for_internal_notes_misses_nothing_the_pattern_finds(text
     from generator.check.page_lint import _FORBIDDEN, text_problems
 
     assert bool(text_problems("p/index.html", text)) == bool(_FORBIDDEN.search(text))
+
+
+def test_a_split_over_two_gpus_is_refused_on_a_unified_memory_module(site_root: Path) -> None:
+    """A Jetson or a DGX Spark is the only GPU of its host: a `--tensor-parallel-size 2` block or lever row
+    on its page is a command that cannot start. The same block on a discrete card passes."""
+    from generator.check.page_lint import advice_problems
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.views import command_sections
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")]
+    error = dataset.errors["vllm-max-model-len-error"]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "awq")
+    block = next(b for s in command_sections(model, variant, [("vllm", variant, numbers)]) for b in s["blocks"] if b.lever == "tensor-parallel")
+    card = dataset.gpus["rtx-4090"]
+    module = card.model_copy(update={"name": "NVIDIA Jetson AGX Orin 64GB"})
+    levers = [o for o in numbers.vllm.levers if o.lever == "tensor-parallel"]
+    assert advice_problems("/x/", {**_view(block, numbers, error), "gpu": card, "levers": levers}) == []
+    messages = [i.message for i in advice_problems("/x/", {**_view(block, numbers, error), "gpu": module, "levers": levers})]
+    assert any("splits the model over 2 GPUs" in m for m in messages), messages
+    assert any("lever row on 2 GPUs" in m for m in messages), messages
+
+
+def test_the_partial_offload_page_does_not_offer_the_partial_offload_it_is_about(site_root: Path) -> None:
+    """Ollama is slow because layers sit in system RAM; llama-server's `-ngl N` (fewer layers on the GPU)
+    is that same split, so the page's llama.cpp alternative keeps only what puts the whole model on the GPU."""
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.advice import offered_sections
+    from generator.plan.views import command_sections
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = next(v for v in model.variants if v.id == "q4-k-m")
+    sections = command_sections(model, variant, [("ollama", variant, numbers), ("llamacpp", variant, numbers)])
+    assert any(b.lever == "fewer-gpu-layers" for s in sections for b in s["blocks"])
+    offered = offered_sections(dataset.errors["ollama-partial-offload"], sections)
+    kept = [b for s in offered for b in s["blocks"]]
+    assert any(b.engine == "llamacpp" for b in kept) and any(b.engine == "ollama" for b in kept)
+    assert not any("-ngl" in b.argv for b in kept), [b.title for b in kept]
+
+
+@pytest.mark.parametrize("text, twice", [
+    ("the logs print them.; Activation peak", True), ("the pool holds.. How close", True), ("holds (a note)..\nNext", True),
+    ("allocating ... MiB: cudaMalloc failed", False), ("it waits... then", False), ("a list; of items. Next", False),
+    ("see ../models/ and v0.5..v0.6", False),
+])
+def test_a_sentence_that_ends_twice_is_refused(text: str, twice: bool) -> None:
+    """Sentences that end in a full stop, joined with '; ' or followed by another stop, read '.;' and '..'."""
+    from generator.check.page_lint import rendered_problems, text_problems
+    from generator.render.templates import RenderedFile
+
+    assert any("ends twice" in i.message for i in text_problems("p/index.md", text)) == twice
+    assert any("ends twice" in i.message for i in rendered_problems([RenderedFile("p/index.md", text.encode())])) == twice
+
+
+def test_a_page_shows_its_own_error_as_its_signature(site_root: Path) -> None:
+    """The engine prints the failure its scenario models (here llama.cpp's CUDA allocation of the KV
+    cache). A record that shares the scenario but fails otherwise (Metal, Vulkan, a K/V type check)
+    shows its own signature instead, and the lint refuses a page whose signature its pattern misses."""
+    from generator.check.page_lint import advice_problems
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+    from generator.plan.views import error_text
+
+    dataset = load_dataset(site_root)
+    key = ("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")
+    numbers = compute_results(dataset)[key]
+    records = (dataset.gpus[key[0]], dataset.models[key[1]], next(v for v in dataset.models[key[1]].variants if v.id == key[2]))
+    cuda = dataset.errors["llamacpp-kv-cache-alloc-failed"]
+    assert error_text(cuda, records, numbers) == numbers.llamacpp.error and "cudaMalloc failed" in numbers.llamacpp.error
+    metal = cuda.model_copy(update={"id": "llamacpp-metal-oom", "pattern": r"error: failed to allocate buffer, size = *[\d.]+ MiB",
+                                    "signature": "ggml_metal_graph_compute: error: failed to allocate buffer, size = 512.00 MiB"})
+    assert error_text(metal, records, numbers) == metal.signature
+    view = {"error": metal, "numbers": numbers, "levers": [], "commands": []}
+    assert advice_problems("/x/", {**view, "error_text": metal.signature}) == []
+    messages = [i.message for i in advice_problems("/x/", {**view, "error_text": numbers.llamacpp.error})]
+    assert any("shows another error as its signature" in m for m in messages), messages
+
+
+def test_a_signature_slot_the_pair_cannot_fill_still_reads_as_its_own_error() -> None:
+    """llama.cpp's MLA K/V message names the two types; a page without them shows <type_k>, which a
+    reader's paste carries as a value."""
+    from types import SimpleNamespace
+
+    from generator.plan.views import shows_own_error
+
+    error = SimpleNamespace(pattern=r"does not support different K \([a-z0-9_]+\) and V \([a-z0-9_]+\) cache types")
+    assert shows_own_error(error, "llama_init_from_model: model does not support different K (<type_k>) and V (<type_v>) cache types")
+    assert not shows_own_error(error, "llama_model_load: error loading model: unable to allocate CUDA0 buffer")

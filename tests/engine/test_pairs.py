@@ -189,3 +189,30 @@ def test_vision_language_pages_say_the_profile_run_and_the_weight_estimate_leave
     assert not any("come on top" in a for a in measured.assumptions)
     text = catalog.models["qwen2.5-7b-instruct"]
     assert not any("encoder" in a for a in compute_pair(gpu, text, text.variants[0]).vllm.assumptions)
+
+
+def test_a_unified_memory_module_is_never_told_to_split_over_two_of_itself(catalog) -> None:
+    """A Jetson or a DGX Spark is one GPU in its host: `--tensor-parallel-size 2` (or SGLang's `--tp-size 2`)
+    on "two Jetson cards" cannot start. A discrete card that fails the same way keeps the lever."""
+    checked = {"module": 0, "card": 0}
+    for task in pair_tasks(catalog):
+        if task.gpu.id not in ("jetson-orin-nano-8gb", "dgx-spark", "rtx-4060-ti-16gb") or "vllm" not in task.variant.engines:
+            continue
+        numbers = compute_pair(task.gpu, task.model, task.variant, task.settings, DETAIL_FULL)
+        if not numbers.vllm.levers:
+            continue
+        module = vllm.unified_memory_gpu(task.gpu.name)
+        tp = [o for o in numbers.vllm.levers if o.lever == "tensor-parallel"]
+        split = [o for o in (numbers.sglang.options if numbers.sglang else ()) if o.tp > 1]
+        if module:
+            assert not tp and not split, (task.gpu.id, task.model.id, task.variant.id)
+        if numbers.sglang is not None:
+            assert numbers.sglang.most_gpus == (1 if module else 8)
+            if module and not numbers.sglang.options:
+                from generator.plan.views import command_sections
+
+                note = command_sections(task.model, task.variant, [("sglang", task.variant, numbers)])[0]["note"]
+                assert "the one GPU of its host" in note and "--tp-size" not in note, note
+                checked["module note"] = checked.get("module note", 0) + 1
+        checked["module" if module else "card"] += bool(tp) or module
+    assert checked["module"] and checked["card"] and checked.get("module note")

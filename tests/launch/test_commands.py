@@ -168,3 +168,49 @@ def test_sglang_surface_header_names_the_modelled_release() -> None:
     text = (REPO / "data/surfaces/sglang-server-args.txt").read_text()
     engines = {e.id: e for e in load_dataset(REPO).engines.values()}
     assert surface_release(text) == sglang.RELEASE == engines["sglang"].version
+
+
+@pytest.mark.parametrize("f16, q8, name", [(256, 512, "qwen2.5-coder-256"), (15616, 29440, "qwen2.5-coder-15k"), (4096, 4096, "qwen2.5-coder-4k")])
+def test_the_modelfile_names_its_model_by_the_context_it_sets(f16: int, q8: int, name: str) -> None:
+    """The model `ollama create` makes is named by its num_ctx: a context under 1,024 tokens is not "0k"."""
+    from dataclasses import replace
+
+    from generator.launch.commands import ollama_blocks
+
+    dataset = load_dataset(FIXTURE_SITE)
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    variant = ModelVariant(id="q4-k-m", name="Q4_K_M", format="gguf", gguf_file="Qwen2.5-Coder-32B-Instruct-Q4_K_M.gguf",
+                           gguf_type="Q4_K_M", ollama_tag="qwen2.5-coder:32b", source="test fixture variant")
+    numbers = replace(compute_pair(dataset.gpus["rtx-4090"], model, variant).ollama, max_num_ctx_f16=f16, max_num_ctx_q8_0=q8)
+    modelfile = next(b for b in ollama_blocks(model, variant, numbers) if b.argv[:2] == ("ollama", "create"))
+    assert f"PARAMETER num_ctx {f16}\n" in modelfile.text
+    assert f"ollama create {name} -f Modelfile" in modelfile.text and modelfile.text.endswith(f"ollama run {name}")
+
+
+def test_a_fix_name_names_only_flags_of_the_engine_whose_page_lists_it() -> None:
+    """A fix is titled by its lever's name on every engine's page: a flag in that name (vLLM's
+    --max-num-seqs on SGLang's pages) must be one the page's engine registers."""
+    from generator.plan.views import LEVER_NAMES
+
+    dataset = load_dataset(REPO)
+    wrong = set()
+    for error in dataset.errors.values():
+        for fix in error.fixes:
+            for flag in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", LEVER_NAMES[fix.lever]):
+                if flag not in SURFACES[error.engine]:
+                    wrong.add((error.id, fix.lever, flag))
+    assert not wrong, sorted(wrong)
+
+
+def test_a_fix_note_names_flags_its_engine_registers() -> None:
+    """A fix note's flag is one the record's engine registers at the release the pages name, or one a
+    note names as an older release's spelling (a flag a later build removed, SGLang's --cuda-graph-max-bs):
+    `--tp 2` on SGLang's pages works only as argparse's abbreviation of --tp-size."""
+    from generator.launch.surface import parse_removed_flags
+
+    removed = {flag for (engine, flag) in parse_removed_flags((REPO / "data/surfaces/removed-flags.txt").read_text())}
+    older = removed | {"--cuda-graph-max-bs"}  # sglang-server-args.txt's header: gone at v0.5.23, named as the older spelling
+    wrong = [(error.id, fix.lever, flag) for error in load_dataset(REPO).errors.values() if error.engine in ("vllm", "llamacpp", "sglang")
+             for fix in error.fixes for flag in re.findall(r"`(--[a-z][a-z0-9-]*)", fix.note)
+             if flag not in SURFACES[error.engine] and flag not in older]
+    assert not wrong, wrong

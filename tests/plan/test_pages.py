@@ -198,3 +198,56 @@ def test_engine_works_out_levers_for_the_vllm_build_other_pages_show() -> None:
                 if "vllm" not in variant.engines:
                     other = planner.sibling(model, variant, "vllm")
                     assert (other.id if other is not None else None) == vllm_sibling(model)
+
+
+def test_rent_links_take_the_article_the_gpu_name_is_said_with() -> None:
+    """'Rent an RTX 4090', 'an NVIDIA H100', 'an AMD Instinct', but 'a Tesla V100' and 'a T4'."""
+    from generator.load import load_dataset
+    from generator.plan.views import indefinite_article, sponsored_links
+
+    said = {"RTX 4090": "an", "NVIDIA H100 80GB": "an", "AMD Instinct MI300X": "an", "H100": "an", "A100": "an", "L40S": "an",
+            "MI300X": "an", "Instinct": "an", "Tesla V100": "a", "T4": "a", "GeForce RTX 3090": "a", "DGX Spark": "a", "B200": "a"}
+    assert {name: indefinite_article(name) for name in said} == said
+    dataset = load_dataset(FIXTURE_SITE)
+    labels = [link["label"] for link in sponsored_links(dataset, dataset.gpus["rtx-4090"])]
+    rent = [label for label in labels if label.startswith("Rent")]
+    assert rent and all(label.startswith("Rent an RTX 4090 on ") for label in rent), labels
+
+
+def test_the_site_names_every_engine_it_has_pages_for() -> None:
+    """The navigation, the home page's title and description, the search page and llms.txt name each
+    engine of data/engines.yaml (SGLang too), from the records rather than a list typed into them."""
+    from generator.build.pipeline import site_context
+    from generator.plan.views import engine_names
+
+    from ..conftest import REPO
+
+    dataset = load_dataset(REPO)
+    assert engine_names(dataset) == "vLLM, llama.cpp, Ollama or SGLang"
+    assert engine_names(dataset, "and") == "vLLM, llama.cpp, Ollama and SGLang"
+    assert [e["url"] for e in site_context(dataset)["engines"]] == [f"/engines/{e}/" for e in ("vllm", "llamacpp", "ollama", "sglang")]
+    typed = ["templates/base.html", "generator/plan/planner.py", "generator/render/site_files.py"]
+    assert not [path for path in typed if "llama.cpp or Ollama" in (REPO / path).read_text()
+                or "llama.cpp and Ollama out-of-memory" in (REPO / path).read_text()
+                or 'href="/engines/ollama/"' in (REPO / path).read_text()]
+
+
+
+def test_a_unified_memory_module_page_lists_no_tensor_parallel_fix() -> None:
+    """The fixes of a Jetson's page leave out tensor parallelism: the module is the one GPU of its host."""
+    from generator.plan.views import PairInputs, pair_view
+
+    dataset = load_dataset(FIXTURE_SITE)
+    key = ("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")
+    numbers = compute_results(dataset)[key]
+    error = dataset.errors["vllm-max-model-len-error"]
+    model = dataset.models[key[1]]
+    variant = next(v for v in model.variants if v.id == key[2])
+    card = dataset.gpus[key[0]]
+    module = card.model_copy(update={"name": "NVIDIA Jetson AGX Orin 64GB"})
+
+    def levers(gpu):
+        return [f["lever"] for f in pair_view(PairInputs(error, gpu, model, variant, numbers, (), [], [], None, None))["fixes"]]
+
+    assert "tensor-parallel" in levers(card)
+    assert "tensor-parallel" not in levers(module) and len(levers(module)) == len(levers(card)) - 1

@@ -151,3 +151,20 @@ def test_a_bad_figure_stops_the_build_naming_the_page_and_the_figure() -> None:
         render_page(env, page, {})
     text = "\n".join(issue.format() for issue in raised.value.issues)
     assert "/gpus/x/" in text and "a bandwidth in GB/s is inf" in text
+
+
+def test_the_model_page_twin_gives_the_numbers_of_its_html_lede(site_root) -> None:
+    """The title promises the KV cache per token; the Markdown twin gives it, and the rope-scaled
+    context of the model card, as the HTML page does."""
+    import html
+
+    from generator.build.pipeline import build_site
+
+    files = {f.path: f.content.decode() for f in build_site(site_root, today="2026-11-29").files if f.path.startswith("models/")}
+    pages = [path for path in files if path.endswith("/index.html") and path != "models/index.html"]
+    assert pages
+    for path in pages:
+        lede = html.unescape(re.sub(r"<[^>]+>", "", re.search(r'<p class="lede">(.*?)</p>', files[path], re.S).group(1)))
+        twin = files[path.removesuffix(".html") + ".md"].replace("`", "")
+        sentences = [s.strip() for s in re.split(r"(?<=\.) ", lede) if "KiB" in s or "model card" in s]
+        assert sentences and all(s in twin for s in sentences), (path, sentences)
