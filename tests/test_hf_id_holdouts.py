@@ -211,41 +211,33 @@ def test_the_holdout6_round_gain_on_the_earlier_holdouts_is_held(index: HfIdInde
     assert _resolved(index, entries) >= int(after.group(1))
 
 
-@pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 7))])
-def test_the_ids8_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: str) -> None:
-    # ids8's forms were chosen after reading the misses of holdout…holdout6 (not blind, as each header says); the
-    # figure written there is held: 37 of 42, 39 of 50, 48 of 60, 45 of 60, 29 of 40, 35 of 44.
+def _gain_is_held(index: HfIdIndex, name: str, written: str) -> None:
+    """The figure a round that read a spent holdout's misses wrote in its header ("<written>: N of M, B before"):
+    M is the file's size, N no lower than B, and N held as a floor."""
     text = (REPO / "tests/data" / name).read_text(encoding="utf-8")
-    after = re.search(r"^# after ids8's rules and records \(not blind\): (\d+) of (\d+), (\d+) before", text, re.MULTILINE)
+    after = re.search(rf"^# {written}: (\d+) of (\d+), (\d+) before", text, re.MULTILINE)
     assert after is not None
     entries = yaml.safe_load(text)["ids"]
     assert int(after.group(2)) == len(entries) and int(after.group(1)) >= int(after.group(3))
     assert _resolved(index, entries) >= int(after.group(1))
 
 
+@pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 7))])
+def test_the_ids8_gain_on_the_earlier_holdouts_is_held(index: HfIdIndex, name: str) -> None:
+    # ids8's forms were chosen after reading the misses of holdout…holdout6 (not blind, as each header says); the
+    # figure written there is held: 37 of 42, 39 of 50, 48 of 60, 45 of 60, 29 of 40, 35 of 44.
+    _gain_is_held(index, name, r"after ids8's rules and records \(not blind\)")
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 11))])
 def test_the_ids15_gain_on_the_spent_holdouts_is_held(index: HfIdIndex, name: str) -> None:
     # ids15's forms (-128K GGUF builds, names run together, a version's dot as `_`, a variant's Ollama tag as :latest) were
     # written after reading the misses of holdout…holdout10 (not blind, as each header says); the figure written there is held.
-    text = (REPO / "tests/data" / name).read_text(encoding="utf-8")
-    after = re.search(r"^# after ids15's forms \(read the misses of holdout…holdout10, not blind\): (\d+) of (\d+), (\d+) before", text,
-                      re.MULTILINE)
-    assert after is not None
-    entries = yaml.safe_load(text)["ids"]
-    assert int(after.group(2)) == len(entries) and int(after.group(1)) >= int(after.group(3))
-    assert _resolved(index, entries) >= int(after.group(1))
+    _gain_is_held(index, name, r"after ids15's forms \(read the misses of holdout…holdout10, not blind\)")
 
 
 @pytest.mark.parametrize("name", ["model_ids_holdout.yaml", *(f"model_ids_holdout{n}.yaml" for n in range(2, 11))])
 def test_the_catalog_c_gain_on_the_spent_holdouts_is_held(index: HfIdIndex, name: str) -> None:
     # catalog-c's forms (a Kaggle Models mount, a listed Ollama library name with a quantization tag) and records were written after
     # reading the misses of holdout…holdout10 (not blind, as each header says); the figure written there is held.
-    text = (REPO / "tests/data" / name).read_text(encoding="utf-8")
-    after = re.search(r"^# after catalog-c's forms and records \(read the misses of holdout…holdout10, not blind\): (\d+) of (\d+), (\d+) before",
-                      text, re.MULTILINE)
-    assert after is not None
-    entries = yaml.safe_load(text)["ids"]
-    assert int(after.group(2)) == len(entries) and int(after.group(1)) >= int(after.group(3))
-    assert _resolved(index, entries) >= int(after.group(1))
+    _gain_is_held(index, name, r"after catalog-c's forms and records \(read the misses of holdout…holdout10, not blind\)")
