@@ -71,21 +71,33 @@ def _view(block, numbers, error):
             "commands": [{"engine": block.engine, "other_build": False, "numbers": numbers, "blocks": [block]}]}
 
 
+def _coder_on_4090(site_root: Path, variant_id: str):
+    """The fixture site's dataset, and its RTX 4090 / Qwen2.5-Coder-32B-Instruct pair at one variant: numbers, model, variant."""
+    from generator.engine.pairs import compute_results
+    from generator.load import load_dataset
+
+    dataset = load_dataset(site_root)
+    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", variant_id)]
+    model = dataset.models["qwen2.5-coder-32b-instruct"]
+    return dataset, numbers, model, next(v for v in model.variants if v.id == variant_id)
+
+
+def _vllm_block(model, variant, numbers, lever: str):
+    """The vLLM command block of one lever on the pair's page."""
+    from generator.plan.views import command_sections
+
+    return next(b for s in command_sections(model, variant, [("vllm", variant, numbers)]) for b in s["blocks"] if b.lever == lever)
+
+
 def test_a_command_number_the_engine_did_not_compute_is_refused(site_root: Path) -> None:
     """Commands are built from the engine's numbers; a changed number (or builder) fails the lint."""
     from dataclasses import replace
 
     from generator.check.page_lint import advice_problems
-    from generator.engine.pairs import compute_results
-    from generator.load import load_dataset
-    from generator.plan.views import command_sections
 
-    dataset = load_dataset(site_root)
-    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")]
+    dataset, numbers, model, variant = _coder_on_4090(site_root, "awq")
     error = dataset.errors["vllm-max-model-len-error"]
-    model = dataset.models["qwen2.5-coder-32b-instruct"]
-    variant = next(v for v in model.variants if v.id == "awq")
-    block = next(b for s in command_sections(model, variant, [("vllm", variant, numbers)]) for b in s["blocks"] if b.lever == "clamp-context")
+    block = _vllm_block(model, variant, numbers, "clamp-context")
     assert advice_problems("/x/", _view(block, numbers, error)) == []
     length = int(block.argv[block.argv.index("--max-model-len") + 1])
     bad = replace(block, argv=tuple(str(length + 16) if a == str(length) else a for a in block.argv))
@@ -97,16 +109,11 @@ def test_a_command_number_the_engine_did_not_compute_is_refused(site_root: Path)
 def test_a_page_with_commands_only_for_other_engines_is_refused(site_root: Path) -> None:
     """A reader who pasted an Ollama error gets Ollama commands; another engine's section is an alternative, never the only advice."""
     from generator.check.page_lint import advice_problems
-    from generator.engine.pairs import compute_results
-    from generator.load import load_dataset
     from generator.plan.advice import offered_sections
     from generator.plan.views import command_sections
 
-    dataset = load_dataset(site_root)
-    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")]
+    dataset, numbers, model, variant = _coder_on_4090(site_root, "q4-k-m")
     error = dataset.errors["ollama-partial-offload"]
-    model = dataset.models["qwen2.5-coder-32b-instruct"]
-    variant = next(v for v in model.variants if v.id == "q4-k-m")
     llama_only = command_sections(model, variant, [("llamacpp", variant, numbers)])
     assert llama_only and offered_sections(error, llama_only) == []
     view = {"error": error, "numbers": numbers, "levers": [], "commands": llama_only}
@@ -161,16 +168,10 @@ def test_a_split_over_two_gpus_is_refused_on_a_unified_memory_module(site_root: 
     """A Jetson or a DGX Spark is the only GPU of its host: a `--tensor-parallel-size 2` block or lever row
     on its page is a command that cannot start. The same block on a discrete card passes."""
     from generator.check.page_lint import advice_problems
-    from generator.engine.pairs import compute_results
-    from generator.load import load_dataset
-    from generator.plan.views import command_sections
 
-    dataset = load_dataset(site_root)
-    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "awq")]
+    dataset, numbers, model, variant = _coder_on_4090(site_root, "awq")
     error = dataset.errors["vllm-max-model-len-error"]
-    model = dataset.models["qwen2.5-coder-32b-instruct"]
-    variant = next(v for v in model.variants if v.id == "awq")
-    block = next(b for s in command_sections(model, variant, [("vllm", variant, numbers)]) for b in s["blocks"] if b.lever == "tensor-parallel")
+    block = _vllm_block(model, variant, numbers, "tensor-parallel")
     card = dataset.gpus["rtx-4090"]
     module = card.model_copy(update={"name": "NVIDIA Jetson AGX Orin 64GB"})
     levers = [o for o in numbers.vllm.levers if o.lever == "tensor-parallel"]
@@ -183,15 +184,10 @@ def test_a_split_over_two_gpus_is_refused_on_a_unified_memory_module(site_root: 
 def test_the_partial_offload_page_does_not_offer_the_partial_offload_it_is_about(site_root: Path) -> None:
     """Ollama is slow because layers sit in system RAM; llama-server's `-ngl N` (fewer layers on the GPU)
     is that same split, so the page's llama.cpp alternative keeps only what puts the whole model on the GPU."""
-    from generator.engine.pairs import compute_results
-    from generator.load import load_dataset
     from generator.plan.advice import offered_sections
     from generator.plan.views import command_sections
 
-    dataset = load_dataset(site_root)
-    numbers = compute_results(dataset)[("rtx-4090", "qwen2.5-coder-32b-instruct", "q4-k-m")]
-    model = dataset.models["qwen2.5-coder-32b-instruct"]
-    variant = next(v for v in model.variants if v.id == "q4-k-m")
+    dataset, numbers, model, variant = _coder_on_4090(site_root, "q4-k-m")
     sections = command_sections(model, variant, [("ollama", variant, numbers), ("llamacpp", variant, numbers)])
     assert any(b.lever == "fewer-gpu-layers" for s in sections for b in s["blocks"])
     offered = offered_sections(dataset.errors["ollama-partial-offload"], sections)
