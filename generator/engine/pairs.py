@@ -472,6 +472,7 @@ def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers
     config = work.config
     total = gpu_total_bytes(gpu)
     smi_mib = gpu.nvidia_smi_total_mib or total / MIB  # SGLang reads nvidia-smi memory.total for its default
+    splits = (2, 4, 8) if _cards_per_host(gpu) > 1 else ()  # the --tp-size values tried when one card does not start
     try:
         geometry = work.facts.geometry
         sglang.cell_size(config, geometry=geometry)  # refuses what SGLang's engine does not size (hybrid state layers) before any figure
@@ -502,7 +503,7 @@ def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers
         if not any(o.fits_full for o in chosen):
             # The fewest GPUs that start: 2, else 4, else 8 (weights beyond two cards still get a launch line).
             split = None
-            for tp in (2, 4, 8) if _cards_per_host(gpu) > 1 else ():
+            for tp in splits:
                 split = option("tensor-parallel", tp, "auto")
                 if split is not None:
                     break
@@ -527,7 +528,7 @@ def _sglang_numbers(gpu: Gpu, work: _VariantWork, weights: int) -> SglangNumbers
         error=errors.get((1, "auto")),
         assumptions=notes,
         one_gpu=one_gpu,
-        most_gpus=8 if _cards_per_host(gpu) > 1 else 1,
+        most_gpus=max(splits, default=1),
     )
 
 
